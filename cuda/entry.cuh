@@ -1,0 +1,142 @@
+// entry.cuh -- turns a variant's typed Policy into the untyped entry point the dispatch table calls:
+// picks the C++ types from the dtype enums (only those in the variant's dtype mask are instantiated),
+// checks the workspace, handles n == 0 and the final conversion to the result type.
+//
+// A reduction Policy provides:
+//   template <class In, class Acc, class Op> static cudaError_t workspace(int64_t n, int sm_count, size_t *bytes);
+//   template <class In, class Acc, class Op> static cudaError_t run(const In *, Acc *out, int64_t n, const Ctx &);
+// `run` is called with n >= 1 and writes the reduction of in[0..n) to *out (device memory).
+#pragma once
+#include "driver.cuh"
+
+namespace gr {
+
+// The masks of cuda/variants.def, readable at compile time.
+constexpr unsigned kVariantOps[] = {
+#define GR_VARIANT(kind, name, props, ops, dtypes, seed, doc) (ops),
+#include "variants.def"
+#undef GR_VARIANT
+};
+constexpr unsigned kVariantDtypes[] = {
+#define GR_VARIANT(kind, name, props, ops, dtypes, seed, doc) (dtypes),
+#include "variants.def"
+#undef GR_VARIANT
+};
+
+// Internal signature of every variant's entry: plans (ws_bytes != nullptr: only report the bytes needed)
+// or runs.
+using impl_fn = gr_status (*)(const gr_args *, size_t *ws_bytes, int *cuda_error);
+
+inline gr_status cuda_status(cudaError_t e, int *cuda_error) {
+    if (e == cudaSuccess) return GR_OK;
+    if (cuda_error) *cuda_error = static_cast<int>(e);
+    return GR_ERR_CUDA;
+}
+
+template <class Policy, class In, class Out, class Op>
+gr_status reduce_typed(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
+    using Acc = typename accumulator<Out>::type;
+    constexpr bool kDirect = cuda::std::is_same<Acc, Out>::value;
+    const int64_t n = a->n;
+    const size_t result_slot = kDirect ? 0 : align_up(sizeof(Acc), GR_WORKSPACE_ALIGN);
+    size_t scratch = 0;
+    if (n > 0) {
+        const cudaError_t e = Policy::template workspace<In, Acc, Op>(n, a->sm_count, &scratch);
+        if (e != cudaSuccess) return cuda_status(e, cuda_error);
+    }
+    const size_t need = GR_WORKSPACE_ZEROED_BYTES + result_slot + scratch;
+    if (ws_bytes) {
+        *ws_bytes = need;
+        return GR_OK;
+    }
+    if (!a->out || (n > 0 && !a->in) || !a->workspace || a->workspace_bytes < need ||
+        reinterpret_cast<uintptr_t>(a->in) % alignof(In) != 0 || reinterpret_cast<uintptr_t>(a->out) % alignof(Out) != 0)
+        return GR_ERR_INVALID_ARGUMENT;
+
+    char *ws = static_cast<char *>(a->workspace);
+    Acc *result = kDirect ? reinterpret_cast<Acc *>(a->out) : reinterpret_cast<Acc *>(ws + GR_WORKSPACE_ZEROED_BYTES);
+    const Ctx c{reinterpret_cast<unsigned *>(ws), ws + GR_WORKSPACE_ZEROED_BYTES + result_slot,
+                a->workspace_bytes - GR_WORKSPACE_ZEROED_BYTES - result_slot,
+                static_cast<cudaStream_t>(a->stream), a->sm_count};
+    cudaError_t e;
+    if (n == 0) {
+        store_identity_kernel<Acc, Op><<<1, 1, 0, c.stream>>>(result);
+        e = cudaGetLastError();
+    } else {
+        e = Policy::template run<In, Acc, Op>(static_cast<const In *>(a->in), result, n, c);
+    }
+    if constexpr (!kDirect) {
+        if (e == cudaSuccess) {
+            convert_one_kernel<Acc, Out><<<1, 1, 0, c.stream>>>(result, static_cast<Out *>(a->out));
+            e = cudaGetLastError();
+        }
+    }
+    return cuda_status(e, cuda_error);
+}
+
+template <class Policy, unsigned kOps, class In>
+gr_status reduce_with_input(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
+    using SumOut = typename sum_result<In>::type;
+    const gr_dtype same = dtype_of<In>::value, promoted = dtype_of<SumOut>::value;
+    switch (a->op) {
+    case GR_OP_SUM:
+        if constexpr (kOps & GR_OPBIT(GR_OP_SUM))
+            return a->out_dtype == promoted ? reduce_typed<Policy, In, SumOut, Sum>(a, ws_bytes, cuda_error)
+                                            : GR_ERR_UNSUPPORTED_DTYPE;
+        break;
+    case GR_OP_PROD:
+        if constexpr (kOps & GR_OPBIT(GR_OP_PROD))
+            return a->out_dtype == promoted ? reduce_typed<Policy, In, SumOut, Prod>(a, ws_bytes, cuda_error)
+                                            : GR_ERR_UNSUPPORTED_DTYPE;
+        break;
+    case GR_OP_MIN:
+        if constexpr (kOps & GR_OPBIT(GR_OP_MIN))
+            return a->out_dtype == same ? reduce_typed<Policy, In, In, Min>(a, ws_bytes, cuda_error)
+                                        : GR_ERR_UNSUPPORTED_DTYPE;
+        break;
+    case GR_OP_MAX:
+        if constexpr (kOps & GR_OPBIT(GR_OP_MAX))
+            return a->out_dtype == same ? reduce_typed<Policy, In, In, Max>(a, ws_bytes, cuda_error)
+                                        : GR_ERR_UNSUPPORTED_DTYPE;
+        break;
+    default:
+        break;
+    }
+    return GR_ERR_UNSUPPORTED_OP;
+}
+
+// Instantiates the variant for exactly the dtypes of its mask.
+template <template <class, unsigned> class WithInput, class Policy, gr_variant V>
+gr_status dispatch_input_dtype(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
+    constexpr unsigned kDtypes = kVariantDtypes[V], kOps = kVariantOps[V];
+#define GR_CASE(DT)                                                                                         \
+    case DT:                                                                                                \
+        if constexpr (kDtypes & GR_DTBIT(DT))                                                               \
+            return WithInput<typename dtype_type<DT>::type, kOps>::template call<Policy>(a, ws_bytes, cuda_error); \
+        break;
+    switch (a->in_dtype) {
+        GR_CASE(GR_INT32)
+        GR_CASE(GR_INT64)
+        GR_CASE(GR_FLOAT32)
+        GR_CASE(GR_FLOAT64)
+    default:
+        break;
+    }
+#undef GR_CASE
+    return GR_ERR_UNSUPPORTED_DTYPE;
+}
+
+template <class In, unsigned kOps>
+struct ReduceWithInput {
+    template <class Policy>
+    static gr_status call(const gr_args *a, size_t *ws, int *err) { return reduce_with_input<Policy, kOps, In>(a, ws, err); }
+};
+
+}  // namespace gr
+
+// Defines the entry point of reduction variant `name` from its Policy; dispatch.cu finds it by name.
+#define GR_REDUCE_VARIANT(name, Policy)                                                                  \
+    extern "C" gr_status gr_impl_REDUCE_##name(const gr_args *a, size_t *ws_bytes, int *cuda_error) {    \
+        return gr::dispatch_input_dtype<gr::ReduceWithInput, Policy, GR_VARIANT_REDUCE_##name>(a, ws_bytes, \
+                                                                                              cuda_error); \
+    }

@@ -1,0 +1,26 @@
+"""gpureduce: GPU reductions and scans for NumPy and CUDA arrays.
+
+Every classic algorithm of the seed notes is a selectable variant; ``variant="auto"`` (the default) is
+the fastest correct one.  ``gpureduce.variants()`` lists them.
+"""
+from ._core import CudaError
+from ._registry import Variant
+from ._registry import variants as _variants
+from .reductions import max, min, prod, reduce, sum
+
+__version__ = "0.1.0"
+
+
+def variants(op=None, kind=None):
+    """The registered variants (name, kind, doc, seed, properties, ops, dtypes), optionally filtered."""
+    return _variants(kind=kind, op=op)
+
+
+def device_count():
+    """Number of CUDA devices visible (0 on a machine without a GPU or driver)."""
+    from . import _core
+
+    return _core.device_count()
+
+
+__all__ = ["CudaError", "Variant", "variants", "device_count", "reduce", "sum", "prod", "min", "max"]

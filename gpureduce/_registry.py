@@ -1,0 +1,84 @@
+"""The variant registry, as Python sees it: a view of the one list in cuda/variants.def.
+
+Nothing here names a variant: names, docs, properties, operators and dtypes all come from the table
+compiled into the extension (``_core.variant_table()``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import _core
+
+KINDS = {_core.KIND_REDUCE: "reduce", _core.KIND_SCAN: "scan"}
+OP_NAMES = tuple(_core.op_names)          # index = gr_op code
+DTYPE_NAMES = tuple(_core.dtype_names)    # index = gr_dtype code
+
+_PROPERTY_NAMES = (
+    (_core.PROP_DETERMINISTIC, "deterministic"),
+    (_core.PROP_BASELINE, "baseline"),
+    (_core.PROP_DEFAULT, "default"),
+    (_core.PROP_BLOCK_LOCAL, "block_local"),
+)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One algorithm variant: what it is, what it supports and where the seeds teach it."""
+
+    index: int
+    kind: str
+    name: str
+    doc: str
+    seed: str
+    deterministic: bool
+    properties: tuple
+    ops: tuple
+    dtypes: tuple
+
+    def supports(self, op: str, dtype: str | None = None) -> bool:
+        return op in self.ops and (dtype is None or dtype in self.dtypes)
+
+
+def _bits(mask, names):
+    return tuple(name for i, name in enumerate(names) if mask & (1 << i))
+
+
+def _load():
+    table = []
+    for index, kind, name, props, ops, dtypes, seed, doc in _core.variant_table():
+        table.append(Variant(
+            index=index,
+            kind=KINDS[kind],
+            name=name,
+            doc=doc,
+            seed=seed,
+            deterministic=bool(props & _core.PROP_DETERMINISTIC),
+            properties=tuple(label for bit, label in _PROPERTY_NAMES if props & bit),
+            ops=_bits(ops, OP_NAMES),
+            dtypes=_bits(dtypes, DTYPE_NAMES),
+        ))
+    return tuple(table)
+
+
+ALL = _load()
+
+
+def variants(kind: str | None = None, op: str | None = None):
+    """The registered variants, in declaration order, optionally only those of one kind / operator."""
+    if kind is not None and kind not in KINDS.values():
+        raise ValueError(f"unknown kind {kind!r}; kinds are {', '.join(sorted(KINDS.values()))}")
+    return [v for v in ALL if (kind is None or v.kind == kind) and (op is None or op in v.ops)]
+
+
+def resolve(kind: str, name, op: str) -> Variant:
+    """The variant called `name` of this kind that implements `op`, or a ValueError that lists the choices."""
+    if not isinstance(name, str):
+        raise TypeError(f"variant must be a str, not {type(name).__name__}")
+    of_kind = [v for v in ALL if v.kind == kind]
+    for v in of_kind:
+        if v.name == name:
+            if op not in v.ops:
+                able = ", ".join(x.name for x in of_kind if op in x.ops)
+                raise ValueError(f"variant {name!r} does not implement {op}; variants that do: {able}")
+            return v
+    raise ValueError(f"unknown {kind} variant {name!r}; valid variants: {', '.join(v.name for v in of_kind)}")

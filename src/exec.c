@@ -1,0 +1,184 @@
+/* exec.c -- devices, and the cached per-device execution resources (streams, workspace, staging).
+ *
+ * Nothing here allocates per call once warm: a gr_exec is leased for a call and returned to a small
+ * per-device pool, and its buffers only ever grow.  All pool bookkeeping runs with the GIL held.
+ */
+#include "ext.h"
+
+#define GR_MAX_DEVICES 64
+#define GR_POOL_PER_DEVICE 4
+#define GR_GROWTH_QUANTUM ((size_t)1 << 20)
+
+static gr_exec *g_pool[GR_MAX_DEVICES][GR_POOL_PER_DEVICE];
+static int g_pool_count[GR_MAX_DEVICES];
+static int g_sm_count[GR_MAX_DEVICES];
+static int g_device_count = -1;
+
+static size_t
+round_up(size_t x, size_t q)
+{
+    return (x + q - 1) / q * q;
+}
+
+int
+gr_current_device(PyObject *module)
+{
+    if (g_device_count <= 0) {
+        int count = 0; /* cudaGetDeviceCount leaves it untouched when there is no driver */
+        cudaError_t err = cudaGetDeviceCount(&count);
+        if (err != cudaSuccess || count == 0) {
+            (void)cudaGetLastError();
+            if (err == cudaSuccess) err = cudaErrorNoDevice;
+            PyErr_Format(gr_state(module)->CudaError, "no CUDA device is available (%s: %s)", cudaGetErrorName(err),
+                         cudaGetErrorString(err));
+            return -1;
+        }
+        g_device_count = count;
+    }
+    int device = 0;
+    cudaError_t err = cudaGetDevice(&device);
+    if (err != cudaSuccess) {
+        gr_raise_cuda(module, err, "cudaGetDevice");
+        return -1;
+    }
+    if (device < 0 || device >= GR_MAX_DEVICES) {
+        PyErr_Format(PyExc_RuntimeError, "device %d is beyond the %d devices gpureduce supports", device,
+                     GR_MAX_DEVICES);
+        return -1;
+    }
+    if (g_sm_count[device] == 0) {
+        int sms = 0;
+        err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+        if (err != cudaSuccess) {
+            gr_raise_cuda(module, err, "cudaDeviceGetAttribute(MultiProcessorCount)");
+            return -1;
+        }
+        g_sm_count[device] = sms;
+    }
+    return device;
+}
+
+int
+gr_device_sm_count(int device)
+{
+    return g_sm_count[device];
+}
+
+static void
+exec_destroy(gr_exec *ex)
+{
+    /* Errors are ignored on purpose: this runs on teardown paths, possibly after a fatal CUDA error. */
+    if (ex->stream) (void)cudaStreamSynchronize(ex->stream);
+    if (ex->workspace) (void)cudaFree(ex->workspace);
+    if (ex->staging) (void)cudaFree(ex->staging);
+    if (ex->result) (void)cudaFree(ex->result);
+    if (ex->pinned) (void)cudaFreeHost(ex->pinned);
+    if (ex->stream) (void)cudaStreamDestroy(ex->stream);
+    (void)cudaGetLastError();
+    PyMem_Free(ex);
+}
+
+gr_exec *
+gr_exec_acquire(PyObject *module, int device)
+{
+    gr_exec *ex;
+    cudaError_t err;
+    if (g_pool_count[device] > 0) {
+        ex = g_pool[device][--g_pool_count[device]];
+    }
+    else {
+        ex = PyMem_Calloc(1, sizeof(*ex));
+        if (!ex) return (gr_exec *)PyErr_NoMemory();
+        ex->device = device;
+        /* A blocking stream: it waits for the legacy default stream, where PyTorch and CuPy work by
+         * default, so inputs that name no stream are ordered after their producer. */
+        err = cudaStreamCreate(&ex->stream);
+        if (err == cudaSuccess) err = cudaMalloc(&ex->result, GR_RESULT_BYTES);
+        if (err != cudaSuccess) {
+            exec_destroy(ex);
+            return (gr_exec *)gr_raise_cuda(module, err, "allocating execution resources");
+        }
+    }
+    if (ex->dirty && ex->workspace) {
+        err = cudaMemset(ex->workspace, 0, GR_WORKSPACE_ZEROED_BYTES);
+        if (err != cudaSuccess) {
+            gr_exec_release(ex);
+            return (gr_exec *)gr_raise_cuda(module, err, "resetting the workspace");
+        }
+    }
+    ex->dirty = 0;
+    return ex;
+}
+
+void
+gr_exec_release(gr_exec *ex)
+{
+    if (!ex) return;
+    if (g_pool_count[ex->device] < GR_POOL_PER_DEVICE) g_pool[ex->device][g_pool_count[ex->device]++] = ex;
+    else exec_destroy(ex);
+}
+
+int
+gr_exec_reserve_workspace(PyObject *module, gr_exec *ex, size_t bytes)
+{
+    if (bytes <= ex->workspace_bytes && ex->workspace) return 0;
+    const size_t want = round_up(bytes > GR_WORKSPACE_ZEROED_BYTES ? bytes : GR_WORKSPACE_ZEROED_BYTES,
+                                 GR_GROWTH_QUANTUM);
+    if (ex->workspace) (void)cudaFree(ex->workspace); /* synchronises: the old one is idle after it */
+    ex->workspace = NULL;
+    ex->workspace_bytes = 0;
+    cudaError_t err = cudaMalloc(&ex->workspace, want);
+    if (err == cudaSuccess) err = cudaMemset(ex->workspace, 0, GR_WORKSPACE_ZEROED_BYTES);
+    if (err != cudaSuccess) {
+        if (ex->workspace) (void)cudaFree(ex->workspace);
+        ex->workspace = NULL;
+        gr_raise_cuda(module, err, "allocating the workspace");
+        return -1;
+    }
+    ex->workspace_bytes = want;
+    return 0;
+}
+
+int
+gr_exec_reserve_staging(PyObject *module, gr_exec *ex, size_t bytes)
+{
+    if (bytes <= ex->staging_bytes && ex->staging) return 0;
+    const size_t want = round_up(bytes ? bytes : 1, GR_GROWTH_QUANTUM);
+    if (ex->staging) (void)cudaFree(ex->staging);
+    ex->staging = NULL;
+    ex->staging_bytes = 0;
+    cudaError_t err = cudaMalloc(&ex->staging, want);
+    if (err != cudaSuccess) {
+        ex->staging = NULL;
+        gr_raise_cuda(module, err, "allocating device memory for a host input");
+        return -1;
+    }
+    ex->staging_bytes = want;
+    return 0;
+}
+
+int
+gr_exec_reserve_pinned(PyObject *module, gr_exec *ex, size_t bytes)
+{
+    if (bytes <= ex->pinned_bytes && ex->pinned) return 0;
+    const size_t want = round_up(bytes ? bytes : 1, 64 * 1024);
+    if (ex->pinned) (void)cudaFreeHost(ex->pinned);
+    ex->pinned = NULL;
+    ex->pinned_bytes = 0;
+    cudaError_t err = cudaMallocHost(&ex->pinned, want);
+    if (err != cudaSuccess) {
+        ex->pinned = NULL;
+        gr_raise_cuda(module, err, "allocating pinned host memory");
+        return -1;
+    }
+    ex->pinned_bytes = want;
+    return 0;
+}
+
+void
+gr_exec_release_all(void)
+{
+    for (int d = 0; d < GR_MAX_DEVICES; d++) {
+        while (g_pool_count[d] > 0) exec_destroy(g_pool[d][--g_pool_count[d]]);
+    }
+}

@@ -1,0 +1,99 @@
+/* ext.h -- what the files of the extension module gpureduce._core share. */
+#ifndef GPUREDUCE_EXT_H
+#define GPUREDUCE_EXT_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#define PY_ARRAY_UNIQUE_SYMBOL gpureduce_ARRAY_API
+#ifndef GR_DEFINE_NUMPY_API
+#define NO_IMPORT_ARRAY
+#endif
+#include <numpy/arrayobject.h>
+
+#include <cuda_runtime_api.h>
+
+#include "gpureduce.h"
+
+/* ---- module state (module.c) ---- */
+typedef struct {
+    PyObject *CudaError; /* gpureduce.CudaError, a RuntimeError */
+} gr_module_state;
+
+gr_module_state *gr_state(PyObject *module);
+
+/* ---- errors (errors.c) ---- */
+/* Raise gpureduce.CudaError "<what>: <cudaErrorName>: <text>" and clear the runtime's last error.
+ * Returns NULL for `return gr_raise_cuda(...)`. */
+PyObject *gr_raise_cuda(PyObject *module, cudaError_t err, const char *what);
+/* Map a gr_status to the exception that fits; `context` names the call. */
+PyObject *gr_raise_status(PyObject *module, gr_status st, int cuda_error, const char *context);
+
+/* ---- dtypes (dtypes.c) ---- */
+const char *gr_dtype_name(gr_dtype dt);
+int gr_dtype_to_typenum(gr_dtype dt);
+/* NumPy dtype -> gr_dtype; -1 if there is no such gr_dtype (object, str, datetime, ...). */
+int gr_dtype_from_descr(PyArray_Descr *descr);
+/* "float32, float64, int32, int64" for a GR_DTBIT mask, into buf. */
+void gr_dtype_mask_names(unsigned mask, char *buf, size_t size);
+
+/* ---- devices and execution resources (exec.c) ---- */
+/* The current device, checking that one exists: raises CudaError and returns -1 if not. */
+int gr_current_device(PyObject *module);
+int gr_device_sm_count(int device);
+
+/* What one call borrows for its device work: a stream of ours, a workspace whose first
+ * GR_WORKSPACE_ZEROED_BYTES are zero, a device staging buffer for host inputs, pinned host memory for
+ * small transfers and results, and a device slot for a scalar result.  Leased whole while the GIL is
+ * released, so two threads never share one. */
+typedef struct gr_exec {
+    int device;
+    cudaStream_t stream;
+    void *workspace;
+    size_t workspace_bytes;
+    void *staging;
+    size_t staging_bytes;
+    void *pinned;
+    size_t pinned_bytes;
+    void *result; /* device, GR_RESULT_BYTES */
+    int dirty;    /* a call failed: re-zero the workspace counters before reuse */
+} gr_exec;
+
+#define GR_RESULT_BYTES 256
+#define GR_PINNED_SMALL (4u << 20) /* host inputs up to this size go through the pinned buffer */
+
+gr_exec *gr_exec_acquire(PyObject *module, int device);
+void gr_exec_release(gr_exec *ex);
+/* Grow a buffer of the exec to at least `bytes` (never per call once warm).  0 or -1 with CudaError set. */
+int gr_exec_reserve_workspace(PyObject *module, gr_exec *ex, size_t bytes);
+int gr_exec_reserve_staging(PyObject *module, gr_exec *ex, size_t bytes);
+int gr_exec_reserve_pinned(PyObject *module, gr_exec *ex, size_t bytes);
+/* Free every cached resource (module teardown). */
+void gr_exec_release_all(void);
+
+/* ---- input buffers (buffer.c) ---- */
+typedef struct gr_buffer {
+    void *ptr;            /* device pointer, or host pointer when is_host */
+    gr_dtype dtype;
+    int64_t n;            /* number of elements */
+    int is_host;
+    int device;           /* device of a device buffer */
+    int has_stream;       /* the producer named a stream (CAI v3 "stream") */
+    cudaStream_t stream;  /* ... this one: our work is enqueued on it */
+    PyObject *owner;      /* keeps the memory alive (a new reference) */
+} gr_buffer;
+
+/* Describe `obj` (NumPy array or array-like, or an object exporting __cuda_array_interface__).
+ * Host inputs are made C-contiguous, aligned and native-endian.  0 on success, -1 with an exception. */
+int gr_buffer_from_object(PyObject *module, PyObject *obj, gr_buffer *buf);
+void gr_buffer_release(gr_buffer *buf);
+
+/* TypeError naming the dtypes variant `v` supports, unless it supports `dt`.  0 or -1. */
+int gr_check_variant_dtype(const gr_variant_info *v, gr_dtype dt);
+
+/* ---- Python-visible functions ---- */
+PyObject *gr_py_reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+PyObject *gr_py_variant_table(PyObject *module, PyObject *unused);
+PyObject *gr_py_device_count(PyObject *module, PyObject *unused);
+
+#endif /* GPUREDUCE_EXT_H */

@@ -1,0 +1,145 @@
+/* module.c -- the extension module gpureduce._core: multi-phase init, module state, method table. */
+#define GR_DEFINE_NUMPY_API
+#include "ext.h"
+
+static const char *const kOpNames[GR_OP_COUNT] = {
+    [GR_OP_SUM] = "sum", [GR_OP_PROD] = "prod", [GR_OP_MIN] = "min", [GR_OP_MAX] = "max"};
+
+gr_module_state *
+gr_state(PyObject *module)
+{
+    return (gr_module_state *)PyModule_GetState(module);
+}
+
+PyObject *
+gr_py_variant_table(PyObject *module, PyObject *unused)
+{
+    int count;
+    const gr_variant_info *table = gr_variant_table(&count);
+    PyObject *rows = PyTuple_New(count);
+    if (!rows) return NULL;
+    for (int i = 0; i < count; i++) {
+        const gr_variant_info *v = &table[i];
+        PyObject *row = Py_BuildValue("(iisIIIss)", i, (int)v->kind, v->name, v->properties, v->ops, v->dtypes,
+                                      v->seed, v->doc);
+        if (!row) {
+            Py_DECREF(rows);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(rows, i, row);
+    }
+    return rows;
+}
+
+PyObject *
+gr_py_device_count(PyObject *module, PyObject *unused)
+{
+    int count = 0; /* left untouched when there is no driver */
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        (void)cudaGetLastError();
+        count = 0;
+    }
+    return PyLong_FromLong(count);
+}
+
+static PyMethodDef core_methods[] = {
+    {"reduce", (PyCFunction)(void (*)(void))gr_py_reduce, METH_FASTCALL,
+     "reduce(variant, op, a) -> NumPy scalar: reduce every element of `a` with operator `op`."},
+    {"variant_table", gr_py_variant_table, METH_NOARGS,
+     "variant_table() -> tuple of (index, kind, name, properties, ops mask, dtypes mask, seed, doc)."},
+    {"device_count", gr_py_device_count, METH_NOARGS, "device_count() -> number of CUDA devices (0 without a driver)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyObject *
+names_tuple(const char *const *names, int count)
+{
+    PyObject *t = PyTuple_New(count);
+    if (!t) return NULL;
+    for (int i = 0; i < count; i++) {
+        PyObject *s = PyUnicode_FromString(names[i]);
+        if (!s) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, s);
+    }
+    return t;
+}
+
+/* PyModule_Add (3.13+) for older Pythons: steals `value`, NULL-safe. */
+static int
+add_owned(PyObject *module, const char *name, PyObject *value)
+{
+    if (!value) return -1;
+    int rc = PyModule_AddObjectRef(module, name, value);
+    Py_DECREF(value);
+    return rc;
+}
+
+static int
+core_exec(PyObject *module)
+{
+    if (PyArray_ImportNumPyAPI() < 0) return -1;
+    gr_module_state *state = gr_state(module);
+    state->CudaError = PyErr_NewExceptionWithDoc(
+        "gpureduce.CudaError", "A CUDA runtime call failed, or no CUDA device is available.", PyExc_RuntimeError, NULL);
+    if (!state->CudaError || PyModule_AddObjectRef(module, "CudaError", state->CudaError) < 0) return -1;
+
+    const char *dtype_names[GR_DTYPE_COUNT];
+    for (int i = 0; i < GR_DTYPE_COUNT; i++) dtype_names[i] = gr_dtype_name((gr_dtype)i);
+    if (add_owned(module, "op_names", names_tuple(kOpNames, GR_OP_COUNT)) < 0) return -1;
+    if (add_owned(module, "dtype_names", names_tuple(dtype_names, GR_DTYPE_COUNT)) < 0) return -1;
+    if (PyModule_AddIntConstant(module, "KIND_REDUCE", GR_KIND_REDUCE) < 0 ||
+        PyModule_AddIntConstant(module, "KIND_SCAN", GR_KIND_SCAN) < 0 ||
+        PyModule_AddIntConstant(module, "PROP_DETERMINISTIC", GR_PROP_DETERMINISTIC) < 0 ||
+        PyModule_AddIntConstant(module, "PROP_BASELINE", GR_PROP_BASELINE) < 0 ||
+        PyModule_AddIntConstant(module, "PROP_DEFAULT", GR_PROP_DEFAULT) < 0 ||
+        PyModule_AddIntConstant(module, "PROP_BLOCK_LOCAL", GR_PROP_BLOCK_LOCAL) < 0)
+        return -1;
+    return 0;
+}
+
+static int
+core_traverse(PyObject *module, visitproc visit, void *arg)
+{
+    Py_VISIT(gr_state(module)->CudaError);
+    return 0;
+}
+
+static int
+core_clear(PyObject *module)
+{
+    Py_CLEAR(gr_state(module)->CudaError);
+    return 0;
+}
+
+static void
+core_free(void *module)
+{
+    core_clear((PyObject *)module);
+    gr_exec_release_all();
+}
+
+static PyModuleDef_Slot core_slots[] = {
+    {Py_mod_exec, core_exec},
+    {0, NULL},
+};
+
+static struct PyModuleDef core_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "gpureduce._core",
+    .m_doc = "C core of gpureduce: array intake, device resources, and the CUDA kernels' C ABI.",
+    .m_size = sizeof(gr_module_state),
+    .m_methods = core_methods,
+    .m_slots = core_slots,
+    .m_traverse = core_traverse,
+    .m_clear = core_clear,
+    .m_free = core_free,
+};
+
+PyMODINIT_FUNC
+PyInit__core(void)
+{
+    return PyModuleDef_Init(&core_module);
+}
