@@ -64,7 +64,10 @@ class BuildExtWithNvcc(build_ext):
         out_dir.mkdir(parents=True, exist_ok=True)
         headers = [p for p in (ROOT / "cuda").iterdir() if p.suffix in (".h", ".cuh", ".def")]
         newest_header = max((p.stat().st_mtime for p in headers), default=0)
-        flags = ["-std=c++17", "-O3", "-Xcompiler", "-fPIC", "-I", str(ROOT / "cuda"), *arch_flags()]
+        # Hidden visibility: CUB's template statics would otherwise be exported as STB_GNU_UNIQUE symbols,
+        # which bind process-wide even under RTLD_LOCAL and collide with CuPy's own CUB (a segfault on
+        # `import cupy` after gpureduce).  Only PyInit__core is exported.
+        flags = ["-std=c++17", "-O3", "-Xcompiler", "-fPIC,-fvisibility=hidden", "-I", str(ROOT / "cuda"), *arch_flags()]
 
         def compile_one(src):
             obj = out_dir / (Path(src).stem + ".o")
@@ -93,7 +96,8 @@ core = Extension(
     # cudart is linked statically: the wheel needs the driver only.  The .cu objects need the C++ runtime.
     libraries=["cudart_static", "stdc++", "dl", "rt", "pthread"],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
-    extra_compile_args=["-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
+    extra_link_args=["-Wl,--exclude-libs,ALL"],
+    extra_compile_args=["-std=c11", "-fvisibility=hidden", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
 )
 
 setup(ext_modules=[core], cmdclass={"build_ext": BuildExtWithNvcc})

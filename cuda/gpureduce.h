@@ -103,6 +103,10 @@ gr_status gr_workspace_size(const gr_args *a, size_t *bytes, int *cuda_error);
 gr_status gr_reduce(const gr_args *a, int *cuda_error);
 gr_status gr_scan(const gr_args *a, int *cuda_error);
 
+/* Benchmark support: read `bytes` bytes at `ptr` (16-byte aligned) with a plain vectorised kernel, the
+ * ceiling a reduction is measured against.  `sink` is 16 bytes of device memory it may write. */
+gr_status gr_read_ceiling(const void *ptr, size_t bytes, void *sink, int sm_count, void *stream, int *cuda_error);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,214 @@
+/* timing.c -- _core.time_device(): device-side timings for the benchmarks.
+ *
+ * CUDA events bracket each call on the device's stream, so nothing Python does falls inside a measured
+ * interval; before every call the L2 is flushed by writing a buffer twice its size (cold cache: a 64 MB
+ * input must not be timed out of a 60 MB L2, DESIGN.md section 6).  Warm-up calls are made first.
+ */
+#include "ext.h"
+
+#include <string.h>
+
+#define GR_MAX_FLUSH_DEVICES 64
+
+static void *g_flush[GR_MAX_FLUSH_DEVICES];
+static size_t g_flush_bytes[GR_MAX_FLUSH_DEVICES];
+
+/* A device buffer of twice the L2 size, allocated on first use and kept: benchmarks only. */
+static int
+flush_buffer(PyObject *module, int device, void **buf, size_t *bytes)
+{
+    if (device >= GR_MAX_FLUSH_DEVICES) {
+        PyErr_SetString(PyExc_RuntimeError, "too many devices for the benchmark's L2 flush buffers");
+        return -1;
+    }
+    if (!g_flush[device]) {
+        int l2 = 0;
+        cudaError_t err = cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device);
+        if (err == cudaSuccess) {
+            g_flush_bytes[device] = 2 * (size_t)(l2 > 0 ? l2 : 64 << 20);
+            err = cudaMalloc(&g_flush[device], g_flush_bytes[device]);
+        }
+        if (err != cudaSuccess) {
+            g_flush[device] = NULL;
+            gr_raise_cuda(module, err, "allocating the L2 flush buffer");
+            return -1;
+        }
+    }
+    *buf = g_flush[device];
+    *bytes = g_flush_bytes[device];
+    return 0;
+}
+
+typedef enum { TIME_REDUCE, TIME_SCAN, TIME_READ, TIME_COPY } time_what;
+
+/* One timed unit of work: the variant's call, the read-ceiling kernel, or a device-to-device copy. */
+static cudaError_t
+run_once(time_what what, const gr_args *a, size_t in_bytes, gr_exec *ex, gr_status *st, int *cuda_error)
+{
+    *st = GR_OK;
+    switch (what) {
+    case TIME_REDUCE:
+        *st = gr_reduce(a, cuda_error);
+        return cudaSuccess;
+    case TIME_SCAN:
+        *st = gr_scan(a, cuda_error);
+        return cudaSuccess;
+    case TIME_READ:
+        *st = gr_read_ceiling(a->in, in_bytes, ex->result, a->sm_count, a->stream, cuda_error);
+        return cudaSuccess;
+    case TIME_COPY:
+    default:
+        return cudaMemcpyAsync(ex->staging, a->in, in_bytes, cudaMemcpyDeviceToDevice, (cudaStream_t)a->stream);
+    }
+}
+
+PyObject *
+gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"what", "a", "repeats", "warmup", "flush_l2", "variant", "op", "exclusive", NULL};
+    const char *what_name;
+    PyObject *obj;
+    int repeats, warmup = 3, flush_l2 = 1, variant = -1, op = 0, exclusive = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sOi|ipiip:time_device", kwlist, &what_name, &obj, &repeats,
+                                     &warmup, &flush_l2, &variant, &op, &exclusive))
+        return NULL;
+    time_what what;
+    if (!strcmp(what_name, "reduce")) what = TIME_REDUCE;
+    else if (!strcmp(what_name, "scan")) what = TIME_SCAN;
+    else if (!strcmp(what_name, "read")) what = TIME_READ;
+    else if (!strcmp(what_name, "copy")) what = TIME_COPY;
+    else {
+        PyErr_Format(PyExc_ValueError, "what=%s: expected 'reduce', 'scan', 'read' or 'copy'", what_name);
+        return NULL;
+    }
+    if (repeats < 1 || warmup < 0) {
+        PyErr_Format(PyExc_ValueError, "repeats must be >= 1 and warmup >= 0 (got %d and %d)", repeats, warmup);
+        return NULL;
+    }
+
+    PyObject *times_list = NULL, *result = NULL;
+    double *times = NULL;
+    gr_exec *ex = NULL;
+    cudaEvent_t start = NULL, stop = NULL;
+    gr_buffer buf;
+    if (gr_buffer_from_object(module, obj, &buf) < 0) return NULL;
+    if (buf.is_host) {
+        PyErr_SetString(PyExc_TypeError, "time_device times device arrays: pass a CuPy/PyTorch/Numba array");
+        goto fail;
+    }
+    const int device = buf.device;
+    PyArray_Descr *in_descr = PyArray_DescrFromType(gr_dtype_to_typenum(buf.dtype));
+    const size_t in_bytes = (size_t)buf.n * (size_t)PyDataType_ELSIZE(in_descr);
+    Py_DECREF(in_descr);
+    const gr_kind kind = what == TIME_SCAN ? GR_KIND_SCAN : GR_KIND_REDUCE;
+    const gr_dtype out_dtype = gr_default_result_dtype(kind, (gr_op)op, buf.dtype);
+
+    ex = gr_exec_acquire(module, device);
+    if (!ex) goto fail;
+    gr_args a = {
+        .variant = (gr_variant)variant,
+        .op = (gr_op)op,
+        .in_dtype = buf.dtype,
+        .out_dtype = out_dtype,
+        .in = buf.ptr,
+        .n = buf.n,
+        .exclusive = exclusive,
+        .stream = ex->stream,
+        .sm_count = gr_device_sm_count(device),
+    };
+    int cuda_error = 0;
+    gr_status st = GR_OK;
+    size_t ws_bytes = GR_WORKSPACE_ZEROED_BYTES;
+    if (what == TIME_REDUCE || what == TIME_SCAN) {
+        st = gr_workspace_size(&a, &ws_bytes, &cuda_error);
+        if (st != GR_OK) {
+            gr_raise_status(module, st, cuda_error, "time_device");
+            goto fail;
+        }
+    }
+    PyArray_Descr *out_descr = PyArray_DescrFromType(gr_dtype_to_typenum(out_dtype));
+    const size_t out_bytes = (size_t)buf.n * (size_t)PyDataType_ELSIZE(out_descr);
+    Py_DECREF(out_descr);
+    if (gr_exec_reserve_workspace(module, ex, ws_bytes) < 0 || gr_exec_reserve_pinned(module, ex, GR_RESULT_BYTES) < 0 ||
+        gr_exec_reserve_staging(module, ex, out_bytes > in_bytes ? out_bytes : in_bytes) < 0)
+        goto fail;
+    a.workspace = ex->workspace;
+    a.workspace_bytes = ex->workspace_bytes;
+    a.out = what == TIME_SCAN ? ex->staging : ex->result;
+
+    void *flush = NULL;
+    size_t flush_bytes = 0;
+    if (flush_l2 && flush_buffer(module, device, &flush, &flush_bytes) < 0) goto fail;
+    times = PyMem_Malloc(sizeof(double) * (size_t)repeats);
+    if (!times) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+
+    cudaError_t err = cudaEventCreate(&start);
+    if (err == cudaSuccess) err = cudaEventCreate(&stop);
+    /* the producer's work (e.g. filling the input) completes first */
+    if (err == cudaSuccess && buf.has_stream) err = cudaStreamSynchronize(buf.stream);
+    Py_BEGIN_ALLOW_THREADS
+    for (int i = 0; i < warmup + repeats && err == cudaSuccess && st == GR_OK; i++) {
+        if (flush_l2) err = cudaMemsetAsync(flush, i & 0xff, flush_bytes, ex->stream);
+        if (err == cudaSuccess) err = cudaEventRecord(start, ex->stream);
+        if (err == cudaSuccess) err = run_once(what, &a, in_bytes, ex, &st, &cuda_error);
+        if (err == cudaSuccess && st == GR_OK) err = cudaEventRecord(stop, ex->stream);
+        if (err == cudaSuccess && st == GR_OK) err = cudaEventSynchronize(stop);
+        float ms = 0;
+        if (err == cudaSuccess && st == GR_OK) err = cudaEventElapsedTime(&ms, start, stop);
+        if (i >= warmup) times[i - warmup] = 1e3 * (double)ms;
+    }
+    if (err == cudaSuccess && st == GR_OK && what == TIME_REDUCE) {
+        err = cudaMemcpyAsync(ex->pinned, ex->result, 16, cudaMemcpyDeviceToHost, ex->stream);
+        if (err == cudaSuccess) err = cudaStreamSynchronize(ex->stream);
+    }
+    Py_END_ALLOW_THREADS
+    if (err != cudaSuccess) {
+        gr_raise_cuda(module, err, "time_device");
+        goto fail;
+    }
+    if (st != GR_OK) {
+        gr_raise_status(module, st, cuda_error, "time_device");
+        goto fail;
+    }
+
+    times_list = PyList_New(repeats);
+    if (!times_list) goto fail;
+    for (int i = 0; i < repeats; i++) {
+        PyObject *t = PyFloat_FromDouble(times[i]);
+        if (!t) goto fail;
+        PyList_SET_ITEM(times_list, i, t);
+    }
+    if (what == TIME_REDUCE) {
+        PyArray_Descr *d = PyArray_DescrFromType(gr_dtype_to_typenum(out_dtype));
+        PyObject *value = PyArray_Scalar(ex->pinned, d, NULL);
+        Py_DECREF(d);
+        if (!value) goto fail;
+        result = Py_BuildValue("(NN)", times_list, value);
+    }
+    else {
+        result = Py_BuildValue("(NO)", times_list, Py_None);
+    }
+    times_list = NULL; /* owned by result (or released by Py_BuildValue on failure) */
+    if (!result) goto fail;
+    (void)cudaEventDestroy(start);
+    (void)cudaEventDestroy(stop);
+    PyMem_Free(times);
+    gr_exec_release(ex);
+    gr_buffer_release(&buf);
+    return result;
+
+fail:
+    Py_XDECREF(times_list);
+    if (start) (void)cudaEventDestroy(start);
+    if (stop) (void)cudaEventDestroy(stop);
+    PyMem_Free(times);
+    if (ex) {
+        ex->dirty = 1;
+        gr_exec_release(ex);
+    }
+    gr_buffer_release(&buf);
+    return NULL;
+}

@@ -1,0 +1,50 @@
+"""Shared test setup: the `gpu` marker skips where no CUDA device is found; device-array factories."""
+import numpy as np
+import pytest
+
+import gpureduce
+
+HAVE_GPU = gpureduce.device_count() > 0
+
+
+def pytest_collection_modifyitems(config, items):
+    if HAVE_GPU:
+        return
+    skip = pytest.mark.skip(reason="no CUDA device on this machine")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def rng():
+    """Fresh random data in every test run (the seed is printed on failure)."""
+    seed = np.random.SeedSequence().entropy % (2**32)
+    print(f"random seed {seed}")
+    return np.random.default_rng(seed)
+
+
+def _cupy():
+    return pytest.importorskip("cupy")
+
+
+def _torch():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch without CUDA")
+    return torch
+
+
+def _numba_cuda():
+    numba_cuda = pytest.importorskip("numba.cuda")
+    if not numba_cuda.is_available():
+        pytest.skip("numba without CUDA")
+    return numba_cuda
+
+
+# name -> function(host ndarray) -> an array of that library on the device, holding the same values
+DEVICE_LIBRARIES = {
+    "cupy": lambda a: _cupy().asarray(a),
+    "torch": lambda a: _torch().from_numpy(np.ascontiguousarray(a)).cuda(),
+    "numba": lambda a: _numba_cuda().to_device(np.ascontiguousarray(a)),
+}

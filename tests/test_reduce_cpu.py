@@ -1,0 +1,141 @@
+"""Reduction API checks that need no GPU: registry, argument validation, clear errors, no-device error."""
+import numpy as np
+import pytest
+
+import gpureduce
+from conftest import HAVE_GPU
+
+REDUCE = gpureduce.variants(kind="reduce")
+
+
+def test_import_and_registry_shape():
+    names = [v.name for v in REDUCE]
+    assert len(names) == len(set(names)), "variant names repeat"
+    assert {"auto", "cub"} <= set(names)
+    for v in REDUCE:
+        assert v.doc and v.seed, f"{v.name} lacks a doc or seed reference"
+        assert set(v.ops) == {"sum", "prod", "min", "max"}
+        assert {"float32", "float64", "int32", "int64"} <= set(v.dtypes)
+
+
+def test_auto_is_the_deterministic_default_and_cub_the_baseline():
+    by_name = {v.name: v for v in REDUCE}
+    assert "default" in by_name["auto"].properties and by_name["auto"].deterministic
+    assert "baseline" in by_name["cub"].properties
+    assert [v.name for v in gpureduce.variants() if "default" in v.properties and v.kind == "reduce"] == ["auto"]
+
+
+def test_variants_filters():
+    assert gpureduce.variants(op="sum", kind="reduce") == REDUCE
+    assert gpureduce.variants(op="nonsense") == []
+    with pytest.raises(ValueError, match="unknown kind"):
+        gpureduce.variants(kind="sideways")
+
+
+def test_seed_progression_is_registered():
+    expected = {
+        "global_baseline", "interleaved_divergent", "interleaved_bank_conflict", "sequential_addressing",
+        "first_add_during_load", "unroll_last_warp", "complete_unroll", "shuffle", "thread_coarsening",
+        "atomic_block", "atomic_warp", "two_pass", "cub", "auto",
+    }
+    assert expected <= {v.name for v in REDUCE}
+
+
+def test_unknown_variant_lists_valid_ones():
+    with pytest.raises(ValueError) as e:
+        gpureduce.sum(np.ones(4, np.float32), variant="fastest")
+    for v in REDUCE:
+        assert v.name in str(e.value)
+
+
+def test_variant_must_be_a_string():
+    with pytest.raises(TypeError, match="variant must be a str"):
+        gpureduce.sum(np.ones(4), variant=3)
+
+
+def test_unknown_operator():
+    with pytest.raises(ValueError, match="unknown operator"):
+        gpureduce.reduce("mean_of_squares", np.ones(4))
+
+
+def test_only_whole_array_reductions_for_now():
+    with pytest.raises(NotImplementedError, match="axis=None"):
+        gpureduce.sum(np.ones((2, 2)), axis=0)
+
+
+@pytest.mark.parametrize("func, ufunc", [(gpureduce.min, "minimum"), (gpureduce.max, "maximum")])
+def test_empty_min_max_raise_numpys_error(func, ufunc):
+    with pytest.raises(ValueError) as ours:
+        func(np.zeros(0, np.float32))
+    with pytest.raises(ValueError) as numpys:
+        getattr(np, ufunc.replace("imum", ""))(np.zeros(0, np.float32))
+    assert str(ours.value) == str(numpys.value)
+    assert ufunc in str(ours.value)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "float16", "int8", "uint32", "bool"])
+def test_unsupported_dtype_names_the_supported_ones(dtype):
+    with pytest.raises(TypeError) as e:
+        gpureduce.sum(np.ones(8, dtype=dtype))
+    msg = str(e.value)
+    assert dtype in msg and "float32" in msg and "int64" in msg
+
+
+@pytest.mark.parametrize("bad", [object(), None, "text", {"a": 1}, np.array(["x", "y"])])
+def test_not_an_array(bad):
+    with pytest.raises(TypeError, match="expected a NumPy array"):
+        gpureduce.sum(bad)
+
+
+class FakeDeviceArray:
+    """An object exporting a hand-made __cuda_array_interface__."""
+
+    def __init__(self, **cai):
+        self.__cuda_array_interface__ = cai
+
+
+GOOD_CAI = dict(shape=(4,), typestr="<f4", data=(4096, False), version=3)
+
+
+@pytest.mark.parametrize("missing", ["shape", "typestr", "data", "version"])
+def test_malformed_cai_missing_key(missing):
+    cai = {k: v for k, v in GOOD_CAI.items() if k != missing}
+    with pytest.raises(ValueError, match=f"'{missing}' is missing"):
+        gpureduce.sum(FakeDeviceArray(**cai))
+
+
+@pytest.mark.parametrize(
+    "change, error, match",
+    [
+        (dict(version=7), ValueError, "version 7"),
+        (dict(mask=(1, False)), ValueError, "masked"),
+        (dict(stream=0), ValueError, "forbids"),
+        (dict(typestr=">f4"), ValueError, "big-endian"),
+        (dict(typestr="<q9"), ValueError, "not a valid type string"),
+        (dict(typestr="<c8"), TypeError, "complex64"),
+        (dict(shape=[4]), ValueError, "shape"),
+        (dict(shape=(-1,)), ValueError, "non-negative"),
+        (dict(data=4096), ValueError, "data"),
+        (dict(data=(0, False)), ValueError, "null pointer"),
+        (dict(strides=(8,)), ValueError, "non-contiguous"),
+        (dict(data=(4097, False)), ValueError, "not aligned"),
+    ],
+)
+def test_malformed_cai(change, error, match):
+    with pytest.raises(error, match=match):
+        gpureduce.sum(FakeDeviceArray(**{**GOOD_CAI, **change}))
+
+
+def test_cai_that_is_not_a_dict():
+    with pytest.raises(TypeError, match="must be a dict"):
+        gpureduce.sum(FakeDeviceArray.__new__(type("X", (), {"__cuda_array_interface__": [1, 2]})))
+
+
+@pytest.mark.skipif(HAVE_GPU, reason="checks the no-device error")
+def test_no_device_error_is_clear():
+    with pytest.raises(gpureduce.CudaError, match="no CUDA device is available"):
+        gpureduce.sum(np.ones(16, np.float32))
+    # a well-formed device array is refused the same way, and the module stays usable
+    with pytest.raises(gpureduce.CudaError, match="no CUDA device is available"):
+        gpureduce.max(FakeDeviceArray(**GOOD_CAI))
+    assert gpureduce.device_count() == 0
