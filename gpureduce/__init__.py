@@ -3,10 +3,12 @@
 Every classic algorithm of the seed notes is a selectable variant; ``variant="auto"`` (the default) is
 the fastest correct one.  ``gpureduce.variants()`` lists them.
 """
-from ._core import CudaError
+from ._core import CudaError, DeviceArray
 from ._registry import Variant
 from ._registry import variants as _variants
+from .benchmark import BenchmarkResult, benchmark, device_info
 from .reductions import max, min, prod, reduce, sum
+from .scans import cummax, cummin, cumprod, cumsum, scan
 
 __version__ = "0.1.0"
 
@@ -23,4 +25,9 @@ def device_count():
     return _core.device_count()
 
 
-__all__ = ["CudaError", "Variant", "variants", "device_count", "reduce", "sum", "prod", "min", "max"]
+__all__ = [
+    "CudaError", "DeviceArray", "Variant", "variants", "device_count",
+    "reduce", "sum", "prod", "min", "max",
+    "scan", "cumsum", "cumprod", "cummax", "cummin",
+    "benchmark", "BenchmarkResult", "device_info",
+]

@@ -1,29 +1,66 @@
-"""python -m gpureduce: the device, then every variant's time, bandwidth and agreement with NumPy."""
+"""python -m gpureduce [bench ...]
+
+With no arguments (the README's main job): the device and its measured ceilings, the reduction
+progression at 2**24 float32 (Harris's table, on this GPU) and the scan table, every variant checked
+against NumPy.  `bench` runs any table: python -m gpureduce bench --op cumsum --sizes 2^10:2^28 --plot out.png
+"""
 import argparse
 import sys
 
-import numpy as np
+from . import _core
+from ._registry import variants
+from .benchmark import OPERATORS, benchmark, device_info, parse_sizes
 
-from . import _bench, _core
+
+def _report(result, csv_path=None, plot_path=None):
+    print(result)
+    if csv_path:
+        result.to_csv(csv_path)
+        print(f"wrote {csv_path}")
+    if plot_path:
+        result.plot(plot_path)
+        print(f"wrote {plot_path}")
+    bad = [f"{r.variant} (n={r.n})" for r in result if r.correct is False]
+    if bad:
+        print(f"DISAGREE WITH NUMPY: {', '.join(bad)}")
+    return not bad
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m gpureduce", description=__doc__)
-    parser.add_argument("--n", default="2**24", help="elements (an int or an expression like 2**24)")
-    parser.add_argument("--dtype", default="float32", choices=["float32", "float64", "int32", "int64"])
-    parser.add_argument("--op", default="sum", choices=["sum", "prod", "min", "max"])
-    parser.add_argument("--repeats", type=int, default=30)
+    parser = argparse.ArgumentParser(prog="python -m gpureduce", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command")
+    bench = sub.add_parser("bench", help="time variants and peers over sizes")
+    bench.add_argument("--op", default="sum", choices=sorted(OPERATORS))
+    bench.add_argument("--dtype", default="float32")
+    bench.add_argument("--sizes", default="2^10:2^24:2", help="e.g. 2^10:2^28 (a power-of-two range, optional "
+                       "step), or a list 1000,2^20+3")
+    bench.add_argument("--variants", default="all", help="comma-separated names, or all")
+    bench.add_argument("--repeat", type=int, default=30)
+    bench.add_argument("--no-peers", action="store_true", help="skip CuPy, PyTorch and NumPy")
+    bench.add_argument("--csv", help="also write the rows to this CSV file")
+    bench.add_argument("--plot", help="also draw GB/s and speed-up plots into this PNG file")
     args = parser.parse_args(argv)
-    n = int(eval(args.n, {"__builtins__": {}}))  # "2**24" on the command line
+
     if _core.device_count() == 0:
         print("gpureduce: no CUDA device is available on this machine", file=sys.stderr)
         return 1
-    print(f"device: {_bench.device_name()}")
-    rows = _bench.reduce_table(n=n, dtype=args.dtype, op=args.op, repeats=args.repeats)
-    print(_bench.format_table(rows, f"\n{args.op} over {n:,} {args.dtype} (cold L2, median of {args.repeats})"))
-    bad = [r.variant for r in rows if r.correct is False]
-    print("\nall variants agree with NumPy" if not bad else f"\nDISAGREE WITH NUMPY: {', '.join(bad)}")
-    return 1 if bad else 0
+    info = device_info()
+    print(f"device {info['device']}: {info['name']}, {info['sm_count']} SMs, L2 {info['l2_bytes'] >> 20} MB, "
+          f"{info['memory_bytes'] / 2**30:.0f} GiB; measured ceilings: read {info['read_gbps']:.0f} GB/s, "
+          f"copy {info['copy_gbps']:.0f} GB/s (read + write)\n")
+    if args.command == "bench":
+        names = "all" if args.variants == "all" else args.variants.split(",")
+        result = benchmark(args.op, names, parse_sizes(args.sizes), args.dtype, args.repeat, peers=not args.no_peers,
+                           progress=sys.stderr.isatty())
+        return 0 if _report(result, args.csv, args.plot) else 1
+
+    ok = _report(benchmark("sum", sizes=[2**24], progress=False))
+    print()
+    if variants(kind="scan"):
+        ok &= _report(benchmark("cumsum", sizes=[2**24], progress=False))
+    print("\nevery variant agrees with NumPy" if ok else "\nsome variants DISAGREE with NumPy (see above)")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

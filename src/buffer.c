@@ -247,34 +247,11 @@ buffer_from_cai(PyObject *module, PyObject *obj, PyObject *cai, gr_buffer *buf)
         return -1;
     }
 
-    int current = gr_current_device(module);
-    if (current < 0) return -1;
-    if (n > 0) {
-        struct cudaPointerAttributes attr;
-        cudaError_t err = cudaPointerGetAttributes(&attr, (const void *)(uintptr_t)ptr);
-        if (err != cudaSuccess) {
-            gr_raise_cuda(module, err, "cudaPointerGetAttributes on the __cuda_array_interface__ pointer");
-            return -1;
-        }
-        if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged) {
-            PyErr_Format(PyExc_ValueError,
-                         "__cuda_array_interface__ pointer 0x%llx is not device memory (CUDA memory type %d)", ptr,
-                         (int)attr.type);
-            return -1;
-        }
-        if (attr.device != current) {
-            PyErr_Format(PyExc_ValueError,
-                         "the array lives on device %d but the current device is %d; run under that device "
-                         "(e.g. `with cupy.cuda.Device(%d):`)",
-                         attr.device, current, attr.device);
-            return -1;
-        }
-    }
     buf->ptr = (void *)(uintptr_t)ptr;
     buf->dtype = (gr_dtype)dt;
     buf->n = n;
     buf->is_host = 0;
-    buf->device = current;
+    buf->device = -1; /* found by gr_buffer_device(), once the dtype has been accepted */
     Py_INCREF(obj);
     buf->owner = obj;
     return 0;
@@ -296,4 +273,32 @@ gr_buffer_from_object(PyObject *module, PyObject *obj, gr_buffer *buf)
         return rc;
     }
     return buffer_from_host(obj, buf);
+}
+
+int
+gr_buffer_device(PyObject *module, gr_buffer *buf)
+{
+    int current = gr_current_device(module);
+    if (current < 0) return -1;
+    if (buf->is_host || buf->n == 0) return buf->device = current;
+    const unsigned long long ptr = (unsigned long long)(uintptr_t)buf->ptr;
+    struct cudaPointerAttributes attr;
+    cudaError_t err = cudaPointerGetAttributes(&attr, buf->ptr);
+    if (err != cudaSuccess) {
+        gr_raise_cuda(module, err, "cudaPointerGetAttributes on the __cuda_array_interface__ pointer");
+        return -1;
+    }
+    if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged) {
+        PyErr_Format(PyExc_ValueError, "__cuda_array_interface__ pointer 0x%llx is not device memory (CUDA memory type %d)",
+                     ptr, (int)attr.type);
+        return -1;
+    }
+    if (attr.device != current) {
+        PyErr_Format(PyExc_ValueError,
+                     "the array lives on device %d but the current device is %d; run under that device "
+                     "(e.g. `with cupy.cuda.Device(%d):`)",
+                     attr.device, current, attr.device);
+        return -1;
+    }
+    return buf->device = current;
 }

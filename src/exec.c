@@ -5,12 +5,12 @@
  */
 #include "ext.h"
 
-#define GR_MAX_DEVICES 64
 #define GR_POOL_PER_DEVICE 4
 #define GR_GROWTH_QUANTUM ((size_t)1 << 20)
 
 static gr_exec *g_pool[GR_MAX_DEVICES][GR_POOL_PER_DEVICE];
 static int g_pool_count[GR_MAX_DEVICES];
+static cudaStream_t g_stream[GR_MAX_DEVICES]; /* created once, lives until the module is freed */
 static int g_sm_count[GR_MAX_DEVICES];
 static int g_device_count = -1;
 
@@ -64,6 +64,23 @@ gr_device_sm_count(int device)
     return g_sm_count[device];
 }
 
+cudaStream_t
+gr_device_stream(PyObject *module, int device)
+{
+    if (!g_stream[device]) {
+        /* Blocking (not cudaStreamNonBlocking): it waits for the legacy default stream, where PyTorch and
+         * CuPy work by default, so inputs that name no stream are ordered after their producer.  It is
+         * never destroyed while the module lives, so result arrays can export it. */
+        cudaError_t err = cudaStreamCreate(&g_stream[device]);
+        if (err != cudaSuccess) {
+            g_stream[device] = NULL;
+            gr_raise_cuda(module, err, "creating the device's stream");
+            return NULL;
+        }
+    }
+    return g_stream[device];
+}
+
 static void
 exec_destroy(gr_exec *ex)
 {
@@ -73,7 +90,7 @@ exec_destroy(gr_exec *ex)
     if (ex->staging) (void)cudaFree(ex->staging);
     if (ex->result) (void)cudaFree(ex->result);
     if (ex->pinned) (void)cudaFreeHost(ex->pinned);
-    if (ex->stream) (void)cudaStreamDestroy(ex->stream);
+    if (ex->done) (void)cudaEventDestroy(ex->done);
     (void)cudaGetLastError();
     PyMem_Free(ex);
 }
@@ -90,10 +107,13 @@ gr_exec_acquire(PyObject *module, int device)
         ex = PyMem_Calloc(1, sizeof(*ex));
         if (!ex) return (gr_exec *)PyErr_NoMemory();
         ex->device = device;
-        /* A blocking stream: it waits for the legacy default stream, where PyTorch and CuPy work by
-         * default, so inputs that name no stream are ordered after their producer. */
-        err = cudaStreamCreate(&ex->stream);
-        if (err == cudaSuccess) err = cudaMalloc(&ex->result, GR_RESULT_BYTES);
+        ex->stream = gr_device_stream(module, device);
+        if (!ex->stream) {
+            PyMem_Free(ex);
+            return NULL;
+        }
+        err = cudaMalloc(&ex->result, GR_RESULT_BYTES);
+        if (err == cudaSuccess) err = cudaEventCreateWithFlags(&ex->done, cudaEventDisableTiming);
         if (err != cudaSuccess) {
             exec_destroy(ex);
             return (gr_exec *)gr_raise_cuda(module, err, "allocating execution resources");
@@ -108,6 +128,26 @@ gr_exec_acquire(PyObject *module, int device)
     }
     ex->dirty = 0;
     return ex;
+}
+
+int
+gr_exec_begin(PyObject *module, gr_exec *ex, cudaStream_t stream)
+{
+    if (ex->last_stream && ex->last_stream != stream) {
+        cudaError_t err = cudaStreamWaitEvent(stream, ex->done, 0);
+        if (err != cudaSuccess) {
+            gr_raise_cuda(module, err, "ordering after the previous use of the workspace");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+cudaError_t
+gr_exec_end(gr_exec *ex, cudaStream_t stream)
+{
+    ex->last_stream = stream;
+    return cudaEventRecord(ex->done, stream);
 }
 
 void
@@ -180,5 +220,7 @@ gr_exec_release_all(void)
 {
     for (int d = 0; d < GR_MAX_DEVICES; d++) {
         while (g_pool_count[d] > 0) exec_destroy(g_pool[d][--g_pool_count[d]]);
+        if (g_stream[d]) (void)cudaStreamDestroy(g_stream[d]);
+        g_stream[d] = NULL;
     }
 }

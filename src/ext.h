@@ -17,7 +17,8 @@
 
 /* ---- module state (module.c) ---- */
 typedef struct {
-    PyObject *CudaError; /* gpureduce.CudaError, a RuntimeError */
+    PyObject *CudaError;       /* gpureduce.CudaError, a RuntimeError */
+    PyObject *DeviceArrayType; /* gpureduce.DeviceArray (device_array.c) */
 } gr_module_state;
 
 gr_module_state *gr_state(PyObject *module);
@@ -38,9 +39,13 @@ int gr_dtype_from_descr(PyArray_Descr *descr);
 void gr_dtype_mask_names(unsigned mask, char *buf, size_t size);
 
 /* ---- devices and execution resources (exec.c) ---- */
+#define GR_MAX_DEVICES 64 /* device ordinals gpureduce handles: 0 .. GR_MAX_DEVICES - 1 */
 /* The current device, checking that one exists: raises CudaError and returns -1 if not. */
 int gr_current_device(PyObject *module);
 int gr_device_sm_count(int device);
+/* The device's own stream (created on first use, never destroyed while the module lives).  NULL with
+ * CudaError set on failure. */
+cudaStream_t gr_device_stream(PyObject *module, int device);
 
 /* What one call borrows for its device work: a stream of ours, a workspace whose first
  * GR_WORKSPACE_ZEROED_BYTES are zero, a device staging buffer for host inputs, pinned host memory for
@@ -48,7 +53,7 @@ int gr_device_sm_count(int device);
  * released, so two threads never share one. */
 typedef struct gr_exec {
     int device;
-    cudaStream_t stream;
+    cudaStream_t stream; /* the device's stream (gr_device_stream), not owned */
     void *workspace;
     size_t workspace_bytes;
     void *staging;
@@ -57,6 +62,8 @@ typedef struct gr_exec {
     size_t pinned_bytes;
     void *result; /* device, GR_RESULT_BYTES */
     int dirty;    /* a call failed: re-zero the workspace counters before reuse */
+    cudaEvent_t done;          /* recorded after the last work that used these buffers ... */
+    cudaStream_t last_stream;  /* ... on this stream */
 } gr_exec;
 
 #define GR_RESULT_BYTES 256
@@ -64,12 +71,45 @@ typedef struct gr_exec {
 
 gr_exec *gr_exec_acquire(PyObject *module, int device);
 void gr_exec_release(gr_exec *ex);
+/* Bracket the device work of a call that runs on `stream`: begin orders it after the buffers' previous
+ * use if that was on another stream (0, or -1 with CudaError); end records that use (no GIL needed).
+ * Calls that leave work in flight (asynchronous results) must use them. */
+int gr_exec_begin(PyObject *module, gr_exec *ex, cudaStream_t stream);
+cudaError_t gr_exec_end(gr_exec *ex, cudaStream_t stream);
 /* Grow a buffer of the exec to at least `bytes` (never per call once warm).  0 or -1 with CudaError set. */
 int gr_exec_reserve_workspace(PyObject *module, gr_exec *ex, size_t bytes);
 int gr_exec_reserve_staging(PyObject *module, gr_exec *ex, size_t bytes);
 int gr_exec_reserve_pinned(PyObject *module, gr_exec *ex, size_t bytes);
 /* Free every cached resource (module teardown). */
 void gr_exec_release_all(void);
+
+/* ---- host <-> device transfers and stream ordering (transfer.c); no GIL needed ---- */
+/* Pinned bytes the exec must hold (gr_exec_reserve_pinned) to move `bytes` with the helpers below. */
+size_t gr_transfer_pinned_bytes(size_t bytes);
+/* Enqueue a copy of host `src` to device `dst` on `stream`: small ones through the exec's pinned buffer,
+ * large ones page-locked in place (a pageable copy when that is refused).  Once done with `src`, call
+ * gr_upload_release with the *registered it set (it waits for the copy, then unlocks the pages). */
+cudaError_t gr_upload_host(gr_exec *ex, void *dst, const void *src, size_t bytes, cudaStream_t stream,
+                           int *registered);
+cudaError_t gr_upload_release(const void *src, int registered, cudaStream_t stream);
+/* Copy device `src` to host `dst` after the work enqueued on `stream`; complete on return (synchronises). */
+cudaError_t gr_download_host(gr_exec *ex, void *dst, const void *src, size_t bytes, cudaStream_t stream);
+/* Order what is enqueued next on `waiter` after what is enqueued so far on `producer` (an event). */
+cudaError_t gr_stream_wait(cudaStream_t waiter, cudaStream_t producer);
+
+/* ---- device arrays (device_array.c) ---- */
+#define GR_MAX_NDIM 64
+/* The gpureduce.DeviceArray type, created for `module` (its exec slot stores it in the module state). */
+PyObject *gr_device_array_type_new(PyObject *module);
+/* Stream-ordered memory from the default pool of `device` (the current device), which is set on first use
+ * to keep freed blocks for reuse.  Free with cudaFreeAsync on a stream ordered after the last use.
+ * 0, or -1 with CudaError set. */
+int gr_device_alloc(PyObject *module, int device, size_t bytes, cudaStream_t stream, void **ptr);
+/* A new DeviceArray owning uninitialised memory allocated on `stream`, where the work that fills it must be
+ * enqueued; it exports `stream` and frees the memory there.  `device` must be current.  NULL on error. */
+PyObject *gr_device_array_empty(PyObject *module, int ndim, const int64_t *shape, gr_dtype dtype, int device,
+                                cudaStream_t stream);
+void *gr_device_array_data(PyObject *array);
 
 /* ---- input buffers (buffer.c) ---- */
 typedef struct gr_buffer {
@@ -84,16 +124,25 @@ typedef struct gr_buffer {
 } gr_buffer;
 
 /* Describe `obj` (NumPy array or array-like, or an object exporting __cuda_array_interface__).
- * Host inputs are made C-contiguous, aligned and native-endian.  0 on success, -1 with an exception. */
+ * Host inputs are made C-contiguous, aligned and native-endian.  Touches no device, so argument errors
+ * (dtype, malformed interface) come first, also on a machine without a GPU.  0, or -1 with an exception. */
 int gr_buffer_from_object(PyObject *module, PyObject *obj, gr_buffer *buf);
+/* The device the work runs on: the current one, after checking that a device buffer's pointer is device
+ * memory of that device.  Sets buf->device and returns it, or -1 with an exception. */
+int gr_buffer_device(PyObject *module, gr_buffer *buf);
 void gr_buffer_release(gr_buffer *buf);
 
+/* The table entry of variant index `variant` if it is of `kind` and implements `op`, else NULL with a
+ * ValueError (reduce.c). */
+const gr_variant_info *gr_checked_variant(long variant, long op, gr_kind kind);
 /* TypeError naming the dtypes variant `v` supports, unless it supports `dt`.  0 or -1. */
 int gr_check_variant_dtype(const gr_variant_info *v, gr_dtype dt);
 
 /* ---- Python-visible functions ---- */
 PyObject *gr_py_reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+PyObject *gr_py_scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs); /* scan.c */
 PyObject *gr_py_variant_table(PyObject *module, PyObject *unused);
 PyObject *gr_py_device_count(PyObject *module, PyObject *unused);
+PyObject *gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs); /* timing.c */
 
 #endif /* GPUREDUCE_EXT_H */

@@ -45,9 +45,15 @@ gr_py_device_count(PyObject *module, PyObject *unused)
 static PyMethodDef core_methods[] = {
     {"reduce", (PyCFunction)(void (*)(void))gr_py_reduce, METH_FASTCALL,
      "reduce(variant, op, a) -> NumPy scalar: reduce every element of `a` with operator `op`."},
+    {"scan", (PyCFunction)(void (*)(void))gr_py_scan, METH_FASTCALL,
+     "scan(variant, op, a, exclusive, out) -> ndarray, DeviceArray or `out`: the inclusive (or exclusive) scan of\n"
+     "the flattened `a` with operator `op`; a NumPy array for a host input, a DeviceArray for a device input."},
     {"variant_table", gr_py_variant_table, METH_NOARGS,
      "variant_table() -> tuple of (index, kind, name, properties, ops mask, dtypes mask, seed, doc)."},
     {"device_count", gr_py_device_count, METH_NOARGS, "device_count() -> number of CUDA devices (0 without a driver)."},
+    {"time_device", (PyCFunction)(void (*)(void))gr_py_time_device, METH_VARARGS | METH_KEYWORDS,
+     "time_device(what, a, repeats, warmup=3, flush_l2=True, variant=-1, op=0, exclusive=False) -> (times_us, value)\n"
+     "Device-side timings for the benchmarks (what: 'reduce', 'scan', 'read' or 'copy')."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -85,6 +91,9 @@ core_exec(PyObject *module)
     state->CudaError = PyErr_NewExceptionWithDoc(
         "gpureduce.CudaError", "A CUDA runtime call failed, or no CUDA device is available.", PyExc_RuntimeError, NULL);
     if (!state->CudaError || PyModule_AddObjectRef(module, "CudaError", state->CudaError) < 0) return -1;
+    state->DeviceArrayType = gr_device_array_type_new(module);
+    if (!state->DeviceArrayType || PyModule_AddObjectRef(module, "DeviceArray", state->DeviceArrayType) < 0)
+        return -1;
 
     const char *dtype_names[GR_DTYPE_COUNT];
     for (int i = 0; i < GR_DTYPE_COUNT; i++) dtype_names[i] = gr_dtype_name((gr_dtype)i);
@@ -104,6 +113,7 @@ static int
 core_traverse(PyObject *module, visitproc visit, void *arg)
 {
     Py_VISIT(gr_state(module)->CudaError);
+    Py_VISIT(gr_state(module)->DeviceArrayType);
     return 0;
 }
 
@@ -111,6 +121,7 @@ static int
 core_clear(PyObject *module)
 {
     Py_CLEAR(gr_state(module)->CudaError);
+    Py_CLEAR(gr_state(module)->DeviceArrayType);
     return 0;
 }
 

@@ -1,12 +1,10 @@
 /* reduce.c -- _core.reduce(variant, op, a): one whole-array reduction, result as a NumPy scalar. */
 #include "ext.h"
 
-#include <string.h>
-
 /* Validates the variant index and operator the Python layer resolved; the dtype check happens once the
  * input's dtype is known. */
-static const gr_variant_info *
-checked_variant(long variant, long op, gr_kind kind)
+const gr_variant_info *
+gr_checked_variant(long variant, long op, gr_kind kind)
 {
     int count;
     const gr_variant_info *table = gr_variant_table(&count);
@@ -33,24 +31,6 @@ gr_check_variant_dtype(const gr_variant_info *v, gr_dtype dt)
     return -1;
 }
 
-/* Copy a host input to device memory on `stream`.  Small inputs go through pinned memory; large ones
- * are page-locked in place for the copy (about 5x pageable bandwidth), falling back to a pageable copy
- * when that is refused.  Runs without the GIL; *registered tells the caller to unregister afterwards. */
-static cudaError_t
-upload_host(gr_exec *ex, const void *src, size_t bytes, cudaStream_t stream, int *registered)
-{
-    *registered = 0;
-    if (bytes == 0) return cudaSuccess;
-    if (bytes <= GR_PINNED_SMALL) {
-        char *pinned_in = (char *)ex->pinned + GR_RESULT_BYTES;
-        memcpy(pinned_in, src, bytes);
-        return cudaMemcpyAsync(ex->staging, pinned_in, bytes, cudaMemcpyHostToDevice, stream);
-    }
-    if (cudaHostRegister((void *)src, bytes, cudaHostRegisterDefault) == cudaSuccess) *registered = 1;
-    else (void)cudaGetLastError(); /* e.g. already registered by its owner: a plain copy is fine */
-    return cudaMemcpyAsync(ex->staging, src, bytes, cudaMemcpyHostToDevice, stream);
-}
-
 PyObject *
 gr_py_reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -60,7 +40,7 @@ gr_py_reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     const long variant = PyLong_AsLong(args[0]), op = PyLong_AsLong(args[1]);
     if (PyErr_Occurred()) return NULL;
-    const gr_variant_info *info = checked_variant(variant, op, GR_KIND_REDUCE);
+    const gr_variant_info *info = gr_checked_variant(variant, op, GR_KIND_REDUCE);
     if (!info) return NULL;
 
     PyObject *result = NULL;
@@ -70,7 +50,7 @@ gr_py_reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (gr_check_variant_dtype(info, buf.dtype) < 0) goto fail;
 
     const gr_dtype out_dtype = gr_default_result_dtype(GR_KIND_REDUCE, (gr_op)op, buf.dtype);
-    const int device = buf.is_host ? gr_current_device(module) : buf.device;
+    const int device = gr_buffer_device(module, &buf);
     if (device < 0) goto fail;
     ex = gr_exec_acquire(module, device);
     if (!ex) goto fail;
@@ -95,8 +75,7 @@ gr_py_reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         goto fail;
     }
     if (gr_exec_reserve_workspace(module, ex, ws_bytes) < 0) goto fail;
-    if (gr_exec_reserve_pinned(module, ex, GR_RESULT_BYTES + (buf.is_host && in_bytes <= GR_PINNED_SMALL ? in_bytes : 0)) < 0)
-        goto fail;
+    if (gr_exec_reserve_pinned(module, ex, gr_transfer_pinned_bytes(buf.is_host ? in_bytes : 0)) < 0) goto fail;
     if (buf.is_host && gr_exec_reserve_staging(module, ex, in_bytes) < 0) goto fail;
 
     a.in = buf.is_host ? ex->staging : buf.ptr;
@@ -105,24 +84,30 @@ gr_py_reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     a.workspace_bytes = ex->workspace_bytes;
     cudaStream_t stream = buf.has_stream ? buf.stream : ex->stream;
     a.stream = stream;
+    if (gr_exec_begin(module, ex, stream) < 0) goto fail;
 
     cudaError_t err = cudaSuccess;
     const char *stage = "copying the input to the device";
     int registered = 0;
     Py_BEGIN_ALLOW_THREADS
-    if (buf.is_host) err = upload_host(ex, buf.ptr, in_bytes, stream, &registered);
+    if (buf.is_host) err = gr_upload_host(ex, ex->staging, buf.ptr, in_bytes, stream, &registered);
     if (err == cudaSuccess) {
         st = gr_reduce(&a, &cuda_error);
         if (st == GR_OK) {
             stage = "copying the result to the host";
             err = cudaMemcpyAsync(ex->pinned, ex->result, 16 /* the widest scalar */, cudaMemcpyDeviceToHost, stream);
+            if (err == cudaSuccess) err = gr_exec_end(ex, stream);
             if (err == cudaSuccess) {
                 stage = "running the reduction";
                 err = cudaStreamSynchronize(stream);
             }
         }
     }
-    if (registered) (void)cudaHostUnregister(buf.ptr);
+    cudaError_t unpin = gr_upload_release(buf.ptr, registered, stream);
+    if (err == cudaSuccess && unpin != cudaSuccess) {
+        err = unpin;
+        stage = "unlocking the input's pages";
+    }
     Py_END_ALLOW_THREADS
 
     if (err != cudaSuccess) {

@@ -96,7 +96,8 @@ gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
         PyErr_SetString(PyExc_TypeError, "time_device times device arrays: pass a CuPy/PyTorch/Numba array");
         goto fail;
     }
-    const int device = buf.device;
+    const int device = gr_buffer_device(module, &buf);
+    if (device < 0) goto fail;
     PyArray_Descr *in_descr = PyArray_DescrFromType(gr_dtype_to_typenum(buf.dtype));
     const size_t in_bytes = (size_t)buf.n * (size_t)PyDataType_ELSIZE(in_descr);
     Py_DECREF(in_descr);

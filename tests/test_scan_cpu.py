@@ -1,0 +1,236 @@
+"""Scan API checks that need no GPU: registry, argument validation (out= included, before any device
+work), the DeviceArray type, and the no-device error."""
+import numpy as np
+import pytest
+
+import gpureduce
+from conftest import HAVE_GPU
+
+SCAN = gpureduce.variants(kind="scan")
+FUNCS = {"sum": gpureduce.cumsum, "prod": gpureduce.cumprod, "min": gpureduce.cummin, "max": gpureduce.cummax}
+
+needs_scan_variants = pytest.mark.skipif(
+    not SCAN, reason="no scan variant is registered in this build yet (cuda/variants.def lists none)")
+
+
+class FakeDeviceArray:
+    """Only a __cuda_array_interface__ dict: what out= validation reads before it touches the device."""
+
+    def __init__(self, **fields):
+        cai = dict(shape=(8,), typestr="<f8", data=(0x7F0000000000, False), version=3, strides=None)
+        cai.update(fields)
+        self.__cuda_array_interface__ = cai
+
+
+def raises_no_device_or_runs(call):
+    """Without a GPU the call must get past argument checks and fail with CudaError; with one it runs."""
+    if HAVE_GPU:
+        return call()
+    with pytest.raises(gpureduce.CudaError, match="no CUDA device"):
+        call()
+    return None
+
+
+# ---------------------------------------------------------------- registry and exports
+
+@needs_scan_variants
+def test_registry_has_the_scan_variants():
+    names = [v.name for v in SCAN]
+    assert len(names) == 9, f"expected the 9 scan variants, got {names}"
+    assert len(set(names)) == len(names), "scan variant names repeat"
+    assert {"auto", "cub", "sequential"} <= set(names)
+    for v in SCAN:
+        assert v.doc and v.seed, f"{v.name} lacks a doc or seed reference"
+        assert set(v.ops) == {"sum", "prod", "min", "max"}
+        assert {"float32", "float64", "int32", "int64"} <= set(v.dtypes)
+    assert [v.name for v in SCAN if "default" in v.properties] == ["auto"]
+    assert [v.name for v in SCAN if "baseline" in v.properties] == ["cub"]
+
+
+@needs_scan_variants
+def test_docstring_lists_every_registered_variant():
+    for v in SCAN:
+        assert f"``{v.name}``" in gpureduce.scan.__doc__
+
+
+def test_public_names():
+    for name in ("scan", "cumsum", "cumprod", "cummax", "cummin", "DeviceArray"):
+        assert name in gpureduce.__all__ and hasattr(gpureduce, name)
+    assert gpureduce.DeviceArray is gpureduce._core.DeviceArray
+    assert gpureduce.DeviceArray.__module__ == "gpureduce"
+
+
+def test_device_array_cannot_be_made_by_hand():
+    with pytest.raises(TypeError):
+        gpureduce.DeviceArray()
+
+
+# ---------------------------------------------------------------- arguments checked in Python
+
+@needs_scan_variants
+def test_unknown_variant_lists_the_valid_ones():
+    with pytest.raises(ValueError) as e:
+        gpureduce.cumsum(np.ones(4), variant="fastest")
+    for v in SCAN:
+        assert v.name in str(e.value)
+
+
+@needs_scan_variants
+def test_a_reduction_variant_is_not_a_scan_variant():
+    reduce_only = {v.name for v in gpureduce.variants(kind="reduce")} - {v.name for v in SCAN}
+    with pytest.raises(ValueError, match="unknown scan variant"):
+        gpureduce.cumsum(np.ones(4), variant=sorted(reduce_only)[0])
+
+
+def test_variant_must_be_a_string():
+    with pytest.raises(TypeError, match="variant must be a str"):
+        gpureduce.cumsum(np.ones(4), variant=3)
+
+
+def test_unknown_operator():
+    with pytest.raises(ValueError, match="unknown operator 'mean'.*sum, prod, min, max"):
+        gpureduce.scan("mean", np.ones(4))
+
+
+@needs_scan_variants
+@pytest.mark.parametrize("exclusive", [1, 0, "yes", None, 1.0])
+def test_exclusive_must_be_a_bool(exclusive):
+    with pytest.raises(TypeError, match="exclusive must be a bool"):
+        gpureduce.cumsum(np.ones(4), exclusive=exclusive)
+
+
+@needs_scan_variants
+@pytest.mark.parametrize("shape, axis", [((2, 3), 0), ((2, 3), 1), ((2, 3), -1), ((2, 2, 2), 2)])
+def test_axes_of_multidimensional_arrays_come_later(shape, axis):
+    with pytest.raises(NotImplementedError, match="axis=None"):
+        gpureduce.cumsum(np.ones(shape), axis=axis)
+
+
+@needs_scan_variants
+@pytest.mark.parametrize("shape, axis", [((3,), 1), ((3,), -2), ((2, 3), 2), ((), 1)])
+def test_axis_out_of_bounds_is_numpys_axis_error(shape, axis):
+    with pytest.raises(np.exceptions.AxisError) as ours:
+        gpureduce.cumsum(np.ones(shape), axis=axis)
+    with pytest.raises(np.exceptions.AxisError) as numpys:
+        np.cumsum(np.ones(shape), axis=axis)
+    assert str(ours.value) == str(numpys.value)
+
+
+@needs_scan_variants
+@pytest.mark.parametrize("axis", [None, 0, -1])
+def test_the_axis_of_a_1d_array_is_accepted(axis):
+    got = raises_no_device_or_runs(lambda: gpureduce.cumsum([1, 2, 3], axis=axis))
+    if got is not None:
+        np.testing.assert_array_equal(got, np.cumsum([1, 2, 3]))
+
+
+@needs_scan_variants
+@pytest.mark.parametrize("dtype", ["int8", "uint32", "float16", "complex64", "bool"])
+def test_unsupported_dtype_names_the_supported_ones(dtype):
+    with pytest.raises(TypeError) as e:
+        gpureduce.cumsum(np.ones(8, dtype=dtype))
+    assert dtype in str(e.value) and "float32" in str(e.value)
+
+
+# ---------------------------------------------------------------- out= checked in C, before the device
+
+@needs_scan_variants
+@pytest.mark.parametrize("op, in_dtype, out_dtype, want", [
+    ("sum", "float64", "float32", "float64"),
+    ("sum", "int32", "int32", "int64"),     # NumPy's cumsum of int32 is int64: no silent narrowing
+    ("prod", "int32", "float64", "int64"),
+    ("max", "int32", "int64", "int32"),     # min/max keep the dtype
+    ("min", "float32", ">f4", "float32"),   # byte order counts
+])
+def test_host_out_of_the_wrong_dtype(op, in_dtype, out_dtype, want):
+    with pytest.raises(TypeError) as e:
+        FUNCS[op](np.ones(8, in_dtype), out=np.zeros(8, out_dtype))
+    assert f"dtype {want}" in str(e.value) and "do not cast" in str(e.value)
+
+
+@needs_scan_variants
+@pytest.mark.parametrize("shape", [(7,), (9,), (2, 4), (8, 1), ()])
+def test_host_out_of_the_wrong_shape(shape):
+    with pytest.raises(ValueError, match=r"out= has shape .* result .* has shape \(8,\)"):
+        gpureduce.cumsum(np.ones((2, 4)), out=np.zeros(shape))
+
+
+@needs_scan_variants
+def test_read_only_host_out():
+    out = np.zeros(8)
+    out.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        gpureduce.cumsum(np.ones(8), out=out)
+
+
+@needs_scan_variants
+@pytest.mark.parametrize("out", [[0.0] * 8, (0.0,) * 8, 3.0, "out"])
+def test_out_that_is_not_an_array(out):
+    with pytest.raises(TypeError, match="out= must be None, a NumPy array, or a device array"):
+        gpureduce.cumsum(np.ones(8), out=out)
+
+
+@needs_scan_variants
+@pytest.mark.parametrize("fields, error, match", [
+    (dict(typestr="<f4"), TypeError, "out= has dtype float32 but the result has dtype float64"),
+    (dict(shape=(7,)), ValueError, r"out= has shape \(7,\)"),
+    (dict(shape=(2, 4)), ValueError, r"out= has shape \(2, 4\)"),
+    (dict(data=(0x7F0000000000, True)), ValueError, "read-only"),
+    (dict(strides=(16,)), ValueError, "not contiguous"),
+    (dict(data=(0x7F0000000004, False)), ValueError, "not aligned"),
+    (dict(mask=object()), ValueError, "masked"),
+    (dict(version=1), ValueError, "version 1"),
+    (dict(typestr="nonsense"), ValueError, "not a valid type string"),
+    (dict(data=None), ValueError, "malformed __cuda_array_interface__ of out="),
+    (dict(stream=0), ValueError, "'stream' is 0"),
+])
+def test_device_out_rejected_before_any_device_work(fields, error, match):
+    with pytest.raises(error, match=match):
+        gpureduce.cumsum(np.ones(8), out=FakeDeviceArray(**fields))
+
+
+@needs_scan_variants
+def test_device_out_with_missing_keys():
+    class Broken:
+        __cuda_array_interface__ = dict(shape=(8,), version=3)
+
+    with pytest.raises(ValueError, match="'shape', 'typestr', 'data' and 'version' are required"):
+        gpureduce.cumsum(np.ones(8), out=Broken())
+
+
+@needs_scan_variants
+def test_a_valid_out_gets_to_the_device():
+    # the fake pointer is not device memory: only a real device can tell
+    error, match = (ValueError, "not device memory") if HAVE_GPU else (gpureduce.CudaError, "no CUDA device")
+    with pytest.raises(error, match=match):
+        gpureduce.cumsum(np.ones(8), out=FakeDeviceArray())
+    raises_no_device_or_runs(lambda: gpureduce.cumsum(np.ones(8), out=np.zeros(8)))
+
+
+# ---------------------------------------------------------------- the C entry itself
+
+def test_core_scan_checks_its_arguments():
+    core = gpureduce._core
+    with pytest.raises(TypeError, match="takes 5 arguments"):
+        core.scan(0, 0, np.ones(3))
+    reduce_index = gpureduce.variants(kind="reduce")[0].index
+    with pytest.raises(ValueError, match="not a scan variant"):
+        core.scan(reduce_index, 0, np.ones(3), False, None)
+    with pytest.raises(ValueError, match="not a scan variant"):
+        core.scan(10**6, 0, np.ones(3), False, None)
+    if SCAN:
+        with pytest.raises(ValueError, match="does not implement operator 9"):
+            core.scan(SCAN[0].index, 9, np.ones(3), False, None)
+
+
+# ---------------------------------------------------------------- no device
+
+@pytest.mark.skipif(HAVE_GPU, reason="checks the error raised where there is no CUDA device")
+@needs_scan_variants
+@pytest.mark.parametrize("op", sorted(FUNCS))
+@pytest.mark.parametrize("n", [0, 5])
+def test_without_a_gpu_calls_raise_cuda_error(op, n):
+    with pytest.raises(gpureduce.CudaError, match="no CUDA device"):
+        FUNCS[op](np.ones(n, np.float32))
+    with pytest.raises(gpureduce.CudaError, match="no CUDA device"):
+        gpureduce.scan(op, np.arange(n), exclusive=True)

@@ -1,0 +1,483 @@
+"""Every scan variant x operator x inclusive/exclusive x dtype x size against NumPy, on the GPU.
+
+Integers must match exactly (wrap-around included); floats must lie within an element-wise bound around a
+float64 cumulative reference; min/max are exact and propagate NaN.  The matrix reads fresh random data on the
+device (CuPy) and writes into a poisoned out= (NaN / a sentinel), so an element a kernel forgets to write is
+caught.  Host inputs and outputs, the DeviceArray result, the other device libraries, streams, misaligned and
+overlapping pointers and > 2**31 elements have tests of their own.
+"""
+import ctypes
+import math
+import sys
+
+import numpy as np
+import pytest
+
+import gpureduce
+from conftest import DEVICE_LIBRARIES
+
+pytestmark = pytest.mark.gpu
+
+SCAN = gpureduce.variants(kind="scan")
+VARIANTS = [v.name for v in SCAN]
+DETERMINISTIC = [v.name for v in SCAN if v.deterministic]
+OPS = ["sum", "prod", "min", "max"]
+FUNCS = {"sum": gpureduce.cumsum, "prod": gpureduce.cumprod, "min": gpureduce.cummin, "max": gpureduce.cummax}
+NUMPY = {"sum": np.cumsum, "prod": np.cumprod, "min": np.minimum.accumulate, "max": np.maximum.accumulate}
+# warp (32), block (1024) and tile (4096) boundaries, one past 2**16, and two large odd sizes
+SIZES = [0, 1, 2, 31, 32, 33, 1023, 1024, 1025, 4095, 4096, 4097, 65535, 65537, 2**20 + 7, 2**24 + 3]
+# `sequential` is a single thread walking the array: at 2**24 elements its 32 cases alone would take about a
+# minute, and its code path is the same at every length, so it stops at 2**20 + 7.
+SEQUENTIAL_MAX_N = 2**20 + 7
+SEED = int(np.random.SeedSequence().entropy % 2**32)  # fresh data every session; printed on failure
+
+EXERCISED = set()
+
+
+def _cupy():
+    return pytest.importorskip("cupy")
+
+
+def _cases():
+    """The matrix, size by size (outermost), so that one size's inputs are cached at a time."""
+    for n in SIZES:
+        for dtype in ("float32", "float64", "int32", "int64"):
+            for op in OPS:
+                for exclusive in (False, True):
+                    for v in SCAN:
+                        if op not in v.ops or dtype not in v.dtypes:
+                            continue
+                        if v.name == "sequential" and n > SEQUENTIAL_MAX_N:
+                            continue
+                        kind = "excl" if exclusive else "incl"
+                        yield pytest.param(v.name, op, exclusive, dtype, n, id=f"{v.name}-{op}-{kind}-{dtype}-{n}")
+
+
+# ---------------------------------------------------------------- inputs and references
+
+def make_host(family, dtype, n, rng):
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        if family == "prod":  # near 1 with random signs: no overflow or underflow over 2**24 factors
+            x = (1 + rng.uniform(-2.0**-10, 2.0**-10, n)) * rng.choice([-1.0, 1.0], n)
+        else:  # signed: partial sums wander like sqrt(i), far below the cumsum(|x|) the bound scales with
+            x = rng.uniform(-1, 1, n)
+        return x.astype(dt)
+    if family == "prod":  # odd factors keep a wrapped product non-trivial
+        return rng.choice(np.array([-7, -5, -3, -1, 1, 3, 5, 7], dtype=dt), n)
+    info = np.iinfo(dt)
+    return rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)  # int64 sums wrap, like NumPy's
+
+
+_cache = {}
+
+
+def case(op, dtype, n):
+    """Input (host and CuPy), NumPy's result dtype, and the inclusive reference (+ float bound) for `op`.
+
+    Made once per (data family, dtype, size) and session: sum, min and max share their data."""
+    family = "prod" if op == "prod" else "sum"
+    key = (family, dtype, n)
+    if key not in _cache:
+        if any(k[2] != n for k in _cache):
+            _cache.clear()  # the matrix runs size by size: keep one size in memory
+        rng = np.random.default_rng([SEED, n, int(family == "prod"), np.dtype(dtype).num])
+        host = make_host(family, dtype, n, rng)
+        _cache[key] = {"host": host, "dev": _cupy().asarray(host), "refs": {}}
+    entry = _cache[key]
+    if op not in entry["refs"]:
+        x = entry["host"]
+        dtype_out = NUMPY[op](x[:0]).dtype
+        if x.dtype.kind == "f" and op in ("sum", "prod"):
+            x64 = x.astype(np.float64)
+            ref = NUMPY[op](x64)
+            bound = sum_bound(x64, x.dtype) if op == "sum" else prod_bound(ref, x.dtype)
+        else:
+            ref, bound = NUMPY[op](x), None
+        entry["refs"][op] = (dtype_out, ref, bound)
+    return entry, entry["refs"][op]
+
+
+def sum_bound(x64, dtype, slack=8.0):
+    """Tree scans: element i errs by about eps * depth * sum(|x[:i+1]|), depth ~ log2(n).  The serial parts
+    (items per thread, the chain of tile prefixes, the `sequential` variant) grow like sqrt of their length
+    on signed random data and stay far inside this bound."""
+    eps = float(np.finfo(dtype).eps)
+    return slack * eps * math.log2(max(x64.size, 2)) * np.cumsum(np.abs(x64)) + 1e-300
+
+
+def prod_bound(ref64, dtype, slack=8.0):
+    """Every multiplication adds one rounding, whatever the tree: about sqrt(i) * eps relative, typically."""
+    eps = float(np.finfo(dtype).eps)
+    i = np.arange(1, ref64.size + 1, dtype=np.float64)
+    return slack * eps * np.sqrt(i) * math.log2(max(ref64.size, 2)) * np.abs(ref64) + 1e-300
+
+
+def identity(op, dtype):
+    dt = np.dtype(dtype)
+    if op in ("sum", "prod"):
+        return dt.type(op == "prod")
+    if dt.kind == "f":
+        return dt.type(np.inf if op == "min" else -np.inf)
+    return dt.type(np.iinfo(dt).max if op == "min" else np.iinfo(dt).min)
+
+
+def poison(dtype):
+    dt = np.dtype(dtype)
+    return dt.type(np.nan) if dt.kind == "f" else dt.type(np.iinfo(dt).min + 0x5A5A5A5)
+
+
+def check(got, op, dtype_out, ref, bound, exclusive, what=""):
+    """`got` (host) against the inclusive reference, shifted for an exclusive scan."""
+    what = f"{what} (seed {SEED})"
+    assert got.dtype == dtype_out, f"result dtype {got.dtype}, NumPy gives {dtype_out} {what}"
+    assert got.shape == ref.shape, f"result shape {got.shape}, expected {ref.shape} {what}"
+    if exclusive and ref.size:
+        first = got[0]
+        assert first == identity(op, dtype_out), f"exclusive scan starts with {first!r}, not the identity {what}"
+        got, ref, bound = got[1:], ref[:-1], None if bound is None else bound[:-1]
+    if bound is None:
+        same = (got == ref) | (np.isnan(got) & np.isnan(ref)) if got.dtype.kind == "f" else got == ref
+        if not same.all():
+            i = int(np.argmin(same))
+            pytest.fail(f"element {i + exclusive}: got {got[i]!r}, expected {ref[i]!r} {what}")
+    else:
+        err = np.abs(got.astype(np.float64) - ref)
+        ok = err <= bound  # NaN (poison left behind) fails
+        if not ok.all():
+            i = int(np.argmin(ok))
+            pytest.fail(f"element {i + exclusive}: got {got[i]!r}, float64 reference {ref[i]!r}, "
+                        f"|error| {err[i]:.3g} > bound {bound[i]:.3g} {what}")
+
+
+def reference_of(host, op, exclusive):
+    """NumPy's answer for a small host array, exclusive included."""
+    ref = NUMPY[op](host)
+    if exclusive and ref.size:
+        ref = np.concatenate([[identity(op, ref.dtype)], ref[:-1]]).astype(ref.dtype)
+    return ref
+
+
+def assert_close(got, host, op, exclusive=False):
+    """Small cases: exact for integers and min/max, the sum/prod bound for floats."""
+    ref = NUMPY[op](host)
+    bound = None
+    if host.dtype.kind == "f" and op in ("sum", "prod"):
+        ref64 = NUMPY[op](host.astype(np.float64))
+        bound = sum_bound(host.astype(np.float64), host.dtype) if op == "sum" else prod_bound(ref64, host.dtype)
+        ref = ref64
+    check(np.asarray(got), op, NUMPY[op](host[:0]).dtype, ref, bound, exclusive)
+
+
+# ---------------------------------------------------------------- the matrix
+
+@pytest.mark.parametrize("variant, op, exclusive, dtype, n", list(_cases()))
+def test_matches_numpy(variant, op, exclusive, dtype, n):
+    cupy = _cupy()
+    entry, (dtype_out, ref, bound) = case(op, dtype, n)
+    out = cupy.full(n, poison(dtype_out), dtype=dtype_out)
+    result = gpureduce.scan(op, entry["dev"], out=out, exclusive=exclusive, variant=variant)
+    assert result is out
+    check(cupy.asnumpy(out), op, dtype_out, ref, bound, exclusive, f"{variant} {op} {dtype} n={n}")
+    EXERCISED.add(variant)
+
+
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("op", ["min", "max"])
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_nan_propagates(variant, op, dtype, exclusive, rng):
+    """NumPy: every element from the first NaN on is NaN (the result is a DeviceArray here)."""
+    for n in (1, 70001):
+        host = rng.uniform(-1e3, 1e3, n).astype(dtype)
+        host[rng.integers(n)] = np.nan
+        got = gpureduce.scan(op, DEVICE_LIBRARIES["cupy"](host), exclusive=exclusive, variant=variant)
+        assert isinstance(got, gpureduce.DeviceArray)
+        np.testing.assert_array_equal(got.get(), reference_of(host, op, exclusive))
+
+
+# ---------------------------------------------------------------- host arrays in and out
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_host_inputs_give_numpy_arrays(variant, rng):
+    """Small (pinned staging) and large (page-locked in place) NumPy inputs, non-contiguous, byte-swapped,
+    lists, 0-d and 2-d (flattened in C order, like numpy.cumsum)."""
+    small = rng.uniform(-1, 1, 1000).astype(np.float32)
+    got = gpureduce.cumsum(small, variant=variant)
+    assert type(got) is np.ndarray
+    assert_close(got, small, "sum")
+    large = rng.integers(-(2**31), 2**31 - 1, 3 * 2**21 + 5, dtype=np.int32)  # 24 MiB: above the pinned size
+    assert_close(gpureduce.cumsum(large, variant=variant), large, "sum")
+    assert_close(gpureduce.cummax(large, exclusive=True, variant=variant), large, "max", exclusive=True)
+    strided = rng.uniform(-1, 1, (300, 7))[::2, 1:6]
+    np.testing.assert_array_equal(gpureduce.cummin(strided, variant=variant), np.minimum.accumulate(strided.ravel()))
+    fortran = np.asfortranarray(rng.integers(-9, 9, (33, 17)))
+    np.testing.assert_array_equal(gpureduce.cumsum(fortran, variant=variant), np.cumsum(fortran))
+    swapped = rng.integers(-1000, 1000, 999).astype(">i8")
+    np.testing.assert_array_equal(gpureduce.cumsum(swapped, variant=variant), np.cumsum(swapped))
+    np.testing.assert_array_equal(gpureduce.cumprod([3, 5, 7], variant=variant), [3, 15, 105])
+    np.testing.assert_array_equal(gpureduce.cumsum(np.float64(2.5), variant=variant), [2.5])
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_host_out(variant, rng):
+    """A NumPy out= is written and returned, contiguous or strided, for host and device inputs."""
+    host = rng.integers(-100, 100, 5000, dtype=np.int32)
+    out = np.full(5000, poison(np.int64), np.int64)
+    assert gpureduce.cumsum(host, out=out, variant=variant) is out
+    np.testing.assert_array_equal(out, np.cumsum(host))
+    backing = np.full(2 * 5000, poison(np.int64), np.int64)
+    strided = backing[::2]
+    assert gpureduce.cumsum(host, out=strided, exclusive=True, variant=variant) is strided
+    np.testing.assert_array_equal(strided, reference_of(host, "sum", True))
+    assert (backing[1::2] == poison(np.int64)).all(), "wrote between the strided out='s elements"
+    out[:] = poison(np.int64)
+    assert gpureduce.cumsum(DEVICE_LIBRARIES["cupy"](host), out=out, variant=variant) is out
+    np.testing.assert_array_equal(out, np.cumsum(host))
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_device_out_for_a_host_input(variant, rng):
+    cupy = _cupy()
+    for n in (1000, 3 * 2**20 + 1):  # through the pinned buffer, and page-locked in place
+        host = rng.uniform(-1, 1, n)
+        out = cupy.full(n, np.nan)
+        assert gpureduce.cumsum(host, out=out, variant=variant) is out
+        assert_close(cupy.asnumpy(out), host, "sum")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_in_place_and_overlapping_out(variant, rng):
+    """out= the input itself (the kernels allow that), and out= overlapping it shifted (read via a copy)."""
+    cupy = _cupy()
+    host = rng.integers(-1000, 1000, 70001).astype(np.int64)
+    x = cupy.asarray(host)
+    assert gpureduce.cumsum(x, out=x, variant=variant) is x
+    np.testing.assert_array_equal(cupy.asnumpy(x), np.cumsum(host))
+    buf = cupy.asarray(host)
+    gpureduce.cummax(buf[:-1], out=buf[1:], variant=variant)
+    np.testing.assert_array_equal(cupy.asnumpy(buf[1:]), np.maximum.accumulate(host[:-1]))
+    buf = cupy.asarray(host)
+    gpureduce.cumsum(buf[1:], out=buf[:-1], exclusive=True, variant=variant)
+    np.testing.assert_array_equal(cupy.asnumpy(buf[:-1]), reference_of(host[1:], "sum", True))
+
+
+# ---------------------------------------------------------------- device inputs
+
+@pytest.mark.parametrize("offset", [1, 3])
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_misaligned_input(variant, offset, rng):
+    cupy = _cupy()
+    for n in (1000, 2**20 + 3):
+        host = rng.uniform(-1, 1, n + offset).astype(np.float32)
+        dev = cupy.asarray(host)[offset:]
+        assert dev.data.ptr % 16 != 0
+        assert_close(gpureduce.cumsum(dev, variant=variant).get(), host[offset:], "sum")
+        ints = rng.integers(-(2**31), 2**31 - 1, n + offset, dtype=np.int32)
+        assert_close(gpureduce.cummin(cupy.asarray(ints)[offset:], variant=variant).get(), ints[offset:], "min")
+
+
+@pytest.mark.parametrize("library", sorted(DEVICE_LIBRARIES))
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_inputs_from_device_libraries(variant, library, rng):
+    f = rng.uniform(-1, 1, 65537).astype(np.float32)
+    i = rng.integers(-(2**31), 2**31 - 1, 65537, dtype=np.int32)
+    make = DEVICE_LIBRARIES[library]
+    assert_close(gpureduce.cumsum(make(f), variant=variant).get(), f, "sum")
+    assert_close(gpureduce.cummax(make(i), variant=variant).get(), i, "max")
+    assert_close(gpureduce.cumsum(make(i), exclusive=True, variant=variant).get(), i, "sum", exclusive=True)
+
+
+def test_multidimensional_device_input_is_flattened_in_c_order(rng):
+    cupy = _cupy()
+    host = rng.integers(-9, 9, (33, 17)).astype(np.int32)
+    np.testing.assert_array_equal(gpureduce.cumsum(cupy.asarray(host)).get(), np.cumsum(host))
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        gpureduce.cumsum(cupy.asfortranarray(cupy.asarray(host)))
+
+
+def test_pointer_that_is_not_device_memory():
+    host = np.zeros(64, np.float64)
+
+    class HostPointer:
+        __cuda_array_interface__ = dict(shape=(64,), typestr="<f8", data=(host.ctypes.data, False), version=3)
+
+    with pytest.raises(ValueError, match="not device memory"):
+        gpureduce.cumsum(np.ones(64), out=HostPointer())
+    np.testing.assert_array_equal(gpureduce.cumsum(np.ones(3)), [1, 2, 3])  # the next call works
+
+
+# ---------------------------------------------------------------- the DeviceArray result
+
+def test_device_array_attributes_and_host_copies(rng):
+    host = rng.integers(-1000, 1000, 4097).astype(np.int32)
+    r = gpureduce.cumsum(DEVICE_LIBRARIES["cupy"](host))
+    ref = np.cumsum(host)
+    assert isinstance(r, gpureduce.DeviceArray)
+    assert r.shape == (4097,) and r.ndim == 1 and r.size == len(r) == 4097
+    assert r.dtype == np.dtype(np.int64) and r.itemsize == 8 and r.nbytes == 8 * 4097
+    assert r.device == 0
+    np.testing.assert_array_equal(r.get(), ref)
+    np.testing.assert_array_equal(np.asarray(r), ref)
+    as_float = np.asarray(r, dtype=np.float64)
+    assert as_float.dtype == np.float64
+    np.testing.assert_array_equal(as_float, ref)
+    with pytest.raises(ValueError, match="copy=False"):
+        np.array(r, copy=False)
+    small = gpureduce.cumsum(DEVICE_LIBRARIES["cupy"](np.array([1, 2, 3], np.int32)))
+    assert repr(small) == "DeviceArray([1, 3, 6], dtype=int64, device=0)"
+    big = gpureduce.cumsum(DEVICE_LIBRARIES["cupy"](np.ones(2**20, np.float32)))
+    assert repr(big) == "DeviceArray(shape=(1048576,), dtype=float32, device=0)"
+    empty = gpureduce.cumsum(DEVICE_LIBRARIES["cupy"](np.ones(0, np.float32)))
+    assert empty.shape == (0,) and len(empty) == 0 and empty.get().shape == (0,)
+
+
+def test_cuda_array_interface_of_the_result():
+    cupy = _cupy()
+    r = gpureduce.cumsum(cupy.ones(1000, dtype=cupy.float32))
+    cai = r.__cuda_array_interface__
+    assert cai["version"] == 3 and cai["shape"] == (1000,) and cai["typestr"] == "<f4"
+    assert cai["strides"] is None and cai["data"][1] is False and cai["descr"] == [("", "<f4")]
+    assert isinstance(cai["stream"], int) and cai["stream"] != 0
+
+
+def test_zero_copy_views_cupy():
+    cupy = _cupy()
+    r = gpureduce.cumsum(cupy.arange(1000, dtype=cupy.float64))
+    ptr = r.__cuda_array_interface__["data"][0]
+    view = cupy.asarray(r)
+    assert view.data.ptr == ptr
+    np.testing.assert_array_equal(cupy.asnumpy(view), np.cumsum(np.arange(1000.0)))
+    dl = cupy.from_dlpack(r)
+    assert dl.data.ptr == ptr
+    del r  # the views keep the memory alive
+    np.testing.assert_array_equal(cupy.asnumpy(view), cupy.asnumpy(dl))
+
+
+def test_zero_copy_views_torch():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch without CUDA")
+    r = gpureduce.cumsum(torch.arange(1000, dtype=torch.float32, device="cuda"))
+    ptr = r.__cuda_array_interface__["data"][0]
+    t = torch.as_tensor(r, device="cuda")
+    assert t.data_ptr() == ptr
+    d = torch.from_dlpack(r)
+    assert d.data_ptr() == ptr
+    np.testing.assert_array_equal(t.cpu().numpy(), np.cumsum(np.arange(1000, dtype=np.float32)))
+
+
+def test_zero_copy_views_numba():
+    numba_cuda = pytest.importorskip("numba.cuda")
+    if not numba_cuda.is_available():
+        pytest.skip("numba without CUDA")
+    r = gpureduce.cummax(numba_cuda.to_device(np.arange(1000, dtype=np.int64)[::-1].copy()))
+    view = numba_cuda.as_cuda_array(r)
+    assert view.device_ctypes_pointer.value == r.__cuda_array_interface__["data"][0]
+    np.testing.assert_array_equal(view.copy_to_host(), np.full(1000, 999))
+
+
+def _capsule_name(capsule):
+    get_name = ctypes.pythonapi.PyCapsule_GetName
+    get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    return get_name(capsule).decode()
+
+
+def test_dlpack_protocol():
+    cupy = _cupy()
+    r = gpureduce.cumsum(cupy.ones(100, dtype=cupy.float32))
+    assert r.__dlpack_device__() == (2, 0)
+    refs = sys.getrefcount(r)
+    assert _capsule_name(r.__dlpack__()) == "dltensor"
+    assert _capsule_name(r.__dlpack__(max_version=(1, 0))) == "dltensor_versioned"
+    assert _capsule_name(r.__dlpack__(max_version=(0, 8), stream=-1)) == "dltensor"
+    assert sys.getrefcount(r) == refs, "an unconsumed capsule leaked its reference to the array"
+    assert _capsule_name(r.__dlpack__(dl_device=(2, 0), copy=False, max_version=(1, 1))) == "dltensor_versioned"
+    with pytest.raises(BufferError, match="dl_device"):
+        r.__dlpack__(dl_device=(1, 0))
+    with pytest.raises(ValueError, match="stream"):
+        r.__dlpack__(stream=0)
+
+    class Copying:  # asks for a copy whatever the consumer passes
+        def __dlpack__(self, **kwargs):
+            return r.__dlpack__(**{**kwargs, "copy": True})
+
+        def __dlpack_device__(self):
+            return r.__dlpack_device__()
+
+    copied = cupy.from_dlpack(Copying())
+    assert copied.data.ptr != r.__cuda_array_interface__["data"][0]
+    np.testing.assert_array_equal(cupy.asnumpy(copied), np.arange(1, 101, dtype=np.float32))
+
+
+# ---------------------------------------------------------------- streams and determinism
+
+class OnStream:
+    """A CuPy array that exports the stream it was produced on (CuPy exports its current stream)."""
+
+    def __init__(self, array, stream):
+        self.array, self.stream = array, stream
+
+    @property
+    def __cuda_array_interface__(self):
+        return {**self.array.__cuda_array_interface__, "stream": self.stream.ptr}
+
+
+def test_streams_are_honoured():
+    """Input produced on one busy stream, out= on another: the scan waits for both, and out='s stream waits
+    for the scan; a DeviceArray result exports the input's stream."""
+    cupy = _cupy()
+    n = 2**24
+    s_in, s_out = cupy.cuda.Stream(non_blocking=True), cupy.cuda.Stream(non_blocking=True)
+    with s_in:
+        x = cupy.zeros(n, dtype=cupy.int32)
+        for _ in range(20):
+            x += 1
+    with s_out:
+        out = cupy.zeros(n, dtype=cupy.int64)
+        for _ in range(20):
+            out -= 1
+    gpureduce.cumsum(OnStream(x, s_in), out=OnStream(out, s_out))
+    with s_out:  # work after the scan, on out='s own stream
+        assert bool((out == 20 * cupy.arange(1, n + 1, dtype=cupy.int64)).all())
+    r = gpureduce.cummax(OnStream(x, s_in))
+    assert r.__cuda_array_interface__["stream"] == s_in.ptr
+    assert (r.get() == 20).all()
+
+
+@pytest.mark.parametrize("variant", DETERMINISTIC)
+def test_deterministic_variants_repeat_bitwise(variant, rng):
+    cupy = _cupy()
+    x = cupy.asarray(rng.uniform(-1, 1, 2**22 + 3).astype(np.float32))
+    first = gpureduce.cumsum(x, variant=variant).get()
+    for _ in range(3):
+        assert gpureduce.cumsum(x, variant=variant).get().tobytes() == first.tobytes()
+
+
+# ---------------------------------------------------------------- 64-bit lengths
+
+@pytest.mark.slow
+def test_beyond_2_to_the_31_elements():
+    """64-bit indexing for `auto`: ones give cumsum[i] = i + 1 (exclusive: i); checked on the device."""
+    cupy = _cupy()
+    _cache.clear()
+    n = 2**31 + 2**20 + 5
+    x = cupy.ones(n, dtype=cupy.int32)
+    out = cupy.empty(n, dtype=cupy.int64)  # CuPy's memory (not gpureduce's pool), freed below
+    expected = None
+    try:
+        gpureduce.cumsum(x, out=out)
+        expected = cupy.arange(1, n + 1, dtype=cupy.int64)
+        assert bool((out == expected).all())
+        gpureduce.cumsum(x, out=out, exclusive=True)
+        expected -= 1
+        assert bool((out == expected).all())
+    finally:
+        del x, out, expected
+        cupy.get_default_memory_pool().free_all_blocks()
+
+
+def test_zz_every_variant_exercised():
+    """Runs last: every registered scan variant went through the NumPy comparison."""
+    assert SCAN, "no scan variant is registered"
+    assert EXERCISED == set(VARIANTS), f"never exercised: {set(VARIANTS) - EXERCISED}"
