@@ -28,7 +28,7 @@ t2=$(date +%s)
 result_line=$(grep -E "^(=+ )?[0-9]+ (passed|failed)" "$OUT/pytest.log" | tail -n 1)
 echo "tests rc=$test_rc in $((t2 - t1)) s: $result_line"
 
-python3 -m gpureduce --n '2**24' >"$OUT/bench_reduce_2e24.txt" 2>&1
+python3 -m gpureduce >"$OUT/bench_reduce_2e24.txt" 2>&1
 for extra in ${BENCH_SCRIPTS:-}; do python3 "$extra" >>"$OUT/bench_extra.txt" 2>&1; done
 t3=$(date +%s)
 

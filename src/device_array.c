@@ -4,9 +4,10 @@
  * is produced on) and goes back there (cudaFreeAsync on that same stream) when the array dies, so a result
  * costs no cudaMalloc once the pool is warm.  The array exports that stream through
  * __cuda_array_interface__ v3 and orders a consumer's stream after it in __dlpack__; get() / __array__
- * bring the values home.  The stream must outlive the array: the device streams of exec.c live as long as
- * the module (which every DeviceArray keeps alive through its type); a producer's stream is the producer's
- * responsibility.
+ * bring the values home.  The stream must outlive the array, so gpureduce only ever gives its results the
+ * device's own stream (exec.c), which lives as long as the module (kept alive by every DeviceArray through
+ * its type), and orders that stream after the work that produced them: a caller's temporary stream may
+ * be destroyed before the result.
  */
 #include "ext.h"
 

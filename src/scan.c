@@ -3,7 +3,8 @@
  *
  * Where the result goes:
  *   host input,   out=None          a new NumPy array (computed in pool memory, then downloaded)
- *   device input, out=None          a new DeviceArray, produced on the work stream: asynchronous
+ *   device input, out=None          a new DeviceArray on the device's stream (ordered after the work stream):
+ *                                   asynchronous
  *   any input,    out=NumPy array   written through pool memory, `out` returned
  *   any input,    out=device array  written in place, `out` returned: asynchronous for a device input
  * Every call that touches host memory completes before it returns.  The work stream is the one the input
@@ -291,6 +292,7 @@ typedef struct {
     size_t out_bytes;
     int out_wait;            /* out= named another stream: order the scan after it, and it after the scan */
     cudaStream_t out_stream;
+    cudaStream_t result_stream; /* a new DeviceArray lives on the device's stream: order it after the scan */
     int sync;                /* host memory is involved: complete before returning */
     void *scratch_in;        /* pool memory, freed on `stream` when done */
     void *scratch_out;
@@ -330,6 +332,8 @@ run_scan(scan_job *j)
 {
     int registered = 0;
     if (j->out_wait) keep_first(j, gr_stream_wait(j->stream, j->out_stream), "ordering the scan after out='s stream");
+    if (j->result_stream) /* the result's memory was allocated there */
+        keep_first(j, gr_stream_wait(j->stream, j->result_stream), "ordering the scan after the result's allocation");
     if (job_ok(j) && j->host_src)
         keep_first(j, gr_upload_host(j->ex, (void *)j->a.in, j->host_src, j->in_bytes, j->stream, &registered),
                    "copying the input to the device");
@@ -341,6 +345,8 @@ run_scan(scan_job *j)
         keep_first(j, gr_stream_wait(j->out_stream, j->stream), "ordering out='s stream after the scan");
     /* The exec's workspace was used on this stream, whatever happened. */
     keep_first(j, gr_exec_end(j->ex, j->stream), "recording the end of the scan");
+    if (j->result_stream)
+        keep_first(j, gr_stream_wait(j->result_stream, j->stream), "ordering the result's stream after the scan");
     if (job_ok(j) && j->host_dst)
         keep_first(j, gr_download_host(j->ex, j->host_dst, j->a.out, j->out_bytes, j->stream),
                    "copying the result to the host");
@@ -451,9 +457,12 @@ gr_py_scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         job.host_dst = PyArray_DATA(landing);
     }
     else {
-        result = gr_device_array_empty(module, 1, &n, out_dtype, device, stream);
+        /* The result lives on the device's own stream, which outlives any producer's stream: it is
+         * exported, and the memory is freed there when the array dies. */
+        result = gr_device_array_empty(module, 1, &n, out_dtype, device, ex->stream);
         if (!result) goto fail;
         a.out = gr_device_array_data(result);
+        job.result_stream = ex->stream;
     }
 
     /* The input, as the kernel reads it. */
