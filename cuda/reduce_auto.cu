@@ -2,7 +2,8 @@
 //
 // * 16-byte vector loads, kUnroll of them issued before any is used, so every thread keeps 64 bytes in
 //   flight (a scalar head and tail take care of pointers that are not 16-byte aligned and odd lengths);
-// * a grid sized to the device (kBlocksPerSm blocks per SM) with grid-stride loops (thread coarsening);
+// * a grid sized to the device (kBlocksPerSm blocks per SM), each block striding over 16 KB tiles
+//   (thread coarsening);
 // * one accumulator per loaded lane: short dependency chains, and a sum whose error stays close to a
 //   tree's instead of growing with the per-thread element count;
 // * the shuffle block reduction, then "last block finishes" (CUDA sample threadFenceReduction): every
@@ -56,17 +57,23 @@ __global__ void __launch_bounds__(kBlock) auto_reduce_kernel(const In *__restric
 #pragma unroll
         for (int k = 0; k < kLanes; ++k) acc[u][k] = Op::template identity<Acc>();
 
-    int64_t i = gtid;
-    for (; i + (kUnroll - 1) * stride < nvec; i += kUnroll * stride) {
+    // A block reads kUnroll * kBlock consecutive vectors (16 KB) per step, like a CUB tile, then jumps a
+    // grid's worth of tiles ahead: DRAM sees long contiguous runs rather than the whole grid's threads
+    // interleaved vector by vector.
+    constexpr int64_t kTileVecs = int64_t(kUnroll) * kBlock;
+    const int64_t full_tiles = nvec / kTileVecs;
+    for (int64_t t = blockIdx.x; t < full_tiles; t += gridDim.x) {
+        const V *p = vin + t * kTileVecs + threadIdx.x;
         V x[kUnroll];
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) x[u] = vin[i + u * stride];
+        for (int u = 0; u < kUnroll; ++u) x[u] = p[u * kBlock];
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u)
 #pragma unroll
             for (int k = 0; k < kLanes; ++k) acc[u][k] = Op()(acc[u][k], static_cast<Acc>(x[u].lane[k]));
     }
-    for (; i < nvec; i += stride) {
+    // the vectors after the last whole tile (fewer than one tile)
+    for (int64_t i = full_tiles * kTileVecs + gtid; i < nvec; i += stride) {
         const V x = vin[i];
 #pragma unroll
         for (int k = 0; k < kLanes; ++k) acc[0][k] = Op()(acc[0][k], static_cast<Acc>(x.lane[k]));

@@ -18,13 +18,20 @@ struct AccScanOp {
     __host__ __device__ __forceinline__ Acc operator()(const Acc &a, const Acc &b) const { return Op()(a, b); }
 };
 
+// A floating sum is handed to CUB as cuda::std::plus, the operator its tuning policies recognise, so the
+// baseline runs at its best (same arithmetic as gr::Sum for floats).  Integer sums keep gr::Sum's wrapping
+// arithmetic (plus on signed integers would overflow in C++ terms).
+template <class Op, class Acc>
+using CubScanOp = cuda::std::conditional_t<cuda::std::is_same<Op, Sum>::value && cuda::std::is_floating_point<Acc>::value,
+                                           cuda::std::plus<Acc>, AccScanOp<Op, Acc>>;
+
 template <class In, class Out, class Op>
 cudaError_t cub_scan(void *temp, size_t &bytes, const In *in, Out *out, int64_t n, bool exclusive, cudaStream_t s) {
     using Acc = typename accumulator<Out>::type;
     if (exclusive)
-        return cub::DeviceScan::ExclusiveScan(temp, bytes, in, out, AccScanOp<Op, Acc>{}, Op::template identity<Acc>(), n,
+        return cub::DeviceScan::ExclusiveScan(temp, bytes, in, out, CubScanOp<Op, Acc>{}, Op::template identity<Acc>(), n,
                                               s);
-    return cub::DeviceScan::InclusiveScan(temp, bytes, in, out, AccScanOp<Op, Acc>{}, n, s);
+    return cub::DeviceScan::InclusiveScan(temp, bytes, in, out, CubScanOp<Op, Acc>{}, n, s);
 }
 
 struct Cub {

@@ -244,7 +244,3 @@ struct DecoupledLookback {
 }  // namespace gr
 
 GR_SCAN_VARIANT(decoupled_lookback, gr::DecoupledLookback)
-// `auto` is the decoupled look-back scan: the fastest on paper (one read, one write) and the one the performance
-// target is set for.  A separate name so that the default can change per size once measured (e.g. to `cub`
-// where it wins) without renaming what a benchmark row measured.
-GR_SCAN_VARIANT(auto, gr::DecoupledLookback)
