@@ -1,11 +1,14 @@
 // scan_auto.cu -- variant `auto` for scans: the fastest correct scan, chosen from measurements.
 //
-// Measured on an H200 (benchmarks/results/h200.md, cold L2, 2^10..2^28 elements): our single-pass decoupled
-// look-back beats cub::DeviceScan when the accumulator is 32 bits wide (one 64-bit word carries a tile's
-// status and value); with a 64-bit accumulator (int32 -> int64 cumsum, int64, float64) its status needs a
-// separate flag with release/acquire fences, and CUB's 128-bit status word is about 1.5x faster.  So `auto`
-// dispatches on the accumulator's width.  Neither is bitwise deterministic for floating sums (see
-// scan_decoupled_lookback.cu), which is why `auto` is not flagged deterministic.
+// Measured on an H200 (benchmarks/results/h200.md, cold L2, 2^10..2^28 elements):
+//  * our single-pass decoupled look-back is the fastest for 32-bit accumulators with gpureduce's own
+//    operators (min, max, prod, and sums below 2^22 elements: e.g. 7.0 vs 8.0 us at 2^16);
+//  * for floating sums from 2^22 elements on, cub::DeviceScan with cuda::std::plus (a policy tuned for it)
+//    is faster (689 vs 759 us at 2^28);
+//  * with a 64-bit accumulator (int32 -> int64 cumsum, int64, float64) the look-back's tile status needs a
+//    separate flag with release/acquire fences, and CUB's 128-bit status word is about 1.5x faster.
+// Neither is bitwise deterministic for floating sums (see scan_decoupled_lookback.cu), which is why `auto`
+// is not flagged deterministic.
 #include "gpureduce.h"
 
 extern "C" gr_status gr_impl_SCAN_decoupled_lookback(const gr_args *, size_t *, int *);
@@ -13,13 +16,21 @@ extern "C" gr_status gr_impl_SCAN_cub(const gr_args *, size_t *, int *);
 
 namespace {
 
+constexpr int64_t kCubFloatSumFrom = int64_t(1) << 22;
+
 bool wide_accumulator(gr_dtype out) {
     return out == GR_INT64 || out == GR_UINT64 || out == GR_FLOAT64 || out == GR_COMPLEX64 || out == GR_COMPLEX128;
+}
+
+bool prefer_cub(const gr_args *a) {
+    if (wide_accumulator(a->out_dtype)) return true;
+    const bool floating = a->out_dtype == GR_FLOAT16 || a->out_dtype == GR_FLOAT32;
+    return a->op == GR_OP_SUM && floating && a->n >= kCubFloatSumFrom;
 }
 
 }  // namespace
 
 extern "C" gr_status gr_impl_SCAN_auto(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
-    return wide_accumulator(a->out_dtype) ? gr_impl_SCAN_cub(a, ws_bytes, cuda_error)
-                                          : gr_impl_SCAN_decoupled_lookback(a, ws_bytes, cuda_error);
+    return prefer_cub(a) ? gr_impl_SCAN_cub(a, ws_bytes, cuda_error)
+                         : gr_impl_SCAN_decoupled_lookback(a, ws_bytes, cuda_error);
 }
