@@ -43,23 +43,24 @@ def measure(args):
 
 
 def render(args):
-    tables = []
+    tables = {}  # a table measured again in a later directory replaces the earlier one
     for d in args.dirs:
         for path in sorted(glob.glob(os.path.join(d, "*.json"))):
             with open(path) as f:
-                data = json.load(f)
-            tables.append((os.path.splitext(os.path.basename(path))[0], data))
+                tables[os.path.splitext(os.path.basename(path))[0]] = json.load(f)
+    tables = list(tables.items())
     if not tables:
         raise SystemExit("no measurements (*.json) found")
     order = {"sum": 0, "cumsum": 1, "float32": 0, "int32": 1, "float64": 2}
     tables.sort(key=lambda t: (order.get(t[0].split("_")[-2], 9), order.get(t[0].split("_")[-1], 9)))
     info, first = tables[0][1]["device"], tables[0][1]
     gpu = slug(info["name"])
+    commits = sorted({t.get("commit", "?") for _s, t in tables})
     out = args.out or os.path.join(HERE, "results")
     lines = [
         f"# gpureduce on {info['name']}",
         "",
-        f"Measured at commit {first.get('commit', '?')} on {first.get('date', '?')}: {info['sm_count']} SMs, "
+        f"Measured at commit {', '.join(commits)} on {first.get('date', '?')}: {info['sm_count']} SMs, "
         f"L2 {info['l2_bytes'] >> 20} MB, {info['memory_bytes'] / 2**30:.0f} GiB; measured ceilings: read "
         f"{info['read_gbps']:.0f} GB/s, device-to-device copy {info['copy_gbps']:.0f} GB/s (read + write).",
         "",
@@ -81,7 +82,8 @@ def render(args):
         op, dtype = stem.split("_")[-2:]
         result.to_csv(os.path.join(out, stem + ".csv"))
         result.plot(os.path.join(out, stem + ".png"))
-        lines += [f"## {op} {dtype}", "", f"![{op} {dtype}]({stem}.png)", "", "```", str(result), "```", ""]
+        lines += [f"## {op} {dtype}", "", f"![{op} {dtype}]({stem}.png)", "",
+                  f"(commit {data.get('commit', '?')})", "", "```", str(result), "```", ""]
     path = os.path.join(out, f"{gpu}.md")
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
