@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 #include <climits>
 #include <cstdint>
+#include "block.cuh"
 #include "gpureduce.h"
 #include "ops.cuh"
 #include "types.cuh"
@@ -109,6 +110,19 @@ struct MultiPass {
         return multipass_run<Tile, In, Acc, Op>(in, out, n, c);
     }
 };
+
+// Every thread folds a grid-stride slice of in[0..n) serially (coalesced: neighbouring threads read
+// neighbouring elements), then the block reduces its threads' values with shuffles and writes one partial.
+// The first level of `thread_coarsening` and `two_pass`.
+template <int BLOCK, class In, class Acc, class Op>
+__global__ void __launch_bounds__(BLOCK) grid_stride_partials_kernel(const In *in, Acc *partials, int64_t n) {
+    __shared__ Acc warp_partials[BLOCK / kWarp];
+    const int64_t stride = int64_t(gridDim.x) * BLOCK;
+    Acc v = Op::template identity<Acc>();
+    for (int64_t i = int64_t(blockIdx.x) * BLOCK + threadIdx.x; i < n; i += stride) v = Op()(v, static_cast<Acc>(in[i]));
+    v = block_reduce_shfl<Op, BLOCK>(v, warp_partials);
+    if (threadIdx.x == 0) partials[blockIdx.x] = v;
+}
 
 // Load element i as the accumulator type, or the identity past the end.
 template <class Op, class Acc, class In>

@@ -24,17 +24,6 @@ __global__ void __launch_bounds__(kBlock) shuffle_kernel(const In *in, Acc *out,
     if (threadIdx.x == 0) out[blockIdx.x] = v;
 }
 
-template <class In, class Acc, class Op>
-__global__ void __launch_bounds__(kBlock) coarsened_kernel(const In *in, Acc *out, int64_t n) {
-    __shared__ Acc warp_partials[kBlock / kWarp];
-    const int64_t stride = int64_t(gridDim.x) * kBlock;
-    Acc v = Op::template identity<Acc>();
-    for (int64_t i = int64_t(blockIdx.x) * kBlock + threadIdx.x; i < n; i += stride)
-        v = Op()(v, static_cast<Acc>(in[i]));
-    v = block_reduce_shfl<Op, kBlock>(v, warp_partials);
-    if (threadIdx.x == 0) out[blockIdx.x] = v;
-}
-
 struct ShuffleTile {
     static constexpr int kBlock = gr::kBlock;
     static constexpr int kScratchPerBlock = 0;
@@ -57,7 +46,7 @@ struct CoarsenedTile {
     }
     template <class In, class Acc, class Op>
     static void launch(unsigned grid, cudaStream_t s, const In *in, Acc *out, int64_t n, Acc *) {
-        coarsened_kernel<In, Acc, Op><<<grid, kBlock, 0, s>>>(in, out, n);
+        grid_stride_partials_kernel<kBlock, In, Acc, Op><<<grid, kBlock, 0, s>>>(in, out, n);
     }
 };
 

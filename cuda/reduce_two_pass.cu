@@ -13,17 +13,6 @@ namespace {
 constexpr int kBlock = 256;
 constexpr int kMaxPartials = 1024;  // = level-2 block size
 
-template <class In, class Acc, class Op>
-__global__ void __launch_bounds__(kBlock) level1_kernel(const In *in, Acc *partials, int64_t n) {
-    __shared__ Acc warp_partials[kBlock / kWarp];
-    const int64_t stride = int64_t(gridDim.x) * kBlock;
-    Acc v = Op::template identity<Acc>();
-    for (int64_t i = int64_t(blockIdx.x) * kBlock + threadIdx.x; i < n; i += stride)
-        v = Op()(v, static_cast<Acc>(in[i]));
-    v = block_reduce_shfl<Op, kBlock>(v, warp_partials);
-    if (threadIdx.x == 0) partials[blockIdx.x] = v;
-}
-
 template <class Acc, class Op>
 __global__ void __launch_bounds__(kMaxPartials) level2_kernel(const Acc *partials, Acc *out, int count) {
     __shared__ Acc warp_partials[kMaxPartials / kWarp];
@@ -50,7 +39,7 @@ struct TwoPass {
         Scratch s(c.scratch);
         const int blocks = level1_blocks(n);
         Acc *partials = s.take<Acc>(blocks);
-        level1_kernel<In, Acc, Op><<<blocks, kBlock, 0, c.stream>>>(in, partials, n);
+        grid_stride_partials_kernel<kBlock, In, Acc, Op><<<blocks, kBlock, 0, c.stream>>>(in, partials, n);
         GR_CUDA_TRY(cudaGetLastError());
         level2_kernel<Acc, Op><<<1, kMaxPartials, 0, c.stream>>>(partials, out, blocks);
         return cudaGetLastError();

@@ -276,29 +276,34 @@ gr_buffer_from_object(PyObject *module, PyObject *obj, gr_buffer *buf)
 }
 
 int
+gr_check_device_pointer(PyObject *module, const void *ptr, int device, const char *what)
+{
+    struct cudaPointerAttributes attr;
+    cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
+    if (err != cudaSuccess) {
+        gr_raise_cuda(module, err, "cudaPointerGetAttributes");
+        return -1;
+    }
+    if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged) {
+        PyErr_Format(PyExc_ValueError, "%s: pointer %p is not device memory (CUDA memory type %d)", what, ptr,
+                     (int)attr.type);
+        return -1;
+    }
+    if (attr.device != device) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s lives on device %d but the work runs on device %d (the current one); make device %d "
+                     "current (e.g. `with cupy.cuda.Device(%d):`) or move the array",
+                     what, attr.device, device, attr.device, attr.device);
+        return -1;
+    }
+    return 0;
+}
+
+int
 gr_buffer_device(PyObject *module, gr_buffer *buf)
 {
     int current = gr_current_device(module);
     if (current < 0) return -1;
-    if (buf->is_host || buf->n == 0) return buf->device = current;
-    const unsigned long long ptr = (unsigned long long)(uintptr_t)buf->ptr;
-    struct cudaPointerAttributes attr;
-    cudaError_t err = cudaPointerGetAttributes(&attr, buf->ptr);
-    if (err != cudaSuccess) {
-        gr_raise_cuda(module, err, "cudaPointerGetAttributes on the __cuda_array_interface__ pointer");
-        return -1;
-    }
-    if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged) {
-        PyErr_Format(PyExc_ValueError, "__cuda_array_interface__ pointer 0x%llx is not device memory (CUDA memory type %d)",
-                     ptr, (int)attr.type);
-        return -1;
-    }
-    if (attr.device != current) {
-        PyErr_Format(PyExc_ValueError,
-                     "the array lives on device %d but the current device is %d; run under that device "
-                     "(e.g. `with cupy.cuda.Device(%d):`)",
-                     attr.device, current, attr.device);
-        return -1;
-    }
+    if (!buf->is_host && buf->n > 0 && gr_check_device_pointer(module, buf->ptr, current, "the input") < 0) return -1;
     return buf->device = current;
 }

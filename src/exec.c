@@ -180,6 +180,19 @@ gr_exec_reserve_workspace(PyObject *module, gr_exec *ex, size_t bytes)
 }
 
 int
+gr_exec_reserve_for(PyObject *module, gr_exec *ex, const gr_args *a, const char *context)
+{
+    size_t bytes = 0;
+    int cuda_error = 0;
+    gr_status st = gr_workspace_size(a, &bytes, &cuda_error);
+    if (st != GR_OK) {
+        gr_raise_status(module, st, cuda_error, context);
+        return -1;
+    }
+    return gr_exec_reserve_workspace(module, ex, bytes);
+}
+
+int
 gr_exec_reserve_staging(PyObject *module, gr_exec *ex, size_t bytes)
 {
     if (bytes <= ex->staging_bytes && ex->staging) return 0;

@@ -79,6 +79,9 @@ cudaError_t gr_exec_end(gr_exec *ex, cudaStream_t stream);
 /* Grow a buffer of the exec to at least `bytes` (never per call once warm).  0 or -1 with CudaError set. */
 int gr_exec_reserve_workspace(PyObject *module, gr_exec *ex, size_t bytes);
 int gr_exec_reserve_staging(PyObject *module, gr_exec *ex, size_t bytes);
+/* The workspace the call described by `a` needs (gr_workspace_size), reserved.  0, or -1 with an exception
+ * naming `context`. */
+int gr_exec_reserve_for(PyObject *module, gr_exec *ex, const gr_args *a, const char *context);
 int gr_exec_reserve_pinned(PyObject *module, gr_exec *ex, size_t bytes);
 /* Free every cached resource (module teardown). */
 void gr_exec_release_all(void);
@@ -130,6 +133,8 @@ int gr_buffer_from_object(PyObject *module, PyObject *obj, gr_buffer *buf);
 /* The device the work runs on: the current one, after checking that a device buffer's pointer is device
  * memory of that device.  Sets buf->device and returns it, or -1 with an exception. */
 int gr_buffer_device(PyObject *module, gr_buffer *buf);
+/* 0 if `ptr` is device (or managed) memory of `device`, else -1 with a ValueError naming `what`. */
+int gr_check_device_pointer(PyObject *module, const void *ptr, int device, const char *what);
 void gr_buffer_release(gr_buffer *buf);
 
 /* The table entry of variant index `variant` if it is of `kind` and implements `op`, else NULL with a

@@ -67,14 +67,9 @@ gr_py_reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         .n = buf.n,
         .sm_count = gr_device_sm_count(device),
     };
-    size_t ws_bytes = 0;
     int cuda_error = 0;
-    gr_status st = gr_workspace_size(&a, &ws_bytes, &cuda_error);
-    if (st != GR_OK) {
-        gr_raise_status(module, st, cuda_error, info->name);
-        goto fail;
-    }
-    if (gr_exec_reserve_workspace(module, ex, ws_bytes) < 0) goto fail;
+    gr_status st = GR_OK;
+    if (gr_exec_reserve_for(module, ex, &a, info->name) < 0) goto fail;
     if (gr_exec_reserve_pinned(module, ex, gr_transfer_pinned_bytes(buf.is_host ? in_bytes : 0)) < 0) goto fail;
     if (buf.is_host && gr_exec_reserve_staging(module, ex, in_bytes) < 0) goto fail;
 

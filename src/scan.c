@@ -257,26 +257,10 @@ parse_out(PyObject *out, int64_t n, gr_dtype dt, gr_dtype in, scan_out *o)
 
 /* A device out= must be device memory of the device the scan runs on. */
 static int
-check_out_device(PyObject *module, const scan_out *o, int device, int64_t n, int host_input)
+check_out_device(PyObject *module, const scan_out *o, int device, int64_t n)
 {
     if (o->kind != OUT_DEVICE || n == 0) return 0;
-    struct cudaPointerAttributes attr;
-    cudaError_t err = cudaPointerGetAttributes(&attr, o->ptr);
-    if (err != cudaSuccess) {
-        gr_raise_cuda(module, err, "cudaPointerGetAttributes on the out= pointer");
-        return -1;
-    }
-    if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged) {
-        PyErr_Format(PyExc_ValueError, "out= pointer %p is not device memory (CUDA memory type %d)", o->ptr,
-                     (int)attr.type);
-        return -1;
-    }
-    if (attr.device != device) {
-        PyErr_Format(PyExc_ValueError, "out= lives on device %d but %s device %d; pass an out= on that device",
-                     attr.device, host_input ? "the scan runs on the current" : "the input lives on", device);
-        return -1;
-    }
-    return 0;
+    return gr_check_device_pointer(module, o->ptr, device, "out=");
 }
 
 /* ---------------------------------------------------------------- device work (no GIL) */
@@ -394,7 +378,7 @@ gr_py_scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     /* Device work from here on. */
     const int device = gr_buffer_device(module, &buf);
     if (device < 0) goto fail;
-    if (check_out_device(module, &out, device, n, buf.is_host) < 0) goto fail;
+    if (check_out_device(module, &out, device, n) < 0) goto fail;
     ex = gr_exec_acquire(module, device);
     if (!ex) goto fail;
 
@@ -409,14 +393,7 @@ gr_py_scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         .exclusive = exclusive,
         .sm_count = gr_device_sm_count(device),
     };
-    size_t ws_bytes = 0;
-    int cuda_error = 0;
-    gr_status st = gr_workspace_size(&a, &ws_bytes, &cuda_error);
-    if (st != GR_OK) {
-        gr_raise_status(module, st, cuda_error, info->name);
-        goto fail;
-    }
-    if (gr_exec_reserve_workspace(module, ex, ws_bytes) < 0) goto fail;
+    if (gr_exec_reserve_for(module, ex, &a, info->name) < 0) goto fail;
     if (buf.is_host && gr_exec_reserve_staging(module, ex, in_bytes) < 0) goto fail;
     if (buf.is_host || host_out) {
         const size_t pin_in = gr_transfer_pinned_bytes(buf.is_host ? in_bytes : 0);

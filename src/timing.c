@@ -119,18 +119,14 @@ gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
     };
     int cuda_error = 0;
     gr_status st = GR_OK;
-    size_t ws_bytes = GR_WORKSPACE_ZEROED_BYTES;
-    if (what == TIME_REDUCE || what == TIME_SCAN) {
-        st = gr_workspace_size(&a, &ws_bytes, &cuda_error);
-        if (st != GR_OK) {
-            gr_raise_status(module, st, cuda_error, "time_device");
-            goto fail;
-        }
-    }
+    const int with_variant = what == TIME_REDUCE || what == TIME_SCAN;
+    if (with_variant ? gr_exec_reserve_for(module, ex, &a, "time_device") < 0
+                     : gr_exec_reserve_workspace(module, ex, GR_WORKSPACE_ZEROED_BYTES) < 0)
+        goto fail;
     PyArray_Descr *out_descr = PyArray_DescrFromType(gr_dtype_to_typenum(out_dtype));
     const size_t out_bytes = (size_t)buf.n * (size_t)PyDataType_ELSIZE(out_descr);
     Py_DECREF(out_descr);
-    if (gr_exec_reserve_workspace(module, ex, ws_bytes) < 0 || gr_exec_reserve_pinned(module, ex, GR_RESULT_BYTES) < 0 ||
+    if (gr_exec_reserve_pinned(module, ex, GR_RESULT_BYTES) < 0 ||
         gr_exec_reserve_staging(module, ex, out_bytes > in_bytes ? out_bytes : in_bytes) < 0)
         goto fail;
     a.workspace = ex->workspace;
