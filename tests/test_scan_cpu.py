@@ -13,11 +13,16 @@ needs_scan_variants = pytest.mark.skipif(
     not SCAN, reason="no scan variant is registered in this build yet (cuda/variants.def lists none)")
 
 
+# Host memory: never device memory, whatever the device has allocated (a made-up address such as
+# 0x7F0000000000 can fall inside a real device allocation under unified addressing).
+_HOST_BUFFER = np.zeros(64)
+
+
 class FakeDeviceArray:
     """Only a __cuda_array_interface__ dict: what out= validation reads before it touches the device."""
 
     def __init__(self, **fields):
-        cai = dict(shape=(8,), typestr="<f8", data=(0x7F0000000000, False), version=3, strides=None)
+        cai = dict(shape=(8,), typestr="<f8", data=(_HOST_BUFFER.ctypes.data, False), version=3, strides=None)
         cai.update(fields)
         self.__cuda_array_interface__ = cai
 
