@@ -2,13 +2,13 @@
 //
 // Measured on an H200 (benchmarks/results/h200.md, cold L2, 2^10..2^28 elements):
 //  * our single-pass decoupled look-back is the fastest for 32-bit accumulators with gpureduce's own
-//    operators (min, max, prod, and sums below 2^22 elements: e.g. 7.0 vs 8.0 us at 2^16);
+//    operators (min, max, prod, and sums below 2^22 elements: e.g. 7.0 vs 8.1 us at 2^16);
 //  * for floating sums from 2^22 elements on, cub::DeviceScan with cuda::std::plus (a policy tuned for it)
 //    is faster (689 vs 759 us at 2^28);
 //  * with a 64-bit accumulator (int64, float64) the look-back's tile status needs a separate flag with
-//    release/acquire fences, and CUB's 128-bit status word is about 1.8x faster at 2^28 (1310 vs 2415 us);
+//    release/acquire fences, and CUB's 128-bit status word is about 1.8x faster at 2^28 (1312 vs 2414 us);
 //  * widening sums (int32 -> int64 cumsum) from 2^22 elements on are fastest with reduce_then_scan, which
-//    reads the narrow input twice but writes the wide output once (1186 vs CUB's 1374 us at 2^28).
+//    reads the narrow input twice but writes the wide output once (1186 vs CUB's 1375 us at 2^28).
 // Neither is bitwise deterministic for floating sums (see scan_decoupled_lookback.cu), which is why `auto`
 // is not flagged deterministic.
 #include "gpureduce.h"
