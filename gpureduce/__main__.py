@@ -51,8 +51,12 @@ def main(argv=None):
           f"copy {info['copy_gbps']:.0f} GB/s (read + write)\n")
     if args.command == "bench":
         names = "all" if args.variants == "all" else args.variants.split(",")
-        result = benchmark(args.op, names, parse_sizes(args.sizes), args.dtype, args.repeat, peers=not args.no_peers,
-                           progress=sys.stderr.isatty())
+        try:
+            result = benchmark(args.op, names, parse_sizes(args.sizes), args.dtype, args.repeat,
+                               peers=not args.no_peers, progress=sys.stderr.isatty())
+        except ValueError as e:  # refused before any work: say why, no traceback
+            print(f"python -m gpureduce bench: {e}", file=sys.stderr)
+            return 2
         return 0 if _report(result, args.csv, args.plot) else 1
 
     ok = _report(benchmark("sum", sizes=[2**24], progress=False))

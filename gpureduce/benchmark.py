@@ -508,9 +508,14 @@ class BenchmarkResult:
         for r in self.rows:
             if r.pct_ceiling:
                 ceiling[r.n] = r.gbps * 100.0 / r.pct_ceiling
-        for name in names:
+        from matplotlib import colormaps
+
+        colors = colormaps["tab20"].resampled(max(len(names), 2))  # one colour per line: the default cycle has 10
+        for i, name in enumerate(names):
             rs = sorted((r for r in self.rows if r.variant == name), key=lambda r: r.n)
-            style = dict(linestyle=":" if rs[0].peer else "-", marker="o", markersize=3, label=name)
+            headline = name in ("auto", "cub")
+            style = dict(linestyle=":" if rs[0].peer else "-", marker="o", markersize=3, label=name, color=colors(i),
+                         linewidth=2.5 if headline else 1.2, zorder=3 if headline else 2)
             ax_bw.plot([r.n for r in rs], [r.gbps for r in rs], **style)
             pts = [(r.n, cub[r.n] / r.median_us) for r in rs if r.n in cub]
             if pts:
