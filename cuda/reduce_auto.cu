@@ -20,12 +20,6 @@ constexpr int kBlock = 256;
 constexpr int kUnroll = 4;
 constexpr int kBlocksPerSm = 4;  // 1024 threads x 64 B in flight per SM: well past Little's law on H200
 
-template <class T>
-struct alignas(16) Vec16 {
-    static constexpr int kLanes = 16 / sizeof(T);
-    T lane[kLanes];
-};
-
 // A load that skips L1: partials written by other blocks must be read from L2.
 template <class T>
 __device__ __forceinline__ T load_cg(const T *p) {

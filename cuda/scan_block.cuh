@@ -13,6 +13,7 @@
 #pragma once
 #include <cuda/std/type_traits>
 #include <cstdint>
+#include "types.cuh"
 #include "warp.cuh"
 
 namespace gr {
@@ -174,12 +175,6 @@ __device__ __forceinline__ void set_item(T (&x)[N], int i, T v) {
 // ---- tile I/O: 16-byte vectors in global memory, kItems consecutive elements per thread in registers ----
 
 template <class T>
-struct alignas(16) Packet16 {
-    static constexpr int kLanes = 16 / sizeof(T);
-    T lane[kLanes];
-};
-
-template <class T>
 __device__ __forceinline__ bool aligned16(const T *p) {
     return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 }
@@ -196,7 +191,7 @@ template <int kThreads, int kItems, class In, class Out>
 struct TileIO {
     static constexpr int kTile = kThreads * kItems;
     static constexpr int kWarpItems = kWarp * kItems;
-    static constexpr int kInLanes = Packet16<In>::kLanes, kOutLanes = Packet16<Out>::kLanes;
+    static constexpr int kInLanes = Vec16<In>::kLanes, kOutLanes = Vec16<Out>::kLanes;
     static_assert(kThreads % kWarp == 0, "whole warps");
     static_assert(kItems % kInLanes == 0 && kItems % kOutLanes == 0, "a thread's items are whole 16-byte vectors");
     static constexpr size_t kInBytes = size_t(padded_slot<In>(kWarpItems)) * sizeof(In);
@@ -216,8 +211,8 @@ struct TileIO {
         const bool full = lo == 0 && hi == kTile;
         if (full && aligned16(in + start)) {
             constexpr int kVecs = kItems / kInLanes;
-            const Packet16<In> *src = reinterpret_cast<const Packet16<In> *>(in + start + seg);
-            Packet16<In> v[kVecs];
+            const Vec16<In> *src = reinterpret_cast<const Vec16<In> *>(in + start + seg);
+            Vec16<In> v[kVecs];
 #pragma unroll
             for (int j = 0; j < kVecs; ++j) v[j] = src[j * kWarp + lane];  // all loads in flight before any use
 #pragma unroll
@@ -251,10 +246,10 @@ struct TileIO {
         __syncwarp();
         if (lo == 0 && hi == kTile && aligned16(out + start)) {
             constexpr int kVecs = kItems / kOutLanes;
-            Packet16<Out> *dst = reinterpret_cast<Packet16<Out> *>(out + start + seg);
+            Vec16<Out> *dst = reinterpret_cast<Vec16<Out> *>(out + start + seg);
 #pragma unroll
             for (int j = 0; j < kVecs; ++j) {
-                Packet16<Out> v;
+                Vec16<Out> v;
 #pragma unroll
                 for (int k = 0; k < kOutLanes; ++k) v.lane[k] = buf[padded_slot<Out>((j * kWarp + lane) * kOutLanes + k)];
                 dst[j * kWarp + lane] = v;

@@ -24,6 +24,14 @@ template <> struct dtype_of<double>  { static constexpr gr_dtype value = GR_FLOA
 template <class In> struct sum_result { using type = In; };
 template <> struct sum_result<int32_t> { using type = int64_t; };
 
+// 16 bytes of T: the widest load or store one thread issues (LDG.128 / STG.128).  Its pointers must be
+// 16-byte aligned; the kernels that use it handle a scalar head and tail around the aligned body.
+template <class T>
+struct alignas(16) Vec16 {
+    static constexpr int kLanes = 16 / sizeof(T);
+    T lane[kLanes];
+};
+
 // The type arithmetic is done in.  Equal to the result type, except that float16 results are
 // accumulated in float32 (NumPy does the same; seed 004's half sum that came out 28.0 is why).
 template <class Out> struct accumulator { using type = Out; };
