@@ -74,45 +74,45 @@ gr_status reduce_typed(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
     return cuda_status(e, cuda_error);
 }
 
-template <class Policy, unsigned kOps, class In>
-gr_status reduce_with_input(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
+// A typed entry (reduce_typed, scan_typed) as a class template, so the dispatch below serves both kinds.
+template <class Policy, class In, class Out, class Op>
+struct ReduceTyped {
+    static gr_status call(const gr_args *a, size_t *ws, int *err) { return reduce_typed<Policy, In, Out, Op>(a, ws, err); }
+};
+
+// The operator -> (functor, result type) rule, in one place for reductions and scans: sum and prod give
+// NumPy's promoted type (sum_result), min and max keep the input type.  Only the operators of the variant's
+// mask are instantiated; a caller asking for another result type gets GR_ERR_UNSUPPORTED_DTYPE.
+template <template <class, class, class, class> class Typed, class Policy, unsigned kOps, class In>
+gr_status dispatch_op(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
     using SumOut = typename sum_result<In>::type;
     const gr_dtype same = dtype_of<In>::value, promoted = dtype_of<SumOut>::value;
+#define GR_OP_CASE(CODE, OP, OUT, OUT_DTYPE)                                                                  \
+    case CODE:                                                                                               \
+        if constexpr (kOps & GR_OPBIT(CODE))                                                                 \
+            return a->out_dtype == OUT_DTYPE ? Typed<Policy, In, OUT, OP>::call(a, ws_bytes, cuda_error)     \
+                                             : GR_ERR_UNSUPPORTED_DTYPE;                                     \
+        break;
     switch (a->op) {
-    case GR_OP_SUM:
-        if constexpr (kOps & GR_OPBIT(GR_OP_SUM))
-            return a->out_dtype == promoted ? reduce_typed<Policy, In, SumOut, Sum>(a, ws_bytes, cuda_error)
-                                            : GR_ERR_UNSUPPORTED_DTYPE;
-        break;
-    case GR_OP_PROD:
-        if constexpr (kOps & GR_OPBIT(GR_OP_PROD))
-            return a->out_dtype == promoted ? reduce_typed<Policy, In, SumOut, Prod>(a, ws_bytes, cuda_error)
-                                            : GR_ERR_UNSUPPORTED_DTYPE;
-        break;
-    case GR_OP_MIN:
-        if constexpr (kOps & GR_OPBIT(GR_OP_MIN))
-            return a->out_dtype == same ? reduce_typed<Policy, In, In, Min>(a, ws_bytes, cuda_error)
-                                        : GR_ERR_UNSUPPORTED_DTYPE;
-        break;
-    case GR_OP_MAX:
-        if constexpr (kOps & GR_OPBIT(GR_OP_MAX))
-            return a->out_dtype == same ? reduce_typed<Policy, In, In, Max>(a, ws_bytes, cuda_error)
-                                        : GR_ERR_UNSUPPORTED_DTYPE;
-        break;
+        GR_OP_CASE(GR_OP_SUM, Sum, SumOut, promoted)
+        GR_OP_CASE(GR_OP_PROD, Prod, SumOut, promoted)
+        GR_OP_CASE(GR_OP_MIN, Min, In, same)
+        GR_OP_CASE(GR_OP_MAX, Max, In, same)
     default:
         break;
     }
+#undef GR_OP_CASE
     return GR_ERR_UNSUPPORTED_OP;
 }
 
 // Instantiates the variant for exactly the dtypes of its mask.
-template <template <class, unsigned> class WithInput, class Policy, gr_variant V>
-gr_status dispatch_input_dtype(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
+template <template <class, class, class, class> class Typed, class Policy, gr_variant V>
+gr_status dispatch_variant(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
     constexpr unsigned kDtypes = kVariantDtypes[V], kOps = kVariantOps[V];
 #define GR_CASE(DT)                                                                                         \
     case DT:                                                                                                \
         if constexpr (kDtypes & GR_DTBIT(DT))                                                               \
-            return WithInput<typename dtype_type<DT>::type, kOps>::template call<Policy>(a, ws_bytes, cuda_error); \
+            return dispatch_op<Typed, Policy, kOps, typename dtype_type<DT>::type>(a, ws_bytes, cuda_error); \
         break;
     switch (a->in_dtype) {
         GR_CASE(GR_INT32)
@@ -126,17 +126,10 @@ gr_status dispatch_input_dtype(const gr_args *a, size_t *ws_bytes, int *cuda_err
     return GR_ERR_UNSUPPORTED_DTYPE;
 }
 
-template <class In, unsigned kOps>
-struct ReduceWithInput {
-    template <class Policy>
-    static gr_status call(const gr_args *a, size_t *ws, int *err) { return reduce_with_input<Policy, kOps, In>(a, ws, err); }
-};
-
 }  // namespace gr
 
 // Defines the entry point of reduction variant `name` from its Policy; dispatch.cu finds it by name.
 #define GR_REDUCE_VARIANT(name, Policy)                                                                  \
     extern "C" gr_status gr_impl_REDUCE_##name(const gr_args *a, size_t *ws_bytes, int *cuda_error) {    \
-        return gr::dispatch_input_dtype<gr::ReduceWithInput, Policy, GR_VARIANT_REDUCE_##name>(a, ws_bytes, \
-                                                                                              cuda_error); \
+        return gr::dispatch_variant<gr::ReduceTyped, Policy, GR_VARIANT_REDUCE_##name>(a, ws_bytes, cuda_error); \
     }

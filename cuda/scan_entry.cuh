@@ -1,6 +1,6 @@
 // scan_entry.cuh -- the scan counterpart of entry.cuh: turns a scan variant's typed Policy into the untyped
 // entry point `gr_impl_SCAN_<name>` the dispatch table calls.  The dtype dispatch (only the dtypes of the
-// variant's mask are instantiated) is entry.cuh's, reused as is.
+// variant's mask are instantiated) and the operator -> result type rule are entry.cuh's, shared as is.
 //
 // A scan Policy provides:
 //   template <class In, class Out, class Op> static cudaError_t workspace(int64_t n, int sm_count, size_t *bytes);
@@ -43,41 +43,9 @@ gr_status scan_typed(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
     return cuda_status(e, cuda_error);
 }
 
-template <class Policy, unsigned kOps, class In>
-gr_status scan_with_input(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
-    using SumOut = typename sum_result<In>::type;
-    const gr_dtype same = dtype_of<In>::value, promoted = dtype_of<SumOut>::value;
-    switch (a->op) {
-    case GR_OP_SUM:
-        if constexpr (kOps & GR_OPBIT(GR_OP_SUM))
-            return a->out_dtype == promoted ? scan_typed<Policy, In, SumOut, Sum>(a, ws_bytes, cuda_error)
-                                            : GR_ERR_UNSUPPORTED_DTYPE;
-        break;
-    case GR_OP_PROD:
-        if constexpr (kOps & GR_OPBIT(GR_OP_PROD))
-            return a->out_dtype == promoted ? scan_typed<Policy, In, SumOut, Prod>(a, ws_bytes, cuda_error)
-                                            : GR_ERR_UNSUPPORTED_DTYPE;
-        break;
-    case GR_OP_MIN:
-        if constexpr (kOps & GR_OPBIT(GR_OP_MIN))
-            return a->out_dtype == same ? scan_typed<Policy, In, In, Min>(a, ws_bytes, cuda_error)
-                                        : GR_ERR_UNSUPPORTED_DTYPE;
-        break;
-    case GR_OP_MAX:
-        if constexpr (kOps & GR_OPBIT(GR_OP_MAX))
-            return a->out_dtype == same ? scan_typed<Policy, In, In, Max>(a, ws_bytes, cuda_error)
-                                        : GR_ERR_UNSUPPORTED_DTYPE;
-        break;
-    default:
-        break;
-    }
-    return GR_ERR_UNSUPPORTED_OP;
-}
-
-template <class In, unsigned kOps>
-struct ScanWithInput {
-    template <class Policy>
-    static gr_status call(const gr_args *a, size_t *ws, int *err) { return scan_with_input<Policy, kOps, In>(a, ws, err); }
+template <class Policy, class In, class Out, class Op>
+struct ScanTyped {
+    static gr_status call(const gr_args *a, size_t *ws, int *err) { return scan_typed<Policy, In, Out, Op>(a, ws, err); }
 };
 
 }  // namespace gr
@@ -85,6 +53,5 @@ struct ScanWithInput {
 // Defines the entry point of scan variant `name` from its Policy; dispatch.cu finds it by name.
 #define GR_SCAN_VARIANT(name, Policy)                                                                    \
     extern "C" gr_status gr_impl_SCAN_##name(const gr_args *a, size_t *ws_bytes, int *cuda_error) {      \
-        return gr::dispatch_input_dtype<gr::ScanWithInput, Policy, GR_VARIANT_SCAN_##name>(a, ws_bytes,   \
-                                                                                          cuda_error);    \
+        return gr::dispatch_variant<gr::ScanTyped, Policy, GR_VARIANT_SCAN_##name>(a, ws_bytes, cuda_error); \
     }
