@@ -25,8 +25,11 @@ typedef enum gr_status {
 
 typedef enum gr_kind { GR_KIND_REDUCE = 0, GR_KIND_SCAN = 1 } gr_kind;
 
-/* Operators.  A scan with GR_OP_SUM is cumsum, with GR_OP_MAX cummax, and so on. */
-typedef enum gr_op { GR_OP_SUM = 0, GR_OP_PROD, GR_OP_MIN, GR_OP_MAX, GR_OP_COUNT } gr_op;
+/* Operators.  A scan with GR_OP_SUM is cumsum, with GR_OP_MAX cummax, and so on.  MEAN, ARGMIN and ARGMAX
+ * exist for axis reductions only (gr_reduce_segments); no variant of the table lists them. */
+typedef enum gr_op {
+    GR_OP_SUM = 0, GR_OP_PROD, GR_OP_MIN, GR_OP_MAX, GR_OP_MEAN, GR_OP_ARGMIN, GR_OP_ARGMAX, GR_OP_COUNT
+} gr_op;
 
 /* Element types: the full list NumPy reductions meet.  Which ones a variant is instantiated for is in
  * its `dtypes` mask (cuda/variants.def). */
@@ -102,6 +105,52 @@ gr_status gr_workspace_size(const gr_args *a, size_t *bytes, int *cuda_error);
 /* Enqueue the reduction / scan on a->stream.  Asynchronous: no host synchronisation, no allocation. */
 gr_status gr_reduce(const gr_args *a, int *cuda_error);
 gr_status gr_scan(const gr_args *a, int *cuda_error);
+
+/* ---- axis reductions and scans (NumPy's axis=, keepdims, where=, initial=) ----
+ *
+ * The caller merges the array's axes into at most two kept dimensions (i0, i1) and one reduced dimension r.
+ * Strides are in elements, may be zero (broadcast) or negative, and `in` / `mask` / `out` point at element
+ * (0, 0, 0).  A reduction computes, for every i0 < count[0], i1 < count[1]:
+ *     out[i0*out_stride[0] + i1*out_stride[1]] = op over r < reduce_count of in[i0*in_stride[0] + i1*in_stride[1]
+ *                                                + r*reduce_in_stride]
+ * leaving out the elements whose mask byte (same formula, mask strides) is zero.  A scan writes every prefix:
+ *     out[i0*out_stride[0] + i1*out_stride[1] + r*reduce_out_stride] = op over r' <= r (r' < r if exclusive).
+ * ARGMIN/ARGMAX give the position r of the first extreme element (NaN counts as extreme), as int64.
+ * MEAN divides by the number of elements taken (NaN where none is).  Variants: auto (gpureduce's axis kernels)
+ * and cub (CUB's segmented reduce / scan-by-key over the same strided layout). */
+typedef struct gr_segments {
+    int64_t count[2];
+    int64_t in_stride[2];
+    int64_t out_stride[2];
+    int64_t mask_stride[2];
+    int64_t reduce_count;
+    int64_t reduce_in_stride;
+    int64_t reduce_out_stride; /* scans only */
+    int64_t reduce_mask_stride;
+    const unsigned char *mask; /* device bytes, nonzero = take the element; NULL = take all */
+    const void *initial;       /* host pointer to one value of out_dtype folded into every result; NULL = none */
+} gr_segments;
+
+/* The result dtype an axis reduction or scan produces for `op` over `in` (dtype=None): as
+ * gr_default_result_dtype, MEAN gives float64 for bool and integers, ARGMIN/ARGMAX int64. */
+gr_dtype gr_segments_result_dtype(gr_op op, gr_dtype in);
+/* Whether an instantiation exists for (op, in, out): the result dtype above, `in` itself for sum/prod/mean,
+ * or a widening float/complex pair (float16 -> float32/float64, float32 -> float64, complex64 -> complex128). */
+int gr_segments_supported(gr_kind kind, gr_op op, gr_dtype in, gr_dtype out);
+
+/* Workspace bytes, then the work, as gr_workspace_size / gr_reduce (a->n is ignored). */
+gr_status gr_reduce_segments_workspace(const gr_args *a, const gr_segments *s, size_t *bytes, int *cuda_error);
+gr_status gr_reduce_segments(const gr_args *a, const gr_segments *s, int *cuda_error);
+gr_status gr_scan_segments_workspace(const gr_args *a, const gr_segments *s, size_t *bytes, int *cuda_error);
+gr_status gr_scan_segments(const gr_args *a, const gr_segments *s, int *cuda_error);
+
+/* Strided copy with NumPy's casting: for every index of `shape` (ndim <= GR_COPY_MAX_NDIM),
+ * out[idx . out_strides] = (out_dtype) in[idx . in_strides], strides in elements.  Used to cast for
+ * dtype=, to gather layouts the segment form cannot express, and to write into a strided out=. */
+#define GR_COPY_MAX_NDIM 8
+gr_status gr_copy_strided(gr_dtype in_dtype, gr_dtype out_dtype, int ndim, const int64_t *shape,
+                          const int64_t *in_strides, const int64_t *out_strides, const void *in, void *out,
+                          int sm_count, void *stream, int *cuda_error);
 
 /* Benchmark support: read `bytes` bytes at `ptr` (16-byte aligned) with a plain vectorised kernel, the
  * ceiling a reduction is measured against.  `sink` is 16 bytes of device memory it may write. */

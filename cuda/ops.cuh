@@ -5,12 +5,16 @@
 #include <cuda/std/limits>
 #include <cuda/std/type_traits>
 #include "gpureduce.h"
+#include "types.cuh"
 
 namespace gr {
 
+// bool arithmetic is NumPy's: add is "or", multiply is "and".
 template <class T>
 __host__ __device__ __forceinline__ T wrap_add(T a, T b) {
-    if constexpr (cuda::std::is_integral<T>::value) {
+    if constexpr (cuda::std::is_same<T, bool>::value) {
+        return a || b;
+    } else if constexpr (cuda::std::is_integral<T>::value) {
         using U = cuda::std::make_unsigned_t<T>;
         return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
     } else {
@@ -20,7 +24,9 @@ __host__ __device__ __forceinline__ T wrap_add(T a, T b) {
 
 template <class T>
 __host__ __device__ __forceinline__ T wrap_mul(T a, T b) {
-    if constexpr (cuda::std::is_integral<T>::value) {
+    if constexpr (cuda::std::is_same<T, bool>::value) {
+        return a && b;
+    } else if constexpr (cuda::std::is_integral<T>::value) {
         using U = cuda::std::make_unsigned_t<T>;
         return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
     } else {
@@ -31,6 +37,7 @@ __host__ __device__ __forceinline__ T wrap_mul(T a, T b) {
 template <class T>
 __host__ __device__ __forceinline__ bool is_nan(T x) {
     if constexpr (cuda::std::is_floating_point<T>::value) return x != x;
+    else if constexpr (is_complex<T>::value) return x.re != x.re || x.im != x.im;
     else return false;
 }
 
@@ -49,8 +56,14 @@ struct Prod {
 struct Min {
     static constexpr gr_op code = GR_OP_MIN;
     template <class T> __host__ __device__ static constexpr T identity() {
-        if constexpr (cuda::std::is_floating_point<T>::value) return cuda::std::numeric_limits<T>::infinity();
-        else return cuda::std::numeric_limits<T>::max();
+        if constexpr (is_complex<T>::value) {
+            using P = decltype(T().re);
+            return T(cuda::std::numeric_limits<P>::infinity(), cuda::std::numeric_limits<P>::infinity());
+        } else if constexpr (cuda::std::is_floating_point<T>::value) {
+            return cuda::std::numeric_limits<T>::infinity();
+        } else {
+            return cuda::std::numeric_limits<T>::max();
+        }
     }
     // a NaN on either side wins
     template <class T> __host__ __device__ __forceinline__ T operator()(T a, T b) const {
@@ -61,8 +74,14 @@ struct Min {
 struct Max {
     static constexpr gr_op code = GR_OP_MAX;
     template <class T> __host__ __device__ static constexpr T identity() {
-        if constexpr (cuda::std::is_floating_point<T>::value) return -cuda::std::numeric_limits<T>::infinity();
-        else return cuda::std::numeric_limits<T>::lowest();
+        if constexpr (is_complex<T>::value) {
+            using P = decltype(T().re);
+            return T(-cuda::std::numeric_limits<P>::infinity(), -cuda::std::numeric_limits<P>::infinity());
+        } else if constexpr (cuda::std::is_floating_point<T>::value) {
+            return -cuda::std::numeric_limits<T>::infinity();
+        } else {
+            return cuda::std::numeric_limits<T>::lowest();
+        }
     }
     template <class T> __host__ __device__ __forceinline__ T operator()(T a, T b) const {
         return (a > b || is_nan(a)) ? a : b;

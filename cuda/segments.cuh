@@ -1,0 +1,487 @@
+// segments.cuh -- reductions along axes: many independent reductions ("segments") in one launch.
+//
+// The caller (gpureduce/_layout.py) has merged the array's axes into two kept dimensions (i0, i1) and one
+// reduced dimension r with element strides (gpureduce.h, gr_segments).  Which kernel runs depends on which
+// dimension is fastest in memory:
+//   * rows_kernel     r is the fastest (a C-ordered row sum): a group of G = 1..32 lanes per segment, G the
+//                     row length rounded up to a power of two (so a warp reads 32 consecutive elements even
+//                     for rows of 2), shuffles within the group.  Also the second pass over partials.
+//   * block_rows_kernel  long rows, few of them: a whole block per (segment, chunk of the row).
+//   * columns_kernel  i1 is the fastest (a column sum, a Fortran-ordered row sum): lanes along i1 so loads are
+//                     coalesced across segments, threads of a block also split r; a block reduces its
+//                     threads' values through shared memory.
+// When a segment alone cannot fill the GPU (a few long rows or columns), r is cut into chunks: each chunk
+// leaves a partial V in the workspace and rows_kernel folds each segment's partials in a second launch.
+// Everything is deterministic: the tree shape depends only on the problem's shape.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include "driver.cuh"
+#include "reducers.cuh"
+
+namespace gr {
+
+// The problem as the kernels see it (gr_segments, typed pointers erased).
+struct SegProblem {
+    int64_t c0, c1;        // kept extents: segment s = i0 * c1 + i1
+    int64_t is0, is1, ir;  // input strides
+    int64_t ms0, ms1, mr;  // mask strides
+    int64_t os0, os1;      // output strides
+    int64_t R;             // reduced extent
+    const void *in;
+    const unsigned char *mask;
+    void *out;
+};
+
+// Any trivially copyable V through a 32-bit shuffle `shfl(word)`, one word at a time.
+template <class V, class Shfl>
+__device__ __forceinline__ V shfl_words(const V &v, Shfl shfl) {
+    constexpr int kWords = (sizeof(V) + 3) / 4;
+    int w[kWords] = {};
+    memcpy(w, &v, sizeof(V));
+#pragma unroll
+    for (int i = 0; i < kWords; i++) w[i] = shfl(w[i]);
+    V r;
+    memcpy(&r, w, sizeof(V));
+    return r;
+}
+
+template <class V>
+__device__ __forceinline__ V shfl_xor_any(const V &v, int lane_mask) {
+    return shfl_words(v, [=](int w) { return __shfl_xor_sync(kFullMask, w, lane_mask); });
+}
+
+// Element r of the segment whose input/mask offsets are `base`/`mbase`, or the identity if masked out.
+template <class Red, class In>
+__host__ __device__ __forceinline__ typename Red::V seg_load(const SegProblem &p, int64_t base, int64_t mbase, int64_t r) {
+    if (p.mask && !p.mask[mbase + r * p.mr]) return Red::identity();
+    return Red::element(static_cast<const In *>(p.in)[base + r * p.ir], r);
+}
+
+// (i0, i1) of segment s, without a 64-bit division in the common one-kept-dimension cases.
+__host__ __device__ __forceinline__ void seg_split(const SegProblem &p, int64_t s, int64_t &i0, int64_t &i1) {
+    if (p.c0 == 1) { i0 = 0; i1 = s; }
+    else if (p.c1 == 1) { i0 = s; i1 = 0; }
+    else { i0 = s / p.c1; i1 = s - i0 * p.c1; }
+}
+
+// Folds row[r0 .. r1) (unit stride, no mask) with `lanes` cooperating threads, this one being `lane`: a scalar
+// head up to 16-byte alignment, then 16-byte vector loads, four in flight per thread, then a scalar tail.
+// The association order depends only on (r0, r1, the row's alignment, lanes).
+template <class Red, class In>
+__device__ __forceinline__ typename Red::V fold_contiguous(const In *row, int64_t r0, int64_t r1, int lane, int lanes,
+                                                           typename Red::V v) {
+    using Vec = Vec16<In>;
+    constexpr int K = Vec::kLanes;
+    const int64_t n = r1 - r0;
+    const uintptr_t addr = reinterpret_cast<uintptr_t>(row + r0);
+    int64_t head = int64_t((16 - addr % 16) % 16) / int64_t(sizeof(In));
+    if (head > n) head = n;
+    for (int64_t i = lane; i < head; i += lanes) v = Red::combine(v, Red::element(row[r0 + i], r0 + i));
+    const Vec *vec = reinterpret_cast<const Vec *>(row + r0 + head);
+    const int64_t nv = (n - head) / K;
+    auto fold_vec = [&](const Vec &x, int64_t j) {
+        const int64_t r = r0 + head + j * K;
+#pragma unroll
+        for (int k = 0; k < K; k++) v = Red::combine(v, Red::element(x.lane[k], r + k));
+    };
+    int64_t j = lane;
+    for (; j + 3 * lanes < nv; j += 4 * lanes) {
+        const Vec a = vec[j], b = vec[j + lanes], c = vec[j + 2 * lanes], d = vec[j + 3 * lanes];
+        fold_vec(a, j);
+        fold_vec(b, j + lanes);
+        fold_vec(c, j + 2 * lanes);
+        fold_vec(d, j + 3 * lanes);
+    }
+    for (; j < nv; j += lanes) fold_vec(vec[j], j);
+    for (int64_t i = head + nv * K + lane; i < n; i += lanes) v = Red::combine(v, Red::element(row[r0 + i], r0 + i));
+    return v;
+}
+
+template <class In>
+constexpr bool kVectorizable = 16 % sizeof(In) == 0;
+
+// Writes a segment's result: the finished value to out, or (partials != nullptr) the V to its chunk slot.
+template <class Red>
+__host__ __device__ __forceinline__ void seg_store(const SegProblem &p, int64_t s, int64_t chunk, int64_t chunks,
+                                          typename Red::V v, typename Red::V *partials, const typename Red::V &init) {
+    if (partials) {
+        partials[s * chunks + chunk] = v;
+        return;
+    }
+    int64_t i0, i1;
+    seg_split(p, s, i0, i1);
+    static_cast<typename Red::Result *>(p.out)[i0 * p.os0 + i1 * p.os1] = Red::finish(Red::combine(v, init));
+}
+
+// G lanes per work item (segment, chunk); a work item covers r in [chunk * L, min(R, (chunk + 1) * L)).
+// kFromPartials: the input is the previous pass's partials, V values laid out [segment][R] contiguously.
+// Rows of at most G elements (one per lane) take kItems work items per step, so every lane has kItems
+// independent loads in flight: a 2-element row is 8 bytes, and latency, not bandwidth, would bound it.
+template <class Red, class In, bool kFromPartials>
+__global__ void __launch_bounds__(256) rows_kernel(SegProblem p, int group, int64_t chunks, int64_t L, bool vec_rows,
+                                                   typename Red::V *partials, typename Red::V init) {
+    using V = typename Red::V;
+    constexpr int kItems = 4;
+    const int lane = threadIdx.x % kWarp, sub = lane % group, group_in_warp = lane / group;
+    const int64_t items = p.c0 * p.c1 * chunks;
+    const int64_t groups_per_grid = int64_t(gridDim.x) * (blockDim.x / group);
+    const int64_t first = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / group;
+    // long unit-stride rows: each lane folds 16-byte vectors (fold_contiguous handles any alignment)
+    const bool vector_rows = !kFromPartials && kVectorizable<In> && !p.mask && p.ir == 1 && group == kWarp && L >= 256;
+    if constexpr (!kFromPartials && kVectorizable<In>) if (vec_rows && chunks == 1) {
+        // aligned unit-stride rows of at most `group` whole vectors: one vector per lane, kItems rows per step,
+        // all loads issued before any is used
+        using Vec = Vec16<In>;
+        constexpr int K = Vec::kLanes;
+        const int64_t nv = p.R / K, tail = p.R - nv * K;
+        for (int64_t item0 = first; item0 - group_in_warp < items; item0 += kItems * groups_per_grid) {
+            Vec x[kItems];
+            int64_t base[kItems];
+#pragma unroll
+            for (int u = 0; u < kItems; u++) {
+                const int64_t s = item0 + u * groups_per_grid;
+                base[u] = -1;
+                if (s < items) {
+                    int64_t i0, i1;
+                    seg_split(p, s, i0, i1);
+                    base[u] = i0 * p.is0 + i1 * p.is1;
+                    if (sub < nv) x[u] = reinterpret_cast<const Vec *>(static_cast<const In *>(p.in) + base[u])[sub];
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < kItems; u++) {
+                V v = Red::identity();
+                if (base[u] >= 0) {
+                    if (sub < nv) {
+#pragma unroll
+                        for (int k = 0; k < K; k++) v = Red::combine(v, Red::element(x[u].lane[k], sub * K + k));
+                    }
+                    for (int64_t r = nv * K + sub; r < p.R; r += group)
+                        v = Red::combine(v, Red::element(static_cast<const In *>(p.in)[base[u] + r], r));
+                }
+                for (int offset = group / 2; offset > 0; offset >>= 1) v = Red::combine(v, shfl_xor_any(v, offset));
+                const int64_t s = item0 + u * groups_per_grid;
+                if (s < items && sub == 0) seg_store<Red>(p, s, 0, 1, v, partials, init);
+            }
+        }
+        (void)tail;
+        return;
+    }
+    if constexpr (!kFromPartials) if (chunks == 1 && p.R <= group) {
+        // one element per lane: kItems rows per step
+        for (int64_t item0 = first; item0 - group_in_warp < items; item0 += kItems * groups_per_grid) {
+            V v[kItems];
+#pragma unroll
+            for (int u = 0; u < kItems; u++) {
+                const int64_t s = item0 + u * groups_per_grid;
+                v[u] = Red::identity();
+                if (s < items && sub < p.R) {
+                    int64_t i0, i1;
+                    seg_split(p, s, i0, i1);
+                    v[u] = seg_load<Red, In>(p, i0 * p.is0 + i1 * p.is1, i0 * p.ms0 + i1 * p.ms1, sub);
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < kItems; u++) {
+                for (int offset = group / 2; offset > 0; offset >>= 1) v[u] = Red::combine(v[u], shfl_xor_any(v[u], offset));
+                const int64_t s = item0 + u * groups_per_grid;
+                if (s < items && sub == 0) seg_store<Red>(p, s, 0, 1, v[u], partials, init);
+            }
+        }
+        return;
+    }
+    for (int64_t item = first; item - group_in_warp < items; item += groups_per_grid) {
+        // Every lane of the warp stays in the loop until the whole warp is done, for the shuffles.
+        const bool live = item < items;
+        V v = Red::identity();
+        int64_t s = 0, chunk = 0;
+        if (live) {
+            s = chunks == 1 ? item : item / chunks;
+            chunk = item - s * chunks;
+            const int64_t r0 = chunk * L, r1 = r0 + L < p.R ? r0 + L : p.R;
+            if constexpr (kFromPartials) {
+                const V *src = static_cast<const V *>(p.in) + s * p.R;
+                for (int64_t r = r0 + sub; r < r1; r += group) v = Red::combine(v, src[r]);
+            } else {
+                int64_t i0, i1;
+                seg_split(p, s, i0, i1);
+                const int64_t base = i0 * p.is0 + i1 * p.is1, mbase = i0 * p.ms0 + i1 * p.ms1;
+                if (vector_rows) {
+                    if constexpr (kVectorizable<In>)
+                        v = fold_contiguous<Red, In>(static_cast<const In *>(p.in) + base, r0, r1, sub, group, v);
+                } else {
+                    int64_t r = r0 + sub;
+                    // four loads in flight per lane, folded in a fixed order
+                    for (; r + 3 * group < r1; r += 4 * group) {
+                        const V a = seg_load<Red, In>(p, base, mbase, r), b = seg_load<Red, In>(p, base, mbase, r + group);
+                        const V c = seg_load<Red, In>(p, base, mbase, r + 2 * group);
+                        const V d = seg_load<Red, In>(p, base, mbase, r + 3 * group);
+                        v = Red::combine(v, Red::combine(Red::combine(a, b), Red::combine(c, d)));
+                    }
+                    for (; r < r1; r += group) v = Red::combine(v, seg_load<Red, In>(p, base, mbase, r));
+                }
+            }
+        }
+        for (int offset = group / 2; offset > 0; offset >>= 1) v = Red::combine(v, shfl_xor_any(v, offset));
+        if (live && sub == 0) seg_store<Red>(p, s, chunk, chunks, v, partials, init);
+    }
+}
+
+constexpr int kSegBlock = 256;
+
+// Rows packed back to back, several per 16-byte vector (R * sizeof(In) divides 16, e.g. pairs of float32):
+// each thread loads whole vectors, two in flight, and finishes the rows inside them; no shuffles at all.
+template <class Red, class In>
+__global__ void __launch_bounds__(kSegBlock) packed_rows_kernel(SegProblem p, typename Red::V init) {
+    using V = typename Red::V;
+    using Vec = Vec16<In>;
+    constexpr int K = Vec::kLanes;
+    const int R = int(p.R), per = K / R;
+    const int64_t S = p.c0 * p.c1, nvec = S / per;
+    const Vec *vec = static_cast<const Vec *>(p.in);
+    const int64_t stride = int64_t(gridDim.x) * blockDim.x, t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    auto finish_vector = [&](const Vec &x, int64_t j) {
+        for (int q = 0; q < per; q++) {
+            V v = Red::identity();
+            for (int k = 0; k < R; k++) v = Red::combine(v, Red::element(x.lane[q * R + k], k));
+            seg_store<Red>(p, j * per + q, 0, 1, v, nullptr, init);
+        }
+    };
+    int64_t j = t;
+    for (; j + stride < nvec; j += 2 * stride) {
+        const Vec a = vec[j], b = vec[j + stride];
+        finish_vector(a, j);
+        finish_vector(b, j + stride);
+    }
+    if (j < nvec) finish_vector(vec[j], j);
+    for (int64_t s = nvec * per + t; s < S; s += stride) {  // rows after the last whole vector
+        V v = Red::identity();
+        for (int k = 0; k < R; k++) v = Red::combine(v, Red::element(static_cast<const In *>(p.in)[s * R + k], k));
+        seg_store<Red>(p, s, 0, 1, v, nullptr, init);
+    }
+}
+
+// Reduces the BLOCK values of a block through shared memory (raw storage: V need not be default-constructible
+// there); thread 0 gets the result.  `lanes` independent reductions side by side: value (y, x) at y*lanes + x,
+// each column x reduced over y; threads with y == 0 get their column's result.
+template <class Red>
+__device__ __forceinline__ typename Red::V block_fold(typename Red::V v, int lanes) {
+    using V = typename Red::V;
+    __shared__ alignas(16) unsigned char raw[kSegBlock * sizeof(V)];
+    V *smem = reinterpret_cast<V *>(raw);
+    smem[threadIdx.x] = v;
+    __syncthreads();
+    for (int rows = kSegBlock / lanes; rows > 1; rows /= 2) {
+        const int half = rows / 2;
+        if (int(threadIdx.x) < half * lanes) smem[threadIdx.x] = Red::combine(smem[threadIdx.x], smem[threadIdx.x + half * lanes]);
+        __syncthreads();
+    }
+    return smem[threadIdx.x];
+}
+
+// One block per work item (segment, chunk).
+template <class Red, class In>
+__global__ void __launch_bounds__(kSegBlock) block_rows_kernel(SegProblem p, int64_t chunks, int64_t L,
+                                                               typename Red::V *partials, typename Red::V init) {
+    using V = typename Red::V;
+    const int64_t item = blockIdx.x, s = chunks == 1 ? item : item / chunks, chunk = item - s * chunks;
+    int64_t i0, i1;
+    seg_split(p, s, i0, i1);
+    const int64_t base = i0 * p.is0 + i1 * p.is1, mbase = i0 * p.ms0 + i1 * p.ms1;
+    const int64_t r0 = chunk * L, r1 = r0 + L < p.R ? r0 + L : p.R;
+    V v = Red::identity();
+    if constexpr (kVectorizable<In>) {
+        if (!p.mask && p.ir == 1) {
+            v = fold_contiguous<Red, In>(static_cast<const In *>(p.in) + base, r0, r1, threadIdx.x, kSegBlock, v);
+            v = block_fold<Red>(v, 1);
+            if (threadIdx.x == 0) seg_store<Red>(p, s, chunk, chunks, v, partials, init);
+            return;
+        }
+    }
+    int64_t r = r0 + threadIdx.x;
+    for (; r + 3 * kSegBlock < r1; r += 4 * kSegBlock) {
+        const V a = seg_load<Red, In>(p, base, mbase, r), b = seg_load<Red, In>(p, base, mbase, r + kSegBlock);
+        const V c = seg_load<Red, In>(p, base, mbase, r + 2 * kSegBlock);
+        const V d = seg_load<Red, In>(p, base, mbase, r + 3 * kSegBlock);
+        v = Red::combine(v, Red::combine(Red::combine(a, b), Red::combine(c, d)));
+    }
+    for (; r < r1; r += kSegBlock) v = Red::combine(v, seg_load<Red, In>(p, base, mbase, r));
+    v = block_fold<Red>(v, 1);
+    if (threadIdx.x == 0) seg_store<Red>(p, s, chunk, chunks, v, partials, init);
+}
+
+// Lanes along i1 (x: `lanes` of them), the rest of the block along r (y).  grid.x covers i1, grid.y the
+// chunks of r, grid.z (strided) i0.
+template <class Red, class In>
+__global__ void __launch_bounds__(kSegBlock) columns_kernel(SegProblem p, int lanes, int64_t chunks, int64_t L,
+                                                            typename Red::V *partials, typename Red::V init) {
+    using V = typename Red::V;
+    const int x = threadIdx.x % lanes, y = threadIdx.x / lanes, rows = kSegBlock / lanes;
+    const int64_t i1 = int64_t(blockIdx.x) * lanes + x, chunk = blockIdx.y;
+    const int64_t r0 = chunk * L, r1 = r0 + L < p.R ? r0 + L : p.R;
+    for (int64_t i0 = blockIdx.z; i0 < p.c0; i0 += gridDim.z) {
+        V v = Red::identity();
+        if (i1 < p.c1) {
+            const int64_t base = i0 * p.is0 + i1 * p.is1, mbase = i0 * p.ms0 + i1 * p.ms1;
+            int64_t r = r0 + y;
+            for (; r + 7 * rows < r1; r += 8 * rows) {  // eight loads in flight per thread
+                V x[8];
+#pragma unroll
+                for (int k = 0; k < 8; k++) x[k] = seg_load<Red, In>(p, base, mbase, r + k * rows);
+                v = Red::combine(v, Red::combine(Red::combine(Red::combine(x[0], x[1]), Red::combine(x[2], x[3])),
+                                                 Red::combine(Red::combine(x[4], x[5]), Red::combine(x[6], x[7]))));
+            }
+            for (; r < r1; r += rows) v = Red::combine(v, seg_load<Red, In>(p, base, mbase, r));
+        }
+        v = block_fold<Red>(v, lanes);
+        if (y == 0 && i1 < p.c1) seg_store<Red>(p, i0 * p.c1 + i1, chunk, chunks, v, partials, init);
+        __syncthreads();  // block_fold's shared memory is reused by the next i0
+    }
+}
+
+inline int pow2_at_least(int64_t n, int cap) {
+    int g = 1;
+    while (g < n && g < cap) g *= 2;
+    return g;
+}
+
+// The launch plan: which kernel, how r is cut into chunks, and the workspace it needs.  Computed the same
+// way for sizing and for running, so the two cannot drift.
+struct SegPlan {
+    enum Kind { ROWS, BLOCK_ROWS, COLUMNS, PACKED_ROWS } kind;
+    bool vec_rows = false; // ROWS: aligned unit-stride rows, read as 16-byte vectors
+    int group = 1;        // ROWS: lanes per item; COLUMNS: lanes along i1
+    int64_t chunks = 1;   // chunks of r per segment (> 1: partials + a second pass)
+    int64_t L = 0;        // chunk length
+    int64_t grid = 1;     // ROWS/BLOCK_ROWS: blocks; COLUMNS: blocks along i1
+    int second_group = 1; // the second pass's lanes per segment
+};
+
+template <class In>
+SegPlan seg_plan(const SegProblem &p, int sm_count) {
+    SegPlan plan;
+    // unit-stride rows without a mask can be read as 16-byte vectors
+    constexpr int64_t elem = int64_t(sizeof(In)), vec = 16 / elem;
+    const bool contiguous = kVectorizable<In> && !p.mask && p.ir == 1;
+    auto aligned = [](const void *ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
+    const int64_t S = p.c0 * p.c1, R = p.R;
+    const int64_t want_blocks = int64_t(sm_count) * 8;  // about one full wave of 256-thread blocks
+    const int64_t ir = p.ir < 0 ? -p.ir : p.ir, is1 = p.is1 < 0 ? -p.is1 : p.is1;
+    if (p.c1 > 1 && is1 < ir) {
+        plan.kind = SegPlan::COLUMNS;
+        plan.group = pow2_at_least(p.c1, 32);
+        const int rows = kSegBlock / plan.group;
+        const int64_t base_blocks = ceil_div(p.c1, plan.group) * (p.c0 < 65535 ? p.c0 : 65535);
+        plan.grid = ceil_div(p.c1, plan.group);
+        // chunks of at least 8 loads per thread, until the grid fills the GPU twice over
+        const int64_t max_chunks = R / (int64_t(rows) * 8) > 1 ? R / (int64_t(rows) * 8) : 1;
+        int64_t chunks = base_blocks >= want_blocks ? 1 : ceil_div(want_blocks * 2, base_blocks);
+        chunks = chunks < 1 ? 1 : chunks > max_chunks ? max_chunks : chunks;
+        chunks = chunks > 65535 ? 65535 : chunks;
+        plan.chunks = chunks;
+    } else if (contiguous && p.c0 == 1 && p.is1 == R && R * elem < 16 && 16 % (R * elem) == 0 && aligned(p.in)) {
+        plan.kind = SegPlan::PACKED_ROWS;
+        const int64_t threads = ceil_div(S, 16 / (R * elem) * 2);
+        plan.grid = ceil_div(threads, kSegBlock) < want_blocks * 4 ? ceil_div(threads, kSegBlock) : want_blocks * 4;
+        return plan;
+    } else if (contiguous && R >= vec && R <= 32 * vec && aligned(p.in) && (p.is1 * elem) % 16 == 0 &&
+               (p.c0 == 1 || (p.is0 * elem) % 16 == 0)) {
+        plan.kind = SegPlan::ROWS;  // a lane per 16-byte vector of the row
+        plan.vec_rows = true;
+        plan.group = pow2_at_least(R / vec, 32);
+        const int64_t warps = ceil_div(S, kWarp / plan.group);
+        const int64_t blocks = ceil_div(warps, kSegBlock / kWarp);
+        plan.grid = blocks < want_blocks * 4 ? blocks : want_blocks * 4;
+        plan.L = R;
+        return plan;
+    } else if (R <= 32 || (S >= int64_t(sm_count) * 64 && R <= 16384)) {  // a warp per row fills the GPU
+        plan.kind = SegPlan::ROWS;
+        plan.group = pow2_at_least(R, 32);
+        plan.chunks = 1;
+        const int64_t warps = ceil_div(S, kWarp / plan.group);
+        const int64_t blocks = ceil_div(warps, kSegBlock / kWarp);
+        plan.grid = blocks < want_blocks * 4 ? blocks : want_blocks * 4;
+    } else {
+        plan.kind = SegPlan::BLOCK_ROWS;
+        // few long rows: chunks of 16K elements (several waves of blocks, so the last one is short)
+        const int64_t max_chunks = ceil_div(R, 4096);
+        int64_t chunks = S >= want_blocks * 4 ? 1 : ceil_div(R, 16384);
+        if (S * chunks < want_blocks * 2) chunks = ceil_div(want_blocks * 2, S);
+        plan.chunks = chunks > max_chunks ? max_chunks : chunks;
+    }
+    plan.L = ceil_div(R, plan.chunks);
+    if (plan.chunks > 1) plan.L = ceil_div(plan.L, 4) * 4;  // whole vectors of 4 per thread step, when possible
+    plan.chunks = ceil_div(R, plan.L);
+    if (plan.kind == SegPlan::BLOCK_ROWS) plan.grid = S * plan.chunks;
+    plan.second_group = pow2_at_least(plan.chunks, 32);
+    return plan;
+}
+
+template <class Red, class In>
+size_t seg_workspace(const SegProblem &p, int sm_count) {
+    if (p.c0 * p.c1 == 0 || p.R == 0) return 0;
+    const SegPlan plan = seg_plan<In>(p, sm_count);
+    return plan.chunks > 1 ? align_up(size_t(p.c0 * p.c1 * plan.chunks) * sizeof(typename Red::V), GR_WORKSPACE_ALIGN) : 0;
+}
+
+template <class Red, class In>
+__global__ void fill_identity_kernel(SegProblem p, typename Red::V init) {
+    const int64_t S = p.c0 * p.c1;
+    for (int64_t s = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < S; s += int64_t(gridDim.x) * blockDim.x)
+        seg_store<Red>(p, s, 0, 1, Red::identity(), nullptr, init);
+}
+
+template <class Red, class In>
+cudaError_t seg_run(const SegProblem &p, const void *initial, char *scratch, int sm_count, cudaStream_t stream) {
+    using V = typename Red::V;
+    const int64_t S = p.c0 * p.c1;
+    if (S == 0) return cudaSuccess;
+    const V init = Red::from_initial(initial);
+    if (p.R == 0) {  // every segment empty: identity (with initial), mean's NaN, ...
+        const int64_t blocks = ceil_div(S, kSegBlock);
+        fill_identity_kernel<Red, In><<<unsigned(blocks < 4096 ? blocks : 4096), kSegBlock, 0, stream>>>(p, init);
+        return cudaGetLastError();
+    }
+    const SegPlan plan = seg_plan<In>(p, sm_count);
+    V *partials = plan.chunks > 1 ? reinterpret_cast<V *>(scratch) : nullptr;
+    switch (plan.kind) {
+    case SegPlan::ROWS:
+        GR_CUDA_TRY(check_grid(plan.grid));
+        rows_kernel<Red, In, false><<<unsigned(plan.grid), kSegBlock, 0, stream>>>(p, plan.group, plan.chunks, plan.L,
+                                                                                  plan.vec_rows, partials, init);
+        break;
+    case SegPlan::PACKED_ROWS:
+        if constexpr (kVectorizable<In>) {
+            GR_CUDA_TRY(check_grid(plan.grid));
+            packed_rows_kernel<Red, In><<<unsigned(plan.grid), kSegBlock, 0, stream>>>(p, init);
+        }
+        break;
+    case SegPlan::BLOCK_ROWS:
+        GR_CUDA_TRY(check_grid(plan.grid));
+        block_rows_kernel<Red, In><<<unsigned(plan.grid), kSegBlock, 0, stream>>>(p, plan.chunks, plan.L, partials, init);
+        break;
+    case SegPlan::COLUMNS: {
+        const int64_t gz = p.c0 < 65535 ? p.c0 : 65535;
+        GR_CUDA_TRY(check_grid(plan.grid));
+        const dim3 grid(unsigned(plan.grid), unsigned(plan.chunks), unsigned(gz));
+        columns_kernel<Red, In><<<grid, kSegBlock, 0, stream>>>(p, plan.group, plan.chunks, plan.L, partials, init);
+        break;
+    }
+    }
+    GR_CUDA_TRY(cudaGetLastError());
+    if (!partials) return cudaSuccess;
+    // Second pass: each segment's chunk partials, contiguous, folded by a group of lanes.
+    SegProblem q = p;
+    q.in = partials;
+    q.R = plan.chunks;
+    q.mask = nullptr;
+    const int64_t warps = ceil_div(S, kWarp / plan.second_group);
+    const int64_t blocks = ceil_div(warps, kSegBlock / kWarp);
+    const int64_t grid = blocks < int64_t(sm_count) * 32 ? blocks : int64_t(sm_count) * 32;
+    rows_kernel<Red, V, true><<<unsigned(grid), kSegBlock, 0, stream>>>(q, plan.second_group, 1, plan.chunks, false,
+                                                                      nullptr, init);
+    return cudaGetLastError();
+}
+
+}  // namespace gr
