@@ -5,7 +5,8 @@ setuptools does not know nvcc, so `BuildExtWithNvcc` compiles every .cu file int
 
 Environment:
   GPUREDUCE_CUDA_ARCHS  compute capabilities to build machine code for, e.g. "90" or "80;90"
-                        (default 75;80;86;89;90); PTX for the highest one is embedded too.
+                        (default 75;80;90: an sm_80 cubin also runs on sm_86/sm_89, same major
+                        version); PTX for the highest one is embedded too, for newer GPUs.
   CUDA_HOME / CUDA_PATH where the toolkit is (else nvcc on PATH, else /usr/local/cuda).
   GPUREDUCE_BUILD_JOBS  parallel nvcc processes (default: the number of CPUs).
 """
@@ -23,7 +24,9 @@ from setuptools.command.build_ext import build_ext
 ROOT = Path(__file__).resolve().parent
 CUDA_SOURCES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "cuda").glob("*.cu"))
 C_SOURCES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "src").glob("*.c"))
-DEFAULT_ARCHS = "75;80;86;89;90"  # nvcc 13 no longer builds sm_70
+# nvcc 13 no longer builds sm_70.  Machine code runs on every GPU of the same major version with an equal or
+# higher minor, so 80 serves 86 and 89 too: three cubins instead of five halve the build on small machines.
+DEFAULT_ARCHS = "75;80;90"
 
 
 def find_cuda_home():

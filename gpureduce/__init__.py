@@ -7,7 +7,7 @@ from ._core import CudaError, DeviceArray
 from ._registry import Variant
 from ._registry import variants as _variants
 from .benchmark import BenchmarkResult, benchmark, device_info
-from .reductions import max, min, prod, reduce, sum
+from .reductions import argmax, argmin, max, mean, min, prod, reduce, sum
 from .scans import cummax, cummin, cumprod, cumsum, scan
 
 __version__ = "0.1.0"
@@ -27,7 +27,7 @@ def device_count():
 
 __all__ = [
     "CudaError", "DeviceArray", "Variant", "variants", "device_count",
-    "reduce", "sum", "prod", "min", "max",
+    "reduce", "sum", "prod", "min", "max", "mean", "argmin", "argmax",
     "scan", "cumsum", "cumprod", "cummax", "cummin",
     "benchmark", "BenchmarkResult", "device_info",
 ]

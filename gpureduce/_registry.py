@@ -70,10 +70,21 @@ def variants(kind: str | None = None, op: str | None = None):
     return [v for v in ALL if (kind is None or v.kind == kind) and (op is None or op in v.ops)]
 
 
+_RESOLVED = {}
+
+
 def resolve(kind: str, name, op: str) -> Variant:
     """The variant called `name` of this kind that implements `op`, or a ValueError that lists the choices."""
     if not isinstance(name, str):
         raise TypeError(f"variant must be a str, not {type(name).__name__}")
+    hit = _RESOLVED.get((kind, name, op))
+    if hit is not None:
+        return hit
+    _RESOLVED[(kind, name, op)] = v = _resolve(kind, name, op)
+    return v
+
+
+def _resolve(kind: str, name: str, op: str) -> Variant:
     of_kind = [v for v in ALL if v.kind == kind]
     for v in of_kind:
         if v.name == name:

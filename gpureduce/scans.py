@@ -6,6 +6,8 @@ import textwrap
 import numpy as np
 
 from . import _core
+from ._layout import c_strides, plan
+from ._operands import Operand, cast, copy_into, dtype_code, operand, out_operand
 from ._registry import OP_NAMES, resolve, variants
 
 try:  # NumPy >= 2.0
@@ -15,30 +17,55 @@ except ImportError:  # NumPy 1.x
 
 __all__ = ["scan", "cumsum", "cumprod", "cummax", "cummin"]
 
-def _check_axis(a, axis):
-    """Scans run over the flattened array for now: axis=None, or the only axis of a 1-D array.
+SCAN_OPS = ("sum", "prod", "min", "max")
+AXIS_VARIANTS = ("auto", "cub")  # the variants that also scan along axes (cuda/segments_api.cu)
 
-    Returns `a`, converted to a NumPy array when its dimensions could not be told without that.
-    """
+def _scan_axes(v, op, x: Operand, axis, rt, out, exclusive):
+    """A scan through the axis machinery (cuda/scan_segments.cuh): along `axis` of x, or of x flattened in C
+    order when axis is None.  Returns the result (host array, DeviceArray, or `out`)."""
+    op_code = OP_NAMES.index(op)
+    if not _core.segments_supported(_core.KIND_SCAN, op_code, dtype_code(x.dtype), dtype_code(rt)):
+        x = cast(x, rt)
     if axis is None:
-        return a
-    ndim = getattr(a, "ndim", None)
-    if not isinstance(ndim, (int, np.integer)):
-        cai = getattr(a, "__cuda_array_interface__", None)
-        if isinstance(cai, dict) and isinstance(cai.get("shape"), tuple):
-            ndim = len(cai["shape"])
-        else:
-            a = np.asarray(a)
-            ndim = a.ndim
-    normalize_axis_index(axis, max(int(ndim), 1))  # NumPy's AxisError; a 0-d array scans like a 1-d one
-    if ndim > 1:
-        raise NotImplementedError(
-            f"gpureduce scans the flattened array for now: axis={axis!r} of a {ndim}-d array is not supported "
-            "(scans along an axis come later); pass axis=None to scan the flattened array")
-    return a
+        if not x.c_contiguous:
+            x = cast(x, x.dtype)  # a C-ordered copy: NumPy scans the array flattened in C order
+        x = Operand(x.obj, x.host, x.dtype, (x.size,), (1,))
+        ax = 0
+    else:
+        ax = axis
+    rshape = tuple(x.shape)
+    out_desc = None
+    if out is not None:
+        out_desc = out_operand(out, rshape)
+    direct = out_desc is not None and not out_desc.host and out_desc.dtype == rt
+    if direct and axis is None and not out_desc.c_contiguous:
+        direct = False
+    out_strides = (1,) if (direct and axis is None) else out_desc.strides if direct else c_strides(rshape)
+    seg = plan(x.shape, x.strides, {ax}, out_strides=out_strides, scan=True)
+    if seg is None and direct:
+        direct, out_strides = False, c_strides(rshape)
+        seg = plan(x.shape, x.strides, {ax}, out_strides=out_strides, scan=True)
+    if seg is None:  # both in C order: the kept axes merge into one
+        x = cast(x, x.dtype)
+        seg = plan(x.shape, x.strides, {ax}, out_strides=out_strides, scan=True)
+    result = _core.segments(_core.KIND_SCAN, v.index, op_code, x.obj, dtype_code(rt),
+                            seg.as_tuple(), rshape, out if direct else None, None, None, bool(exclusive))
+    if out is not None and not direct:
+        return copy_into(out, out_desc, result)
+    return result
 
 
-def scan(op: str, a, axis=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
+def _default_scan_dtype(op, dt):
+    if op in ("min", "max"):
+        return dt
+    if dt.kind == "b" or (dt.kind == "i" and dt.itemsize < 8):
+        return np.dtype(np.int64)
+    if dt.kind == "u" and dt.itemsize < 8:
+        return np.dtype(np.uint64)
+    return dt
+
+
+def scan(op: str, a, axis=None, dtype=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
     """Cumulative `op` ("sum", "prod", "min" or "max") of the elements of `a`, flattened in C order.
 
     Parameters
@@ -49,12 +76,15 @@ def scan(op: str, a, axis=None, out=None, *, exclusive: bool = False, variant: s
         A NumPy array (or anything ``numpy.asarray`` accepts), or a device array exporting
         ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in place on the
         stream it names.  Contiguous (C or Fortran order) device arrays only; dtypes: see the variants.
-    axis : None, or 0 / -1 for a 1-d array
-        None scans the flattened array like ``numpy.cumsum(a)``.  Other axes raise NotImplementedError.
+    axis : None or int
+        None scans the array flattened in C order, like ``numpy.cumsum(a)``; an int (negative counts from the
+        end) scans along that axis, every other index independently, in one launch.
+    dtype : dtype, optional
+        The result and accumulation dtype (sum/prod), as NumPy's ``dtype=``; by default NumPy's (bool and
+        narrow ints accumulate in int64/uint64, float16 in float32 with a float16 result).
     out : numpy.ndarray or device array, optional
-        Where to write the result: shape ``(a.size,)`` and exactly the result dtype (no casting).  A device
-        ``out`` must be writable, contiguous and on the input's device; a NumPy ``out`` must be writable.
-        Either kind is accepted for either kind of input.  ``out`` is returned.
+        Where to write the result: the result's shape; another dtype is cast into it as NumPy does.  A device
+        ``out`` must be writable and on the input's device.  ``out`` is returned.
     exclusive : bool, keyword-only
         False (default): ``out[i] = op(a[0], ..., a[i])``, as NumPy.  True: ``out[0]`` is the identity of
         `op` and ``out[i] = op(a[0], ..., a[i-1])``.
@@ -75,8 +105,8 @@ def scan(op: str, a, axis=None, out=None, *, exclusive: bool = False, variant: s
         non-contiguous or on another device.
     TypeError
         `exclusive` not a bool, a dtype the variant does not support, an `out` of the wrong dtype.
-    numpy.exceptions.AxisError, NotImplementedError
-        An axis out of bounds / an axis of a multi-dimensional array.
+    numpy.exceptions.AxisError
+        An axis out of bounds (a tuple of axes: TypeError, as NumPy).
     gpureduce.CudaError
         No CUDA device, or a CUDA call failed.
 
@@ -93,30 +123,50 @@ def scan(op: str, a, axis=None, out=None, *, exclusive: bool = False, variant: s
 
     {variants}
     """
-    if op not in OP_NAMES:
-        raise ValueError(f"unknown operator {op!r}; operators are {', '.join(OP_NAMES)}")
+    if op not in SCAN_OPS:
+        raise ValueError(f"unknown operator {op!r}; operators are {', '.join(SCAN_OPS)}")
     v = resolve("scan", variant, op)
     if not isinstance(exclusive, (bool, np.bool_)):
         raise TypeError(f"exclusive must be a bool (True or False), not {type(exclusive).__name__}")
-    a = _check_axis(a, axis)
-    return _core.scan(v.index, OP_NAMES.index(op), a, bool(exclusive), out)
+    x = operand(a)
+    if isinstance(axis, (tuple, list)):
+        raise TypeError(f"'{type(axis).__name__}' object cannot be interpreted as an integer")
+    ax = None if axis is None else normalize_axis_index(axis, max(len(x.shape), 1))
+    if ax is not None and len(x.shape) == 0:
+        ax = None  # a 0-d array scans like a 1-d one, as NumPy's cumsum does
+    if dtype is not None:
+        rt = np.dtype(dtype)
+        dtype_code(rt)
+    else:
+        rt = _default_scan_dtype(op, x.dtype)
+    one_d = ax is None or len(x.shape) == 1
+    plain = (one_d and rt == _default_scan_dtype(op, x.dtype) and x.dtype.name in v.dtypes and
+             (x.host or x.c_contiguous) and (out is None or np.dtype(getattr(out, "dtype", rt)) == rt))
+    if plain:
+        return _core.scan(v.index, OP_NAMES.index(op), x.obj, bool(exclusive), out)
+    if variant not in AXIS_VARIANTS:
+        raise ValueError(f"variant {variant!r} scans a whole array flattened in C order, of dtypes "
+                         f"{', '.join(v.dtypes)}, in the result dtype NumPy picks, and nothing else; the variants "
+                         f"that cover every NumPy argument (axis, dtype, all dtypes and layouts) are: "
+                         f"{', '.join(AXIS_VARIANTS)}")
+    return _scan_axes(v, op, x, ax, rt, out, exclusive)
 
 
-def cumsum(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
+def cumsum(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
     """Cumulative sum of the flattened array, as ``numpy.cumsum(a)`` (int32 sums to int64).
 
     ``exclusive=True`` starts from 0 and leaves the last element out.  A host input gives a NumPy array, a
     device input a ``gpureduce.DeviceArray``; see ``gpureduce.scan`` for every parameter and the variants.
     """
-    return scan("sum", a, axis, out, exclusive=exclusive, variant=variant)
+    return scan("sum", a, axis, dtype, out, exclusive=exclusive, variant=variant)
 
 
-def cumprod(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
+def cumprod(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
     """Cumulative product of the flattened array, as ``numpy.cumprod(a)`` (int32 multiplies in int64, wrapping).
 
     ``exclusive=True`` starts from 1 and leaves the last element out.  See ``gpureduce.scan``.
     """
-    return scan("prod", a, axis, out, exclusive=exclusive, variant=variant)
+    return scan("prod", a, axis, dtype, out, exclusive=exclusive, variant=variant)
 
 
 def cummax(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
@@ -124,7 +174,7 @@ def cummax(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "a
 
     ``exclusive=True`` starts from the identity (-inf, or the dtype's smallest integer).  See ``gpureduce.scan``.
     """
-    return scan("max", a, axis, out, exclusive=exclusive, variant=variant)
+    return scan("max", a, axis, None, out, exclusive=exclusive, variant=variant)
 
 
 def cummin(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
@@ -132,7 +182,7 @@ def cummin(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "a
 
     ``exclusive=True`` starts from the identity (+inf, or the dtype's largest integer).  See ``gpureduce.scan``.
     """
-    return scan("min", a, axis, out, exclusive=exclusive, variant=variant)
+    return scan("min", a, axis, None, out, exclusive=exclusive, variant=variant)
 
 
 def _describe_variants():

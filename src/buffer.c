@@ -64,6 +64,18 @@ buffer_from_host(PyObject *obj, gr_buffer *buf)
     buf->ptr = PyArray_DATA(c);
     buf->dtype = (gr_dtype)dt;
     buf->n = (int64_t)PyArray_SIZE(c);
+    if (PyArray_NDIM(c) > GR_MAX_NDIM) {
+        PyErr_Format(PyExc_ValueError, "gpureduce handles at most %d dimensions", GR_MAX_NDIM);
+        Py_DECREF(c);
+        return -1;
+    }
+    buf->ndim = PyArray_NDIM(c);
+    for (int i = 0; i < buf->ndim; i++) {
+        buf->shape[i] = PyArray_DIM(c, i);
+        buf->strides[i] = PyArray_STRIDE(c, i) / PyArray_ITEMSIZE(c);
+    }
+    buf->dense = 1;
+    buf->readonly = !PyArray_ISWRITEABLE(c);
     buf->is_host = 1;
     buf->device = -1;
     buf->has_stream = 0;
@@ -136,7 +148,7 @@ is_dense(Py_ssize_t ndim, const int64_t *shape, const int64_t *strides, int64_t 
     return c_ok || f_ok;
 }
 
-#define GR_MAX_DIMS 64
+#define GR_MAX_DIMS GR_MAX_NDIM
 
 static int
 buffer_from_cai(PyObject *module, PyObject *obj, PyObject *cai, gr_buffer *buf)
@@ -217,13 +229,31 @@ buffer_from_cai(PyObject *module, PyObject *obj, PyObject *cai, gr_buffer *buf)
             }
             strides[i] = s;
         }
-        if (n > 0 && !is_dense(ndim, dims, strides, itemsize)) {
-            PyErr_SetString(PyExc_ValueError,
-                            "non-contiguous device arrays are not supported yet; pass a C- or Fortran-contiguous "
-                            "array (e.g. cupy.ascontiguousarray(a) or a.contiguous())");
-            return -1;
+        for (Py_ssize_t i = 0; i < ndim; i++) {
+            if (strides[i] % itemsize) {
+                PyErr_Format(PyExc_ValueError,
+                             "device array strides must be multiples of the %lld-byte element size; got %lld in "
+                             "dimension %zd",
+                             (long long)itemsize, (long long)strides[i], i);
+                return -1;
+            }
         }
+        buf->dense = n == 0 || is_dense(ndim, dims, strides, itemsize);
     }
+    else { /* C-contiguous */
+        int64_t expect = itemsize;
+        for (Py_ssize_t i = ndim - 1; i >= 0; i--) {
+            strides[i] = expect;
+            expect *= dims[i];
+        }
+        buf->dense = 1;
+    }
+    buf->ndim = (int)ndim;
+    for (Py_ssize_t i = 0; i < ndim; i++) {
+        buf->shape[i] = dims[i];
+        buf->strides[i] = strides[i] / itemsize;
+    }
+    buf->readonly = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1)) == 1;
 
     buf->has_stream = 0;
     buf->stream = NULL;

@@ -116,9 +116,14 @@ void *gr_device_array_data(PyObject *array);
 
 /* ---- input buffers (buffer.c) ---- */
 typedef struct gr_buffer {
-    void *ptr;            /* device pointer, or host pointer when is_host */
+    void *ptr;            /* device pointer, or host pointer when is_host: element (0, ..., 0) */
     gr_dtype dtype;
     int64_t n;            /* number of elements */
+    int ndim;
+    int64_t shape[GR_MAX_NDIM];
+    int64_t strides[GR_MAX_NDIM]; /* in elements (a device array's byte strides must be multiples of the itemsize) */
+    int dense;            /* C- or Fortran-contiguous: the n elements are ptr[0 .. n) in some order */
+    int readonly;
     int is_host;
     int device;           /* device of a device buffer */
     int has_stream;       /* the producer named a stream (CAI v3 "stream") */
@@ -127,7 +132,8 @@ typedef struct gr_buffer {
 } gr_buffer;
 
 /* Describe `obj` (NumPy array or array-like, or an object exporting __cuda_array_interface__).
- * Host inputs are made C-contiguous, aligned and native-endian.  Touches no device, so argument errors
+ * Host inputs are made C-contiguous, aligned and native-endian; device arrays keep their layout (strides), and
+ * the flat entry points (reduce, scan) refuse the ones that are not dense.  Touches no device, so argument errors
  * (dtype, malformed interface) come first, also on a machine without a GPU.  0, or -1 with an exception. */
 int gr_buffer_from_object(PyObject *module, PyObject *obj, gr_buffer *buf);
 /* The device the work runs on: the current one, after checking that a device buffer's pointer is device
@@ -146,6 +152,9 @@ int gr_check_variant_dtype(const gr_variant_info *v, gr_dtype dt);
 /* ---- Python-visible functions ---- */
 PyObject *gr_py_reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 PyObject *gr_py_scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs); /* scan.c */
+PyObject *gr_py_segments(PyObject *module, PyObject *const *args, Py_ssize_t nargs); /* segments.c */
+PyObject *gr_py_copy_strided(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+PyObject *gr_py_describe(PyObject *module, PyObject *obj);
 PyObject *gr_py_variant_table(PyObject *module, PyObject *unused);
 PyObject *gr_py_device_count(PyObject *module, PyObject *unused);
 PyObject *gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs); /* timing.c */

@@ -3,7 +3,19 @@
 #include "ext.h"
 
 static const char *const kOpNames[GR_OP_COUNT] = {
-    [GR_OP_SUM] = "sum", [GR_OP_PROD] = "prod", [GR_OP_MIN] = "min", [GR_OP_MAX] = "max"};
+    [GR_OP_SUM] = "sum",   [GR_OP_PROD] = "prod",     [GR_OP_MIN] = "min",      [GR_OP_MAX] = "max",
+    [GR_OP_MEAN] = "mean", [GR_OP_ARGMIN] = "argmin", [GR_OP_ARGMAX] = "argmax"};
+
+/* segments_supported(kind, op, in, out) -> bool: an axis kernel exists for that triple (no cast needed). */
+static PyObject *
+py_segments_supported(PyObject *module, PyObject *args)
+{
+    int kind, op, in, out;
+    if (!PyArg_ParseTuple(args, "iiii", &kind, &op, &in, &out)) return NULL;
+    if (op < 0 || op >= GR_OP_COUNT || in < 0 || in >= GR_DTYPE_COUNT || out < 0 || out >= GR_DTYPE_COUNT)
+        Py_RETURN_FALSE;
+    return PyBool_FromLong(gr_segments_supported((gr_kind)kind, (gr_op)op, (gr_dtype)in, (gr_dtype)out));
+}
 
 gr_module_state *
 gr_state(PyObject *module)
@@ -48,6 +60,16 @@ static PyMethodDef core_methods[] = {
     {"scan", (PyCFunction)(void (*)(void))gr_py_scan, METH_FASTCALL,
      "scan(variant, op, a, exclusive, out) -> ndarray, DeviceArray or `out`: the inclusive (or exclusive) scan of\n"
      "the flattened `a` with operator `op`; a NumPy array for a host input, a DeviceArray for a device input."},
+    {"segments_supported", py_segments_supported, METH_VARARGS,
+     "segments_supported(kind, op, in_dtype, out_dtype) -> bool: an axis kernel exists for that triple."},
+    {"describe", gr_py_describe, METH_O,
+     "describe(a) -> (dtype code, shape, strides in elements, is_host, readonly) of a device array, read from its\n"
+     "__cuda_array_interface__ without touching the device."},
+    {"segments", (PyCFunction)(void (*)(void))gr_py_segments, METH_FASTCALL,
+     "segments(kind, variant, op, a, out_dtype, segments, result_shape, out, where, initial, exclusive) -> result\n"
+     "One axis reduction or scan over merged axes (see gpureduce/_layout.py and gr_segments in gpureduce.h)."},
+    {"copy_strided", (PyCFunction)(void (*)(void))gr_py_copy_strided, METH_FASTCALL,
+     "copy_strided(a, out_dtype, shape, in_strides, out, out_strides) -> DeviceArray or out: a cast strided copy."},
     {"variant_table", gr_py_variant_table, METH_NOARGS,
      "variant_table() -> tuple of (index, kind, name, properties, ops mask, dtypes mask, seed, doc)."},
     {"device_count", gr_py_device_count, METH_NOARGS, "device_count() -> number of CUDA devices (0 without a driver)."},

@@ -48,6 +48,12 @@ gr_py_reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     gr_buffer buf;
     if (gr_buffer_from_object(module, args[2], &buf) < 0) return NULL;
     if (gr_check_variant_dtype(info, buf.dtype) < 0) goto fail;
+    if (!buf.dense) {
+        PyErr_SetString(PyExc_ValueError,
+                        "this entry point reads dense (C- or Fortran-contiguous) arrays only; gpureduce.sum/cumsum/... "
+                        "route other layouts through the axis machinery");
+        goto fail;
+    }
 
     const gr_dtype out_dtype = gr_default_result_dtype(GR_KIND_REDUCE, (gr_op)op, buf.dtype);
     const int device = gr_buffer_device(module, &buf);
