@@ -67,7 +67,10 @@ struct Min {
     }
     // a NaN on either side wins
     template <class T> __host__ __device__ __forceinline__ T operator()(T a, T b) const {
-        return (a < b || is_nan(a)) ? a : b;
+        if constexpr (is_complex<T>::value)  // lexicographic order can rank a NaN part below a number: test first
+            return is_nan(a) ? a : is_nan(b) ? b : (b < a ? b : a);
+        else
+            return (a < b || is_nan(a)) ? a : b;
     }
 };
 
@@ -84,7 +87,10 @@ struct Max {
         }
     }
     template <class T> __host__ __device__ __forceinline__ T operator()(T a, T b) const {
-        return (a > b || is_nan(a)) ? a : b;
+        if constexpr (is_complex<T>::value)
+            return is_nan(a) ? a : is_nan(b) ? b : (b > a ? b : a);
+        else
+            return (a > b || is_nan(a)) ? a : b;
     }
 };
 

@@ -311,6 +311,54 @@ __global__ void __launch_bounds__(kSegBlock) block_rows_kernel(SegProblem p, int
     if (threadIdx.x == 0) seg_store<Red>(p, s, chunk, chunks, v, partials, init);
 }
 
+// A few columns packed in 16-byte vectors (rows back to back, c1 * sizeof(In) dividing 16, e.g. the two
+// columns of an (n, 2) float32 array): each thread folds whole vectors with one accumulator per vector lane,
+// merges the lanes of each column, and the block reduces each column into one partial per block
+// (partials[column * gridDim.x + block]), which the second pass folds.
+template <class Red, class In>
+__global__ void __launch_bounds__(kSegBlock) packed_columns_kernel(SegProblem p, typename Red::V *partials) {
+    using V = typename Red::V;
+    using Vec = Vec16<In>;
+    constexpr int K = Vec::kLanes;
+    const int C = int(p.c1);  // a power of two dividing K
+    const int64_t total = p.R * C, nvec = total / K;
+    const Vec *vec = static_cast<const Vec *>(p.in);
+    V acc[K];
+#pragma unroll
+    for (int k = 0; k < K; k++) acc[k] = Red::identity();
+    auto fold_vec = [&](const Vec &x, int64_t j) {
+#pragma unroll
+        for (int k = 0; k < K; k++) acc[k] = Red::combine(acc[k], Red::element(x.lane[k], (j * K + k) / C));
+    };
+    const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+    int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    for (; j + stride < nvec; j += 2 * stride) {
+        const Vec a = vec[j], b = vec[j + stride];
+        fold_vec(a, j);
+        fold_vec(b, j + stride);
+    }
+    if (j < nvec) fold_vec(vec[j], j);
+    if (blockIdx.x == 0 && threadIdx.x < total - nvec * K) {  // elements after the last whole vector
+        const int64_t e = nvec * K + threadIdx.x;             // lane e % K holds column e % C, as in a vector
+#pragma unroll
+        for (int k = 0; k < K; k++)
+            if (k == int(e % K)) acc[k] = Red::combine(acc[k], Red::element(static_cast<const In *>(p.in)[e], e / C));
+    }
+#pragma unroll
+    for (int h = K / 2; h >= 1; h /= 2)  // lane k + h holds the same column as lane k while h >= C
+        if (h >= C) {
+#pragma unroll
+            for (int k = 0; k < h; k++) acc[k] = Red::combine(acc[k], acc[k + h]);
+        }
+#pragma unroll
+    for (int c = 0; c < K; c++)
+        if (c < C) {
+            const V v = block_fold<Red>(acc[c], 1);
+            if (threadIdx.x == 0) partials[c * gridDim.x + blockIdx.x] = v;
+            __syncthreads();
+        }
+}
+
 // Lanes along i1 (x: `lanes` of them), the rest of the block along r (y).  grid.x covers i1, grid.y the
 // chunks of r, grid.z (strided) i0.
 template <class Red, class In>
@@ -349,7 +397,7 @@ inline int pow2_at_least(int64_t n, int cap) {
 // The launch plan: which kernel, how r is cut into chunks, and the workspace it needs.  Computed the same
 // way for sizing and for running, so the two cannot drift.
 struct SegPlan {
-    enum Kind { ROWS, BLOCK_ROWS, COLUMNS, PACKED_ROWS } kind;
+    enum Kind { ROWS, BLOCK_ROWS, COLUMNS, PACKED_ROWS, PACKED_COLUMNS } kind;
     bool vec_rows = false; // ROWS: aligned unit-stride rows, read as 16-byte vectors
     int group = 1;        // ROWS: lanes per item; COLUMNS: lanes along i1
     int64_t chunks = 1;   // chunks of r per segment (> 1: partials + a second pass)
@@ -368,7 +416,16 @@ SegPlan seg_plan(const SegProblem &p, int sm_count) {
     const int64_t S = p.c0 * p.c1, R = p.R;
     const int64_t want_blocks = int64_t(sm_count) * 8;  // about one full wave of 256-thread blocks
     const int64_t ir = p.ir < 0 ? -p.ir : p.ir, is1 = p.is1 < 0 ? -p.is1 : p.is1;
-    if (p.c1 > 1 && is1 < ir) {
+    if (p.c1 > 1 && kVectorizable<In> && !p.mask && p.c0 == 1 && p.is1 == 1 && p.ir == p.c1 &&
+        (16 / elem) % p.c1 == 0 && aligned(p.in) && R * p.c1 >= 16 / elem) {
+        plan.kind = SegPlan::PACKED_COLUMNS;  // a few columns, rows back to back: whole vectors per thread
+        const int64_t blocks = ceil_div(R * p.c1 / (16 / elem), 2 * kSegBlock);
+        plan.chunks = blocks < 2 ? 2 : blocks < want_blocks ? blocks : want_blocks;  // always partials + 2nd pass
+        plan.grid = plan.chunks;
+        plan.L = ceil_div(R, plan.chunks);
+        plan.second_group = pow2_at_least(plan.chunks, 32);
+        return plan;
+    } else if (p.c1 > 1 && is1 < ir) {
         plan.kind = SegPlan::COLUMNS;
         plan.group = pow2_at_least(p.c1, 32);
         const int rows = kSegBlock / plan.group;
@@ -404,10 +461,9 @@ SegPlan seg_plan(const SegProblem &p, int sm_count) {
         plan.grid = blocks < want_blocks * 4 ? blocks : want_blocks * 4;
     } else {
         plan.kind = SegPlan::BLOCK_ROWS;
-        // few long rows: chunks of 16K elements (several waves of blocks, so the last one is short)
+        // long rows: a block per row when every SM gets a few, else chunks until the grid fills the GPU
         const int64_t max_chunks = ceil_div(R, 4096);
-        int64_t chunks = S >= want_blocks * 4 ? 1 : ceil_div(R, 16384);
-        if (S * chunks < want_blocks * 2) chunks = ceil_div(want_blocks * 2, S);
+        int64_t chunks = S >= int64_t(sm_count) * 4 ? 1 : ceil_div(want_blocks * 2, S);  // 4+ rows per SM: no 2nd pass
         plan.chunks = chunks > max_chunks ? max_chunks : chunks;
     }
     plan.L = ceil_div(R, plan.chunks);
@@ -450,6 +506,12 @@ cudaError_t seg_run(const SegProblem &p, const void *initial, char *scratch, int
         GR_CUDA_TRY(check_grid(plan.grid));
         rows_kernel<Red, In, false><<<unsigned(plan.grid), kSegBlock, 0, stream>>>(p, plan.group, plan.chunks, plan.L,
                                                                                   plan.vec_rows, partials, init);
+        break;
+    case SegPlan::PACKED_COLUMNS:
+        if constexpr (kVectorizable<In>) {
+            GR_CUDA_TRY(check_grid(plan.grid));
+            packed_columns_kernel<Red, In><<<unsigned(plan.grid), kSegBlock, 0, stream>>>(p, partials);
+        }
         break;
     case SegPlan::PACKED_ROWS:
         if constexpr (kVectorizable<In>) {

@@ -292,8 +292,10 @@ def test_multidimensional_device_input_is_flattened_in_c_order(rng):
     cupy = _cupy()
     host = rng.integers(-9, 9, (33, 17)).astype(np.int32)
     np.testing.assert_array_equal(gpureduce.cumsum(cupy.asarray(host)).get(), np.cumsum(host))
-    with pytest.raises(ValueError, match="not C-contiguous"):
-        gpureduce.cumsum(cupy.asfortranarray(cupy.asarray(host)))
+    # other layouts are read in place and still flattened in C order, as NumPy does
+    fortran = cupy.asfortranarray(cupy.asarray(host))
+    np.testing.assert_array_equal(gpureduce.cumsum(fortran).get(), np.cumsum(host))
+    np.testing.assert_array_equal(gpureduce.cumsum(cupy.asarray(host)[::2, ::-3]).get(), np.cumsum(host[::2, ::-3]))
 
 
 def test_pointer_that_is_not_device_memory():
