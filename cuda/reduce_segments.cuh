@@ -28,7 +28,8 @@ gr_status reduce_segments_op(const gr_args *a, const gr_segments *s, size_t *ws_
         const bool writes = p.c0 * p.c1 > 0;
         if (!segment_args_ok<In, typename Red::Result>(a, writes, writes && p.R > 0, need)) return GR_ERR_INVALID_ARGUMENT;
         char *scratch = static_cast<char *>(a->workspace) + GR_WORKSPACE_ZEROED_BYTES;
-        return cuda_status(seg_run<Red, In>(p, s->initial, scratch, a->sm_count, static_cast<cudaStream_t>(a->stream)),
+        return cuda_status(seg_run<Red, In>(p, s->initial, static_cast<unsigned *>(a->workspace), scratch, a->sm_count,
+                                            static_cast<cudaStream_t>(a->stream)),
                            cuda_error);
     });
 }

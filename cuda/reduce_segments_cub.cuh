@@ -54,7 +54,8 @@ cudaError_t cub_segments(const SegProblem &p, const void *initial, char *scratch
     if (p.R == 0) {  // as the axis kernels: identity / initial / NaN
         *bytes = 0;
         if (!scratch) return cudaSuccess;
-        return seg_run<Red, In>(p, initial, scratch, sm_count, stream);
+        return seg_run<Red, In>(p, initial, reinterpret_cast<unsigned *>(scratch - GR_WORKSPACE_ZEROED_BYTES), scratch,
+                                sm_count, stream);  // scratch follows the workspace's counters
     }
     auto in = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), VirtualElement<Red, In>{p});
     auto starts = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), SegmentStart{p.R});

@@ -46,6 +46,24 @@ __device__ __forceinline__ V shfl_words(const V &v, Shfl shfl) {
     return r;
 }
 
+// A load that skips L1, for values other blocks wrote (read from L2), of any trivially copyable V.
+template <class V>
+__device__ __forceinline__ V load_cg_any(const V *p) {
+    V r;
+    if constexpr (sizeof(V) % 4 == 0 && alignof(V) >= 4) {
+        unsigned w[sizeof(V) / 4];
+#pragma unroll
+        for (int i = 0; i < int(sizeof(V) / 4); i++) w[i] = __ldcg(reinterpret_cast<const unsigned *>(p) + i);
+        memcpy(&r, w, sizeof(V));
+    } else {
+        unsigned char b[sizeof(V)];
+#pragma unroll
+        for (int i = 0; i < int(sizeof(V)); i++) b[i] = __ldcg(reinterpret_cast<const unsigned char *>(p) + i);
+        memcpy(&r, b, sizeof(V));
+    }
+    return r;
+}
+
 template <class V>
 __device__ __forceinline__ V shfl_xor_any(const V &v, int lane_mask) {
     return shfl_words(v, [=](int w) { return __shfl_xor_sync(kFullMask, w, lane_mask); });
@@ -119,7 +137,7 @@ __host__ __device__ __forceinline__ void seg_store(const SegProblem &p, int64_t 
 // Rows of at most G elements (one per lane) take kItems work items per step, so every lane has kItems
 // independent loads in flight: a 2-element row is 8 bytes, and latency, not bandwidth, would bound it.
 template <class Red, class In, bool kFromPartials>
-__global__ void __launch_bounds__(256) rows_kernel(SegProblem p, int group, int64_t chunks, int64_t L, bool vec_rows,
+__global__ void __launch_bounds__(256, 4) rows_kernel(SegProblem p, int group, int64_t chunks, int64_t L, bool vec_rows,
                                                    typename Red::V *partials, typename Red::V init) {
     using V = typename Red::V;
     constexpr int kItems = 4;
@@ -231,7 +249,10 @@ __global__ void __launch_bounds__(256) rows_kernel(SegProblem p, int group, int6
 constexpr int kSegBlock = 256;
 
 // Rows packed back to back, several per 16-byte vector (R * sizeof(In) divides 16, e.g. pairs of float32):
-// each thread loads whole vectors, two in flight, and finishes the rows inside them; no shuffles at all.
+// each thread loads kVecs whole vectors at once and finishes the rows inside them; no shuffles at all.  The
+// grid is sized so every thread has work and all blocks are resident at once (one wave, no tail).
+constexpr int kPackedVecs = 4;
+
 template <class Red, class In>
 __global__ void __launch_bounds__(kSegBlock) packed_rows_kernel(SegProblem p, typename Red::V init) {
     using V = typename Red::V;
@@ -241,20 +262,22 @@ __global__ void __launch_bounds__(kSegBlock) packed_rows_kernel(SegProblem p, ty
     const int64_t S = p.c0 * p.c1, nvec = S / per;
     const Vec *vec = static_cast<const Vec *>(p.in);
     const int64_t stride = int64_t(gridDim.x) * blockDim.x, t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    auto finish_vector = [&](const Vec &x, int64_t j) {
-        for (int q = 0; q < per; q++) {
-            V v = Red::identity();
-            for (int k = 0; k < R; k++) v = Red::combine(v, Red::element(x.lane[q * R + k], k));
-            seg_store<Red>(p, j * per + q, 0, 1, v, nullptr, init);
+    for (int64_t j0 = t; j0 < nvec; j0 += kPackedVecs * stride) {
+        Vec x[kPackedVecs];
+#pragma unroll
+        for (int u = 0; u < kPackedVecs; u++)
+            if (j0 + u * stride < nvec) x[u] = vec[j0 + u * stride];
+#pragma unroll
+        for (int u = 0; u < kPackedVecs; u++) {
+            const int64_t j = j0 + u * stride;
+            if (j >= nvec) break;
+            for (int q = 0; q < per; q++) {
+                V v = Red::identity();
+                for (int k = 0; k < R; k++) v = Red::combine(v, Red::element(x[u].lane[q * R + k], k));
+                seg_store<Red>(p, j * per + q, 0, 1, v, nullptr, init);
+            }
         }
-    };
-    int64_t j = t;
-    for (; j + stride < nvec; j += 2 * stride) {
-        const Vec a = vec[j], b = vec[j + stride];
-        finish_vector(a, j);
-        finish_vector(b, j + stride);
     }
-    if (j < nvec) finish_vector(vec[j], j);
     for (int64_t s = nvec * per + t; s < S; s += stride) {  // rows after the last whole vector
         V v = Red::identity();
         for (int k = 0; k < R; k++) v = Red::combine(v, Red::element(static_cast<const In *>(p.in)[s * R + k], k));
@@ -314,9 +337,10 @@ __global__ void __launch_bounds__(kSegBlock) block_rows_kernel(SegProblem p, int
 // A few columns packed in 16-byte vectors (rows back to back, c1 * sizeof(In) dividing 16, e.g. the two
 // columns of an (n, 2) float32 array): each thread folds whole vectors with one accumulator per vector lane,
 // merges the lanes of each column, and the block reduces each column into one partial per block
-// (partials[column * gridDim.x + block]), which the second pass folds.
+// (partials[column * gridDim.x + block]); the last block to finish folds them into the results.
 template <class Red, class In>
-__global__ void __launch_bounds__(kSegBlock) packed_columns_kernel(SegProblem p, typename Red::V *partials) {
+__global__ void __launch_bounds__(kSegBlock) packed_columns_kernel(SegProblem p, typename Red::V *partials,
+                                                                   unsigned *ticket, typename Red::V init) {
     using V = typename Red::V;
     using Vec = Vec16<In>;
     constexpr int K = Vec::kLanes;
@@ -357,6 +381,24 @@ __global__ void __launch_bounds__(kSegBlock) packed_columns_kernel(SegProblem p,
             if (threadIdx.x == 0) partials[c * gridDim.x + blockIdx.x] = v;
             __syncthreads();
         }
+    // The last block to finish folds every block's partials (one launch; deterministic: a fixed order).
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        __threadfence();
+        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    for (int c = 0; c < C; c++) {
+        V v = Red::identity();
+        for (int b = threadIdx.x; b < int(gridDim.x); b += kSegBlock)
+            v = Red::combine(v, load_cg_any(partials + c * gridDim.x + b));
+        v = block_fold<Red>(v, 1);
+        if (threadIdx.x == 0) seg_store<Red>(p, c, 0, 1, v, nullptr, init);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) *ticket = 0;  // the workspace's counters are left zero
 }
 
 // Lanes along i1 (x: `lanes` of them), the rest of the block along r (y).  grid.x covers i1, grid.y the
@@ -386,6 +428,17 @@ __global__ void __launch_bounds__(kSegBlock) columns_kernel(SegProblem p, int la
         if (y == 0 && i1 < p.c1) seg_store<Red>(p, i0 * p.c1 + i1, chunk, chunks, v, partials, init);
         __syncthreads();  // block_fold's shared memory is reused by the next i0
     }
+}
+
+// Second pass for segments with many chunk partials (p.in: V values [segment][p.R]): a block per segment.
+template <class Red>
+__global__ void __launch_bounds__(kSegBlock) partials_block_kernel(SegProblem p, typename Red::V init) {
+    using V = typename Red::V;
+    const V *src = static_cast<const V *>(p.in) + int64_t(blockIdx.x) * p.R;
+    V v = Red::identity();
+    for (int64_t r = threadIdx.x; r < p.R; r += kSegBlock) v = Red::combine(v, src[r]);
+    v = block_fold<Red>(v, 1);
+    if (threadIdx.x == 0) seg_store<Red>(p, blockIdx.x, 0, 1, v, nullptr, init);
 }
 
 inline int pow2_at_least(int64_t n, int cap) {
@@ -439,7 +492,7 @@ SegPlan seg_plan(const SegProblem &p, int sm_count) {
         plan.chunks = chunks;
     } else if (contiguous && p.c0 == 1 && p.is1 == R && R * elem < 16 && 16 % (R * elem) == 0 && aligned(p.in)) {
         plan.kind = SegPlan::PACKED_ROWS;
-        const int64_t threads = ceil_div(S, 16 / (R * elem) * 2);
+        const int64_t threads = ceil_div(S, 16 / (R * elem) * kPackedVecs);
         plan.grid = ceil_div(threads, kSegBlock) < want_blocks * 4 ? ceil_div(threads, kSegBlock) : want_blocks * 4;
         return plan;
     } else if (contiguous && R >= vec && R <= 32 * vec && aligned(p.in) && (p.is1 * elem) % 16 == 0 &&
@@ -489,7 +542,8 @@ __global__ void fill_identity_kernel(SegProblem p, typename Red::V init) {
 }
 
 template <class Red, class In>
-cudaError_t seg_run(const SegProblem &p, const void *initial, char *scratch, int sm_count, cudaStream_t stream) {
+cudaError_t seg_run(const SegProblem &p, const void *initial, unsigned *flags, char *scratch, int sm_count,
+                    cudaStream_t stream) {
     using V = typename Red::V;
     const int64_t S = p.c0 * p.c1;
     if (S == 0) return cudaSuccess;
@@ -510,7 +564,8 @@ cudaError_t seg_run(const SegProblem &p, const void *initial, char *scratch, int
     case SegPlan::PACKED_COLUMNS:
         if constexpr (kVectorizable<In>) {
             GR_CUDA_TRY(check_grid(plan.grid));
-            packed_columns_kernel<Red, In><<<unsigned(plan.grid), kSegBlock, 0, stream>>>(p, partials);
+            packed_columns_kernel<Red, In><<<unsigned(plan.grid), kSegBlock, 0, stream>>>(p, partials, flags, init);
+            return cudaGetLastError();  // single pass
         }
         break;
     case SegPlan::PACKED_ROWS:
@@ -538,6 +593,10 @@ cudaError_t seg_run(const SegProblem &p, const void *initial, char *scratch, int
     q.in = partials;
     q.R = plan.chunks;
     q.mask = nullptr;
+    if (plan.chunks >= 256 && S <= int64_t(sm_count) * 64) {  // many partials per segment: a block each
+        partials_block_kernel<Red><<<unsigned(S), kSegBlock, 0, stream>>>(q, init);
+        return cudaGetLastError();
+    }
     const int64_t warps = ceil_div(S, kWarp / plan.second_group);
     const int64_t blocks = ceil_div(warps, kSegBlock / kWarp);
     const int64_t grid = blocks < int64_t(sm_count) * 32 ? blocks : int64_t(sm_count) * 32;

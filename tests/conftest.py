@@ -6,6 +6,19 @@ import gpureduce
 
 HAVE_GPU = gpureduce.device_count() > 0
 
+# Property-based examples run in this session (hypothesis tests call count_example once per example), so the
+# GPU check can quote the number.
+_EXAMPLES = [0]
+
+
+def count_example():
+    _EXAMPLES[0] += 1
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _EXAMPLES[0]:
+        terminalreporter.write_line(f"hypothesis examples run: {_EXAMPLES[0]}")
+
 
 def pytest_collection_modifyitems(config, items):
     if HAVE_GPU:

@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import gpureduce
+from conftest import count_example
 from conftest import DEVICE_LIBRARIES
 
 pytestmark = pytest.mark.gpu
@@ -495,6 +496,7 @@ def draw_common(data, cp):
 @given(data=st.data())
 def test_reductions_match_numpy(op, cp, data):
     """sum/prod/min/max/mean: any dtype, layout, axis (tuples too), keepdims, where, initial, dtype=, out=."""
+    count_example()
     dt = data.draw(st.sampled_from(DTYPES), label="dtype")
     kw = {}
     if op in ("sum", "prod", "mean"):
@@ -530,6 +532,7 @@ def test_reductions_match_numpy(op, cp, data):
 @given(data=st.data())
 def test_arg_reductions_match_numpy(op, cp, data):
     """argmin/argmax: first occurrence (NaN first of all, complex lexicographic), keepdims, out=."""
+    count_example()
     dt = data.draw(st.sampled_from(DTYPES), label="dtype")
     host, arg, device = draw_input(data, "minmax", dt, cp)
     axis = data.draw(single_axes(host.ndim), label="axis")
@@ -546,6 +549,7 @@ def test_arg_reductions_match_numpy(op, cp, data):
 @given(data=st.data())
 def test_scans_match_numpy(op, cp, data):
     """cumsum/cumprod/cummax/cummin: axis None (C-order flattening) or one axis, dtype=, out=, exclusive."""
+    count_example()
     dt = data.draw(st.sampled_from(DTYPES), label="dtype")
     kw = {}
     if op in ("cumsum", "cumprod"):
@@ -568,6 +572,7 @@ def test_scans_match_numpy(op, cp, data):
 def test_teaching_variants_whole_array(cp, data):
     """The classic variants reduce a whole array of one of their dtypes like NumPy: C or Fortran order, host
     or device, byte-swapped host; a strided view either works or is refused naming auto and cub."""
+    count_example()
     v = data.draw(st.sampled_from(TEACHING), label="variant")
     op = data.draw(st.sampled_from([o for o in ("sum", "prod", "min", "max") if o in v.ops]), label="op")
     dt = np.dtype(data.draw(st.sampled_from(sorted(v.dtypes)), label="dtype"))
