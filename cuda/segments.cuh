@@ -155,12 +155,14 @@ __global__ void __launch_bounds__(256, 4) rows_kernel(SegProblem p, int group, i
         const int64_t nv = p.R / K, tail = p.R - nv * K;
         for (int64_t item0 = first; item0 - group_in_warp < items; item0 += kItems * groups_per_grid) {
             Vec x[kItems];
-            int64_t base[kItems];
+            int64_t base[kItems];  // may be negative (a reversed view): `live` says which items exist
+            bool live[kItems];
 #pragma unroll
             for (int u = 0; u < kItems; u++) {
                 const int64_t s = item0 + u * groups_per_grid;
-                base[u] = -1;
-                if (s < items) {
+                base[u] = 0;
+                live[u] = s < items;
+                if (live[u]) {
                     int64_t i0, i1;
                     seg_split(p, s, i0, i1);
                     base[u] = i0 * p.is0 + i1 * p.is1;
@@ -170,7 +172,7 @@ __global__ void __launch_bounds__(256, 4) rows_kernel(SegProblem p, int group, i
 #pragma unroll
             for (int u = 0; u < kItems; u++) {
                 V v = Red::identity();
-                if (base[u] >= 0) {
+                if (live[u]) {
                     if (sub < nv) {
 #pragma unroll
                         for (int k = 0; k < K; k++) v = Red::combine(v, Red::element(x[u].lane[k], sub * K + k));
@@ -249,39 +251,32 @@ __global__ void __launch_bounds__(256, 4) rows_kernel(SegProblem p, int group, i
 constexpr int kSegBlock = 256;
 
 // Rows packed back to back, several per 16-byte vector (R * sizeof(In) divides 16, e.g. pairs of float32):
-// each thread loads kVecs whole vectors at once and finishes the rows inside them; no shuffles at all.  The
-// grid is sized so every thread has work and all blocks are resident at once (one wave, no tail).
-constexpr int kPackedVecs = 4;
-
+// a thread loads one whole vector and finishes the rows inside it; no shuffles.  Many small blocks with few
+// registers hide the load latency by parallelism (profiled on the H200: 2 or 4 vectors per thread in fewer
+// blocks were slower).
 template <class Red, class In>
-__global__ void __launch_bounds__(kSegBlock) packed_rows_kernel(SegProblem p, typename Red::V init) {
+__global__ void __launch_bounds__(kSegBlock, 8) packed_rows_kernel(SegProblem p, typename Red::V init) {
     using V = typename Red::V;
     using Vec = Vec16<In>;
+    using Result = typename Red::Result;
     constexpr int K = Vec::kLanes;
     const int R = int(p.R), per = K / R;
-    const int64_t S = p.c0 * p.c1, nvec = S / per;
+    const int64_t S = p.c1, nvec = S / per;  // c0 == 1 here
     const Vec *vec = static_cast<const Vec *>(p.in);
+    Result *out = static_cast<Result *>(p.out);
     const int64_t stride = int64_t(gridDim.x) * blockDim.x, t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    for (int64_t j0 = t; j0 < nvec; j0 += kPackedVecs * stride) {
-        Vec x[kPackedVecs];
-#pragma unroll
-        for (int u = 0; u < kPackedVecs; u++)
-            if (j0 + u * stride < nvec) x[u] = vec[j0 + u * stride];
-#pragma unroll
-        for (int u = 0; u < kPackedVecs; u++) {
-            const int64_t j = j0 + u * stride;
-            if (j >= nvec) break;
-            for (int q = 0; q < per; q++) {
-                V v = Red::identity();
-                for (int k = 0; k < R; k++) v = Red::combine(v, Red::element(x[u].lane[q * R + k], k));
-                seg_store<Red>(p, j * per + q, 0, 1, v, nullptr, init);
-            }
+    for (int64_t j = t; j < nvec; j += stride) {
+        const Vec x = vec[j];
+        for (int q = 0; q < per; q++) {
+            V v = Red::identity();
+            for (int k = 0; k < R; k++) v = Red::combine(v, Red::element(x.lane[q * R + k], k));
+            out[(j * per + q) * p.os1] = Red::finish(Red::combine(v, init));
         }
     }
     for (int64_t s = nvec * per + t; s < S; s += stride) {  // rows after the last whole vector
         V v = Red::identity();
         for (int k = 0; k < R; k++) v = Red::combine(v, Red::element(static_cast<const In *>(p.in)[s * R + k], k));
-        seg_store<Red>(p, s, 0, 1, v, nullptr, init);
+        out[s * p.os1] = Red::finish(Red::combine(v, init));
     }
 }
 
@@ -356,12 +351,14 @@ __global__ void __launch_bounds__(kSegBlock) packed_columns_kernel(SegProblem p,
     };
     const int64_t stride = int64_t(gridDim.x) * blockDim.x;
     int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    for (; j + stride < nvec; j += 2 * stride) {
-        const Vec a = vec[j], b = vec[j + stride];
+    for (; j + 3 * stride < nvec; j += 4 * stride) {  // four vectors in flight per thread
+        const Vec a = vec[j], b = vec[j + stride], c = vec[j + 2 * stride], d = vec[j + 3 * stride];
         fold_vec(a, j);
         fold_vec(b, j + stride);
+        fold_vec(c, j + 2 * stride);
+        fold_vec(d, j + 3 * stride);
     }
-    if (j < nvec) fold_vec(vec[j], j);
+    for (; j < nvec; j += stride) fold_vec(vec[j], j);
     if (blockIdx.x == 0 && threadIdx.x < total - nvec * K) {  // elements after the last whole vector
         const int64_t e = nvec * K + threadIdx.x;             // lane e % K holds column e % C, as in a vector
 #pragma unroll
@@ -472,8 +469,9 @@ SegPlan seg_plan(const SegProblem &p, int sm_count) {
     if (p.c1 > 1 && kVectorizable<In> && !p.mask && p.c0 == 1 && p.is1 == 1 && p.ir == p.c1 &&
         (16 / elem) % p.c1 == 0 && aligned(p.in) && R * p.c1 >= 16 / elem) {
         plan.kind = SegPlan::PACKED_COLUMNS;  // a few columns, rows back to back: whole vectors per thread
-        const int64_t blocks = ceil_div(R * p.c1 / (16 / elem), 2 * kSegBlock);
-        plan.chunks = blocks < 2 ? 2 : blocks < want_blocks ? blocks : want_blocks;  // always partials + 2nd pass
+        // few blocks (4 vectors per thread), so the last block has few partials to fold
+        const int64_t blocks = ceil_div(R * p.c1 / (16 / elem), 4 * kSegBlock), cap = int64_t(sm_count) * 4;
+        plan.chunks = blocks < 2 ? 2 : blocks < cap ? blocks : cap;  // partials always exist
         plan.grid = plan.chunks;
         plan.L = ceil_div(R, plan.chunks);
         plan.second_group = pow2_at_least(plan.chunks, 32);
@@ -492,8 +490,8 @@ SegPlan seg_plan(const SegProblem &p, int sm_count) {
         plan.chunks = chunks;
     } else if (contiguous && p.c0 == 1 && p.is1 == R && R * elem < 16 && 16 % (R * elem) == 0 && aligned(p.in)) {
         plan.kind = SegPlan::PACKED_ROWS;
-        const int64_t threads = ceil_div(S, 16 / (R * elem) * kPackedVecs);
-        plan.grid = ceil_div(threads, kSegBlock) < want_blocks * 4 ? ceil_div(threads, kSegBlock) : want_blocks * 4;
+        const int64_t threads = ceil_div(S, 16 / (R * elem));  // a vector each
+        plan.grid = ceil_div(threads, kSegBlock) < want_blocks * 8 ? ceil_div(threads, kSegBlock) : want_blocks * 8;
         return plan;
     } else if (contiguous && R >= vec && R <= 32 * vec && aligned(p.in) && (p.is1 * elem) % 16 == 0 &&
                (p.c0 == 1 || (p.is0 * elem) % 16 == 0)) {

@@ -114,10 +114,11 @@ def _plan(shape, in_strides, reduced, *, mask_strides=None, out_strides=None, or
     if any(extent == 0 for extent in shape):
         if scan or any(extent == 0 for i, extent in enumerate(shape) if i not in reduced):
             return Segments((0, 0), (0, 0), (0, 0), (0, 0), 0, 0, 0, 0)  # no result element to write
-        # every result reduces nothing (identity, initial=, mean's NaN): plan the kept axes alone
+        # every result reduces nothing (identity, initial=, mean's NaN) and no input is read: plan the kept
+        # axes by the output's strides alone
         kept_only = tuple(1 if i in reduced else extent for i, extent in enumerate(shape))
-        return replace(_plan(kept_only, in_strides, reduced, mask_strides=mask_strides, out_strides=out_strides),
-                       reduce_count=0)
+        seg = _plan(kept_only, out_strides, reduced, out_strides=out_strides)
+        return None if seg is None else replace(seg, reduce_count=0)
     kept, red = split_axes(shape, (tuple(in_strides), mask_strides, out_strides), reduced, ordered=ordered)
     if len(kept) > 2 or len(red) > 1:
         return None
