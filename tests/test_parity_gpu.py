@@ -792,3 +792,19 @@ def test_other_device_libraries(library, dtype, view, rng):
         host = views[view](base) if view != "transposed" else base.T
         for axis in (None, 0, 1):
             check_call(op, host, dev, axis, {}, device=True, what=f"{library} {view} {dtype}")
+
+
+def test_regressions_found_by_the_properties(cp):
+    """Cases hypothesis found on the H200, kept as fixed examples."""
+    # argmax along rows of a reversed view: the second row starts at a negative offset
+    host = np.random.default_rng(0).standard_normal((1, 2, 2))
+    dev = cp.asarray(host)[:, ::-1]
+    np.testing.assert_array_equal(np.asarray(gpureduce.argmax(dev, axis=-1).get()), np.argmax(host[:, ::-1], axis=-1))
+    # a reduction over an empty axis of a strided view: every result is the identity
+    empty = np.zeros((2, 4, 2, 0), bool)[:, ::3]
+    got = gpureduce.prod(empty, axis=-1)
+    assert got.dtype == np.prod(empty, axis=-1).dtype
+    np.testing.assert_array_equal(got, np.prod(empty, axis=-1))
+    # complex cummax: a NaN in the imaginary part propagates
+    c = np.array([1 + 0j, 2 - 2j, complex(1, np.nan), 3 + 0j], np.complex64)
+    np.testing.assert_array_equal(gpureduce.cummax(c), np.maximum.accumulate(c))
