@@ -84,9 +84,9 @@ __host__ __device__ __forceinline__ void seg_split(const SegProblem &p, int64_t 
 }
 
 // Folds row[r0 .. r1) (unit stride, no mask) with `lanes` cooperating threads, this one being `lane`: a scalar
-// head up to 16-byte alignment, then 16-byte vector loads, four in flight per thread, then a scalar tail.
+// head up to 16-byte alignment, then 16-byte vector loads, kUnroll in flight per thread, then a scalar tail.
 // The association order depends only on (r0, r1, the row's alignment, lanes).
-template <class Red, class In>
+template <class Red, class In, int kUnroll = 4>
 __device__ __forceinline__ typename Red::V fold_contiguous(const In *row, int64_t r0, int64_t r1, int lane, int lanes,
                                                            typename Red::V v) {
     using Vec = Vec16<In>;
@@ -104,12 +104,12 @@ __device__ __forceinline__ typename Red::V fold_contiguous(const In *row, int64_
         for (int k = 0; k < K; k++) v = Red::combine(v, Red::element(x.lane[k], r + k));
     };
     int64_t j = lane;
-    for (; j + 3 * lanes < nv; j += 4 * lanes) {
-        const Vec a = vec[j], b = vec[j + lanes], c = vec[j + 2 * lanes], d = vec[j + 3 * lanes];
-        fold_vec(a, j);
-        fold_vec(b, j + lanes);
-        fold_vec(c, j + 2 * lanes);
-        fold_vec(d, j + 3 * lanes);
+    for (; j + (kUnroll - 1) * lanes < nv; j += kUnroll * lanes) {  // kUnroll vectors in flight per thread
+        Vec x[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; u++) x[u] = vec[j + u * lanes];
+#pragma unroll
+        for (int u = 0; u < kUnroll; u++) fold_vec(x[u], j + u * lanes);
     }
     for (; j < nv; j += lanes) fold_vec(vec[j], j);
     for (int64_t i = head + nv * K + lane; i < n; i += lanes) v = Red::combine(v, Red::element(row[r0 + i], r0 + i));
@@ -229,7 +229,7 @@ __global__ void __launch_bounds__(256, 4) rows_kernel(SegProblem p, int group, i
                 const int64_t base = i0 * p.is0 + i1 * p.is1, mbase = i0 * p.ms0 + i1 * p.ms1;
                 if (vector_rows) {
                     if constexpr (kVectorizable<In>)
-                        v = fold_contiguous<Red, In>(static_cast<const In *>(p.in) + base, r0, r1, sub, group, v);
+                        v = fold_contiguous<Red, In, 8>(static_cast<const In *>(p.in) + base, r0, r1, sub, group, v);
                 } else {
                     int64_t r = r0 + sub;
                     // four loads in flight per lane, folded in a fixed order
@@ -251,9 +251,9 @@ __global__ void __launch_bounds__(256, 4) rows_kernel(SegProblem p, int group, i
 constexpr int kSegBlock = 256;
 
 // Rows packed back to back, several per 16-byte vector (R * sizeof(In) divides 16, e.g. pairs of float32):
-// a thread loads one whole vector and finishes the rows inside it; no shuffles.  Many small blocks with few
-// registers hide the load latency by parallelism (profiled on the H200: 2 or 4 vectors per thread in fewer
-// blocks were slower).
+// a thread loads two whole vectors and finishes the rows inside them; no shuffles.  The launch bounds keep
+// registers low enough for 8 blocks per SM, so the whole grid is resident at once (profiled on the H200: at
+// 48 registers only 5 blocks fit and a second wave doubled the latency).
 template <class Red, class In>
 __global__ void __launch_bounds__(kSegBlock, 8) packed_rows_kernel(SegProblem p, typename Red::V init) {
     using V = typename Red::V;
@@ -265,14 +265,20 @@ __global__ void __launch_bounds__(kSegBlock, 8) packed_rows_kernel(SegProblem p,
     const Vec *vec = static_cast<const Vec *>(p.in);
     Result *out = static_cast<Result *>(p.out);
     const int64_t stride = int64_t(gridDim.x) * blockDim.x, t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    for (int64_t j = t; j < nvec; j += stride) {
-        const Vec x = vec[j];
+    auto finish_vector = [&](const Vec &x, int64_t j) {
         for (int q = 0; q < per; q++) {
             V v = Red::identity();
             for (int k = 0; k < R; k++) v = Red::combine(v, Red::element(x.lane[q * R + k], k));
             out[(j * per + q) * p.os1] = Red::finish(Red::combine(v, init));
         }
+    };
+    int64_t j = t;
+    for (; j + stride < nvec; j += 2 * stride) {  // two vectors in flight per thread
+        const Vec a = vec[j], b = vec[j + stride];
+        finish_vector(a, j);
+        finish_vector(b, j + stride);
     }
+    if (j < nvec) finish_vector(vec[j], j);
     for (int64_t s = nvec * per + t; s < S; s += stride) {  // rows after the last whole vector
         V v = Red::identity();
         for (int k = 0; k < R; k++) v = Red::combine(v, Red::element(static_cast<const In *>(p.in)[s * R + k], k));
@@ -490,7 +496,7 @@ SegPlan seg_plan(const SegProblem &p, int sm_count) {
         plan.chunks = chunks;
     } else if (contiguous && p.c0 == 1 && p.is1 == R && R * elem < 16 && 16 % (R * elem) == 0 && aligned(p.in)) {
         plan.kind = SegPlan::PACKED_ROWS;
-        const int64_t threads = ceil_div(S, 16 / (R * elem));  // a vector each
+        const int64_t threads = ceil_div(S, 16 / (R * elem) * 2);  // two vectors each
         plan.grid = ceil_div(threads, kSegBlock) < want_blocks * 8 ? ceil_div(threads, kSegBlock) : want_blocks * 8;
         return plan;
     } else if (contiguous && R >= vec && R <= 32 * vec && aligned(p.in) && (p.is1 * elem) % 16 == 0 &&
