@@ -251,9 +251,8 @@ __global__ void __launch_bounds__(256, 4) rows_kernel(SegProblem p, int group, i
 constexpr int kSegBlock = 256;
 
 // Rows packed back to back, several per 16-byte vector (R * sizeof(In) divides 16, e.g. pairs of float32):
-// a thread loads two whole vectors and finishes the rows inside them; no shuffles.  The launch bounds keep
-// registers low enough for 8 blocks per SM, so the whole grid is resident at once (profiled on the H200: at
-// 48 registers only 5 blocks fit and a second wave doubled the latency).
+// a thread loads one whole vector and finishes the rows inside it; no shuffles.  Many blocks with few
+// registers hide the latency by parallelism (measured on the H200: one vector per thread beat two or four).
 template <class Red, class In>
 __global__ void __launch_bounds__(kSegBlock, 8) packed_rows_kernel(SegProblem p, typename Red::V init) {
     using V = typename Red::V;
@@ -265,20 +264,26 @@ __global__ void __launch_bounds__(kSegBlock, 8) packed_rows_kernel(SegProblem p,
     const Vec *vec = static_cast<const Vec *>(p.in);
     Result *out = static_cast<Result *>(p.out);
     const int64_t stride = int64_t(gridDim.x) * blockDim.x, t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    auto finish_vector = [&](const Vec &x, int64_t j) {
+    // two results per vector into a unit-stride output: one 2-element store (a warp writes one contiguous span)
+    struct alignas(2 * sizeof(Result)) Pair { Result first, second; };
+    const bool pair_store = per == 2 && p.os1 == 1 && reinterpret_cast<uintptr_t>(out) % alignof(Pair) == 0;
+    for (int64_t j = t; j < nvec; j += stride) {
+        const Vec x = vec[j];
+        if (pair_store) {
+            V v0 = Red::identity(), v1 = Red::identity();
+            for (int k = 0; k < R; k++) {
+                v0 = Red::combine(v0, Red::element(x.lane[k], k));
+                v1 = Red::combine(v1, Red::element(x.lane[R + k], k));
+            }
+            reinterpret_cast<Pair *>(out)[j] = Pair{Red::finish(Red::combine(v0, init)), Red::finish(Red::combine(v1, init))};
+            continue;
+        }
         for (int q = 0; q < per; q++) {
             V v = Red::identity();
             for (int k = 0; k < R; k++) v = Red::combine(v, Red::element(x.lane[q * R + k], k));
             out[(j * per + q) * p.os1] = Red::finish(Red::combine(v, init));
         }
-    };
-    int64_t j = t;
-    for (; j + stride < nvec; j += 2 * stride) {  // two vectors in flight per thread
-        const Vec a = vec[j], b = vec[j + stride];
-        finish_vector(a, j);
-        finish_vector(b, j + stride);
     }
-    if (j < nvec) finish_vector(vec[j], j);
     for (int64_t s = nvec * per + t; s < S; s += stride) {  // rows after the last whole vector
         V v = Red::identity();
         for (int k = 0; k < R; k++) v = Red::combine(v, Red::element(static_cast<const In *>(p.in)[s * R + k], k));
@@ -496,7 +501,7 @@ SegPlan seg_plan(const SegProblem &p, int sm_count) {
         plan.chunks = chunks;
     } else if (contiguous && p.c0 == 1 && p.is1 == R && R * elem < 16 && 16 % (R * elem) == 0 && aligned(p.in)) {
         plan.kind = SegPlan::PACKED_ROWS;
-        const int64_t threads = ceil_div(S, 16 / (R * elem) * 2);  // two vectors each
+        const int64_t threads = ceil_div(S, 16 / (R * elem));  // a vector each
         plan.grid = ceil_div(threads, kSegBlock) < want_blocks * 8 ? ceil_div(threads, kSegBlock) : want_blocks * 8;
         return plan;
     } else if (contiguous && R >= vec && R <= 32 * vec && aligned(p.in) && (p.is1 * elem) % 16 == 0 &&
