@@ -66,7 +66,7 @@ def _default_scan_dtype(op, dt):
 
 
 def scan(op: str, a, axis=None, dtype=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
-    """Cumulative `op` ("sum", "prod", "min" or "max") of the elements of `a`, flattened in C order.
+    """Cumulative `op` ("sum", "prod", "min" or "max") of `a` along `axis` (None: flattened in C order).
 
     Parameters
     ----------
@@ -153,7 +153,7 @@ def scan(op: str, a, axis=None, dtype=None, out=None, *, exclusive: bool = False
 
 
 def cumsum(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
-    """Cumulative sum of the flattened array, as ``numpy.cumsum(a)`` (int32 sums to int64).
+    """Cumulative sum along `axis` (None: of the flattened array), as ``numpy.cumsum`` (int32 sums to int64).
 
     ``exclusive=True`` starts from 0 and leaves the last element out.  A host input gives a NumPy array, a
     device input a ``gpureduce.DeviceArray``; see ``gpureduce.scan`` for every parameter and the variants.
@@ -162,7 +162,7 @@ def cumsum(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, varia
 
 
 def cumprod(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
-    """Cumulative product of the flattened array, as ``numpy.cumprod(a)`` (int32 multiplies in int64, wrapping).
+    """Cumulative product along `axis` (None: flattened), as ``numpy.cumprod`` (int32 multiplies in int64, wrapping).
 
     ``exclusive=True`` starts from 1 and leaves the last element out.  See ``gpureduce.scan``.
     """
@@ -170,7 +170,7 @@ def cumprod(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, vari
 
 
 def cummax(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
-    """Running maximum of the flattened array, as ``numpy.maximum.accumulate(a.ravel())``; NaN propagates.
+    """Running maximum along `axis` (None: flattened), as ``numpy.maximum.accumulate``; NaN propagates.
 
     ``exclusive=True`` starts from the identity (-inf, or the dtype's smallest integer).  See ``gpureduce.scan``.
     """
@@ -178,7 +178,7 @@ def cummax(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "a
 
 
 def cummin(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
-    """Running minimum of the flattened array, as ``numpy.minimum.accumulate(a.ravel())``; NaN propagates.
+    """Running minimum along `axis` (None: flattened), as ``numpy.minimum.accumulate``; NaN propagates.
 
     ``exclusive=True`` starts from the identity (+inf, or the dtype's largest integer).  See ``gpureduce.scan``.
     """
