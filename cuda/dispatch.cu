@@ -42,12 +42,7 @@ extern "C" const gr_variant_info *gr_variant_table(int *count) {
 extern "C" gr_dtype gr_default_result_dtype(gr_kind kind, gr_op op, gr_dtype in) {
     (void)kind;  // reductions and scans promote alike
     if (in < 0 || in >= GR_DTYPE_COUNT || op < 0 || op >= GR_OP_COUNT) return GR_DTYPE_COUNT;
-    if (op == GR_OP_MIN || op == GR_OP_MAX) return in;
-    switch (in) {  // NumPy: bool and ints narrower than the platform integer accumulate in it
-    case GR_BOOL: case GR_INT8: case GR_INT16: case GR_INT32: return GR_INT64;
-    case GR_UINT8: case GR_UINT16: case GR_UINT32: return GR_UINT64;
-    default: return in;
-    }
+    return gr::result_dtype(op, in);  // one rule for flat and axis calls (types.cuh)
 }
 
 extern "C" gr_status gr_workspace_size(const gr_args *a, size_t *bytes, int *cuda_error) {

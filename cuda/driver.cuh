@@ -3,6 +3,7 @@
 #pragma once
 #include <cuda_runtime.h>
 #include <climits>
+#include <cstring>
 #include <cstdint>
 #include "block.cuh"
 #include "gpureduce.h"
@@ -122,6 +123,24 @@ __global__ void __launch_bounds__(BLOCK) grid_stride_partials_kernel(const In *i
     for (int64_t i = int64_t(blockIdx.x) * BLOCK + threadIdx.x; i < n; i += stride) v = Op()(v, static_cast<Acc>(in[i]));
     v = block_reduce_shfl<Op, BLOCK>(v, warp_partials);
     if (threadIdx.x == 0) partials[blockIdx.x] = v;
+}
+
+// A load that skips L1, for values other blocks wrote (read from L2), of any trivially copyable V.
+template <class V>
+__device__ __forceinline__ V load_cg(const V *p) {
+    V r;
+    if constexpr (sizeof(V) % 4 == 0 && alignof(V) >= 4) {
+        unsigned w[sizeof(V) / 4];
+#pragma unroll
+        for (int i = 0; i < int(sizeof(V) / 4); i++) w[i] = __ldcg(reinterpret_cast<const unsigned *>(p) + i);
+        memcpy(&r, w, sizeof(V));
+    } else {
+        unsigned char b[sizeof(V)];
+#pragma unroll
+        for (int i = 0; i < int(sizeof(V)); i++) b[i] = __ldcg(reinterpret_cast<const unsigned char *>(p) + i);
+        memcpy(&r, b, sizeof(V));
+    }
+    return r;
 }
 
 // Load element i as the accumulator type, or the identity past the end.

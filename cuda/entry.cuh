@@ -87,17 +87,18 @@ template <template <class, class, class, class> class Typed, class Policy, unsig
 gr_status dispatch_op(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
     using SumOut = typename sum_result<In>::type;
     const gr_dtype same = dtype_of<In>::value, promoted = dtype_of<SumOut>::value;
-#define GR_OP_CASE(CODE, OP, OUT, OUT_DTYPE)                                                                  \
+#define GR_OP_CASE(CODE, OUT, OUT_DTYPE)                                                                      \
     case CODE:                                                                                               \
         if constexpr (kOps & GR_OPBIT(CODE))                                                                 \
-            return a->out_dtype == OUT_DTYPE ? Typed<Policy, In, OUT, OP>::call(a, ws_bytes, cuda_error)     \
-                                             : GR_ERR_UNSUPPORTED_DTYPE;                                     \
+            return a->out_dtype == OUT_DTYPE                                                                 \
+                       ? Typed<Policy, In, OUT, typename op_functor<CODE>::type>::call(a, ws_bytes, cuda_error) \
+                       : GR_ERR_UNSUPPORTED_DTYPE;                                                           \
         break;
     switch (a->op) {
-        GR_OP_CASE(GR_OP_SUM, Sum, SumOut, promoted)
-        GR_OP_CASE(GR_OP_PROD, Prod, SumOut, promoted)
-        GR_OP_CASE(GR_OP_MIN, Min, In, same)
-        GR_OP_CASE(GR_OP_MAX, Max, In, same)
+        GR_OP_CASE(GR_OP_SUM, SumOut, promoted)
+        GR_OP_CASE(GR_OP_PROD, SumOut, promoted)
+        GR_OP_CASE(GR_OP_MIN, In, same)
+        GR_OP_CASE(GR_OP_MAX, In, same)
     default:
         break;
     }

@@ -50,6 +50,7 @@ typedef enum gr_dtype {
 #define GR_PROP_BASELINE      2u  /* the reference implementation (CUB) */
 #define GR_PROP_DEFAULT       4u  /* what variant="auto" means */
 #define GR_PROP_BLOCK_LOCAL   8u  /* a block-level algorithm run over any length by the multi-block driver */
+#define GR_PROP_AXES         16u  /* also runs the axis machinery (gr_reduce_segments / gr_scan_segments) */
 
 /* Variant indices, generated from the one list. */
 typedef enum gr_variant {
@@ -73,8 +74,9 @@ typedef struct gr_variant_info {
 const gr_variant_info *gr_variant_table(int *count);
 
 /* The result dtype NumPy gives for `op` over `in` with dtype=None and out=None
- * (sum/prod promote ints narrower than int64 to int64/uint64 and bool to int64; min/max keep the dtype).
- * Returns GR_DTYPE_COUNT if no kernel exists for that pair. */
+ * (sum/prod promote ints narrower than int64 to int64/uint64 and bool to int64; min/max keep the dtype;
+ * mean gives float64 for bool and integers; argmin/argmax int64).
+ * Returns GR_DTYPE_COUNT for an invalid operator or dtype. */
 gr_dtype gr_default_result_dtype(gr_kind kind, gr_op op, gr_dtype in);
 
 /* Workspace: every call takes a device buffer from the caller.  Its first GR_WORKSPACE_ZEROED_BYTES bytes
@@ -131,9 +133,6 @@ typedef struct gr_segments {
     const void *initial;       /* host pointer to one value of out_dtype folded into every result; NULL = none */
 } gr_segments;
 
-/* The result dtype an axis reduction or scan produces for `op` over `in` (dtype=None): as
- * gr_default_result_dtype, MEAN gives float64 for bool and integers, ARGMIN/ARGMAX int64. */
-gr_dtype gr_segments_result_dtype(gr_op op, gr_dtype in);
 /* Whether an instantiation exists for (op, in, out): the result dtype above, `in` itself for sum/prod/mean,
  * or a widening float/complex pair (float16 -> float32/float64, float32 -> float64, complex64 -> complex128). */
 int gr_segments_supported(gr_kind kind, gr_op op, gr_dtype in, gr_dtype out);

@@ -94,4 +94,11 @@ struct Max {
     }
 };
 
+// gr_op -> its functor: the one mapping reductions, scans and the axis machinery share.
+template <gr_op OP> struct op_functor;
+template <> struct op_functor<GR_OP_SUM> { using type = Sum; };
+template <> struct op_functor<GR_OP_PROD> { using type = Prod; };
+template <> struct op_functor<GR_OP_MIN> { using type = Min; };
+template <> struct op_functor<GR_OP_MAX> { using type = Max; };
+
 }  // namespace gr

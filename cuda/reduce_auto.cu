@@ -20,17 +20,6 @@ constexpr int kBlock = 256;
 constexpr int kUnroll = 4;
 constexpr int kBlocksPerSm = 4;  // 1024 threads x 64 B in flight per SM: well past Little's law on H200
 
-// A load that skips L1: partials written by other blocks must be read from L2.
-template <class T>
-__device__ __forceinline__ T load_cg(const T *p) {
-    using Bits = cuda::std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>;
-    static_assert(sizeof(T) == sizeof(Bits), "32- or 64-bit accumulators");
-    const Bits bits = __ldcg(reinterpret_cast<const Bits *>(p));
-    T v;
-    memcpy(&v, &bits, sizeof(T));
-    return v;
-}
-
 template <class In, class Acc, class Op>
 __global__ void __launch_bounds__(kBlock) auto_reduce_kernel(const In *__restrict__ in, int64_t n, int64_t head,
                                                              Acc *partials, unsigned *ticket, Acc *out) {

@@ -43,8 +43,8 @@ __global__ void finish_segments_kernel(SegProblem p, const typename Red::V *valu
 
 // Bytes of workspace (values + CUB's temporary storage), or the run when scratch != nullptr.
 template <class Red, class In>
-cudaError_t cub_segments(const SegProblem &p, const void *initial, char *scratch, size_t *bytes, int sm_count,
-                         cudaStream_t stream) {
+cudaError_t cub_segments(const SegProblem &p, const void *initial, unsigned *flags, char *scratch, size_t *bytes,
+                         int sm_count, cudaStream_t stream) {
     using V = typename Red::V;
     const int64_t S = p.c0 * p.c1;
     if (S == 0) {
@@ -54,8 +54,7 @@ cudaError_t cub_segments(const SegProblem &p, const void *initial, char *scratch
     if (p.R == 0) {  // as the axis kernels: identity / initial / NaN
         *bytes = 0;
         if (!scratch) return cudaSuccess;
-        return seg_run<Red, In>(p, initial, reinterpret_cast<unsigned *>(scratch - GR_WORKSPACE_ZEROED_BYTES), scratch,
-                                sm_count, stream);  // scratch follows the workspace's counters
+        return seg_run<Red, In>(p, initial, flags, scratch, sm_count, stream);
     }
     auto in = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), VirtualElement<Red, In>{p});
     auto starts = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), SegmentStart{p.R});
@@ -84,7 +83,8 @@ gr_status reduce_segments_cub_op(const gr_args *a, const gr_segments *s, size_t 
         using Red = typename reducer_for<OP, In, Out>::type;
         const SegProblem p = seg_problem(a, s);
         size_t scratch = 0;
-        cudaError_t e = cub_segments<Red, In>(p, s->initial, nullptr, &scratch, a->sm_count, static_cast<cudaStream_t>(a->stream));
+        cudaError_t e = cub_segments<Red, In>(p, s->initial, nullptr, nullptr, &scratch, a->sm_count,
+                                              static_cast<cudaStream_t>(a->stream));
         if (e != cudaSuccess) return cuda_status(e, cuda_error);
         scratch = scratch > seg_workspace<Red, In>(p, a->sm_count) ? scratch : seg_workspace<Red, In>(p, a->sm_count);
         const size_t need = GR_WORKSPACE_ZEROED_BYTES + scratch;
@@ -95,7 +95,8 @@ gr_status reduce_segments_cub_op(const gr_args *a, const gr_segments *s, size_t 
         const bool writes = p.c0 * p.c1 > 0;
         if (!segment_args_ok<In, typename Red::Result>(a, writes, writes && p.R > 0, need)) return GR_ERR_INVALID_ARGUMENT;
         size_t unused = 0;
-        e = cub_segments<Red, In>(p, s->initial, static_cast<char *>(a->workspace) + GR_WORKSPACE_ZEROED_BYTES, &unused,
+        e = cub_segments<Red, In>(p, s->initial, static_cast<unsigned *>(a->workspace),
+                                  static_cast<char *>(a->workspace) + GR_WORKSPACE_ZEROED_BYTES, &unused,
                                   a->sm_count, static_cast<cudaStream_t>(a->stream));
         return cuda_status(e, cuda_error);
     });

@@ -90,11 +90,7 @@ struct ArgReducer {
 };
 
 // The Reducer for (op, In, Out); Out is the result type the caller asked for.
-template <gr_op OP, class In, class Out> struct reducer_for;
-template <class In, class Out> struct reducer_for<GR_OP_SUM, In, Out> { using type = FoldReducer<Sum, In, Out>; };
-template <class In, class Out> struct reducer_for<GR_OP_PROD, In, Out> { using type = FoldReducer<Prod, In, Out>; };
-template <class In, class Out> struct reducer_for<GR_OP_MIN, In, Out> { using type = FoldReducer<Min, In, Out>; };
-template <class In, class Out> struct reducer_for<GR_OP_MAX, In, Out> { using type = FoldReducer<Max, In, Out>; };
+template <gr_op OP, class In, class Out> struct reducer_for { using type = FoldReducer<typename op_functor<OP>::type, In, Out>; };
 template <class In, class Out> struct reducer_for<GR_OP_MEAN, In, Out> { using type = MeanReducer<In, Out>; };
 template <class In, class Out> struct reducer_for<GR_OP_ARGMIN, In, Out> { using type = ArgReducer<Min, In>; };
 template <class In, class Out> struct reducer_for<GR_OP_ARGMAX, In, Out> { using type = ArgReducer<Max, In>; };

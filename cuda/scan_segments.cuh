@@ -172,11 +172,6 @@ cudaError_t scan_segments_run(const ScanProblem &p, bool exclusive, char *scratc
     return cudaGetLastError();
 }
 
-template <gr_op OP> struct scan_functor;
-template <> struct scan_functor<GR_OP_SUM> { using type = Sum; };
-template <> struct scan_functor<GR_OP_PROD> { using type = Prod; };
-template <> struct scan_functor<GR_OP_MIN> { using type = Min; };
-template <> struct scan_functor<GR_OP_MAX> { using type = Max; };
 
 inline ScanProblem scan_problem(const gr_args *a, const gr_segments *s) {
     return ScanProblem{s->count[0], s->count[1], s->in_stride[0], s->in_stride[1], s->reduce_in_stride,
@@ -188,7 +183,7 @@ gr_status scan_segments_op(const gr_args *a, const gr_segments *s, size_t *ws_by
     return with_segment_types<GR_KIND_SCAN, OP>(a->in_dtype, a->out_dtype, [&](auto in_tag, auto out_tag) -> gr_status {
         using In = tag_type<decltype(in_tag)>;
         using Out = tag_type<decltype(out_tag)>;
-        using Op = typename scan_functor<OP>::type;
+        using Op = typename op_functor<OP>::type;
         const ScanProblem p = scan_problem(a, s);
         const size_t need = GR_WORKSPACE_ZEROED_BYTES + scan_segments_workspace<Op, Out>(p, a->sm_count);
         if (ws_bytes) {

@@ -68,7 +68,7 @@ gr_status scan_segments_cub_op(const gr_args *a, const gr_segments *s, size_t *w
     return with_segment_types<GR_KIND_SCAN, OP>(a->in_dtype, a->out_dtype, [&](auto in_tag, auto out_tag) -> gr_status {
         using In = tag_type<decltype(in_tag)>;
         using Out = tag_type<decltype(out_tag)>;
-        using Op = typename scan_functor<OP>::type;
+        using Op = typename op_functor<OP>::type;
         const ScanProblem p = scan_problem(a, s);
         size_t temp = 0;
         cudaError_t e = cub_scan_segments<Op, In, Out>(p, a->exclusive != 0, nullptr, &temp, static_cast<cudaStream_t>(a->stream));

@@ -46,24 +46,6 @@ __device__ __forceinline__ V shfl_words(const V &v, Shfl shfl) {
     return r;
 }
 
-// A load that skips L1, for values other blocks wrote (read from L2), of any trivially copyable V.
-template <class V>
-__device__ __forceinline__ V load_cg_any(const V *p) {
-    V r;
-    if constexpr (sizeof(V) % 4 == 0 && alignof(V) >= 4) {
-        unsigned w[sizeof(V) / 4];
-#pragma unroll
-        for (int i = 0; i < int(sizeof(V) / 4); i++) w[i] = __ldcg(reinterpret_cast<const unsigned *>(p) + i);
-        memcpy(&r, w, sizeof(V));
-    } else {
-        unsigned char b[sizeof(V)];
-#pragma unroll
-        for (int i = 0; i < int(sizeof(V)); i++) b[i] = __ldcg(reinterpret_cast<const unsigned char *>(p) + i);
-        memcpy(&r, b, sizeof(V));
-    }
-    return r;
-}
-
 template <class V>
 __device__ __forceinline__ V shfl_xor_any(const V &v, int lane_mask) {
     return shfl_words(v, [=](int w) { return __shfl_xor_sync(kFullMask, w, lane_mask); });
@@ -118,6 +100,26 @@ __device__ __forceinline__ typename Red::V fold_contiguous(const In *row, int64_
 
 template <class In>
 constexpr bool kVectorizable = 16 % sizeof(In) == 0;
+
+// Folds elements r, r + step, ... < r1 of the segment at `base`/`mbase` into v: kUnroll loads in flight per
+// thread, each group folded as a pairwise tree (a fixed order, so results are deterministic).
+template <class Red, class In, int kUnroll>
+__device__ __forceinline__ typename Red::V fold_strided(const SegProblem &p, int64_t base, int64_t mbase, int64_t r,
+                                                        int64_t r1, int64_t step, typename Red::V v) {
+    using V = typename Red::V;
+    for (; r + (kUnroll - 1) * step < r1; r += kUnroll * step) {
+        V x[kUnroll];
+#pragma unroll
+        for (int k = 0; k < kUnroll; k++) x[k] = seg_load<Red, In>(p, base, mbase, r + k * step);
+#pragma unroll
+        for (int h = 1; h < kUnroll; h *= 2)
+#pragma unroll
+            for (int k = 0; k + h < kUnroll; k += 2 * h) x[k] = Red::combine(x[k], x[k + h]);
+        v = Red::combine(v, x[0]);
+    }
+    for (; r < r1; r += step) v = Red::combine(v, seg_load<Red, In>(p, base, mbase, r));
+    return v;
+}
 
 // Writes a segment's result: the finished value to out, or (partials != nullptr) the V to its chunk slot.
 template <class Red>
@@ -231,15 +233,7 @@ __global__ void __launch_bounds__(256, 4) rows_kernel(SegProblem p, int group, i
                     if constexpr (kVectorizable<In>)
                         v = fold_contiguous<Red, In, 8>(static_cast<const In *>(p.in) + base, r0, r1, sub, group, v);
                 } else {
-                    int64_t r = r0 + sub;
-                    // four loads in flight per lane, folded in a fixed order
-                    for (; r + 3 * group < r1; r += 4 * group) {
-                        const V a = seg_load<Red, In>(p, base, mbase, r), b = seg_load<Red, In>(p, base, mbase, r + group);
-                        const V c = seg_load<Red, In>(p, base, mbase, r + 2 * group);
-                        const V d = seg_load<Red, In>(p, base, mbase, r + 3 * group);
-                        v = Red::combine(v, Red::combine(Red::combine(a, b), Red::combine(c, d)));
-                    }
-                    for (; r < r1; r += group) v = Red::combine(v, seg_load<Red, In>(p, base, mbase, r));
+                    v = fold_strided<Red, In, 4>(p, base, mbase, r0 + sub, r1, group, v);
                 }
             }
         }
@@ -328,14 +322,7 @@ __global__ void __launch_bounds__(kSegBlock) block_rows_kernel(SegProblem p, int
             return;
         }
     }
-    int64_t r = r0 + threadIdx.x;
-    for (; r + 3 * kSegBlock < r1; r += 4 * kSegBlock) {
-        const V a = seg_load<Red, In>(p, base, mbase, r), b = seg_load<Red, In>(p, base, mbase, r + kSegBlock);
-        const V c = seg_load<Red, In>(p, base, mbase, r + 2 * kSegBlock);
-        const V d = seg_load<Red, In>(p, base, mbase, r + 3 * kSegBlock);
-        v = Red::combine(v, Red::combine(Red::combine(a, b), Red::combine(c, d)));
-    }
-    for (; r < r1; r += kSegBlock) v = Red::combine(v, seg_load<Red, In>(p, base, mbase, r));
+    v = fold_strided<Red, In, 4>(p, base, mbase, r0 + threadIdx.x, r1, kSegBlock, v);
     v = block_fold<Red>(v, 1);
     if (threadIdx.x == 0) seg_store<Red>(p, s, chunk, chunks, v, partials, init);
 }
@@ -401,7 +388,7 @@ __global__ void __launch_bounds__(kSegBlock) packed_columns_kernel(SegProblem p,
     for (int c = 0; c < C; c++) {
         V v = Red::identity();
         for (int b = threadIdx.x; b < int(gridDim.x); b += kSegBlock)
-            v = Red::combine(v, load_cg_any(partials + c * gridDim.x + b));
+            v = Red::combine(v, load_cg(partials + c * gridDim.x + b));
         v = block_fold<Red>(v, 1);
         if (threadIdx.x == 0) seg_store<Red>(p, c, 0, 1, v, nullptr, init);
         __syncthreads();
@@ -422,15 +409,7 @@ __global__ void __launch_bounds__(kSegBlock) columns_kernel(SegProblem p, int la
         V v = Red::identity();
         if (i1 < p.c1) {
             const int64_t base = i0 * p.is0 + i1 * p.is1, mbase = i0 * p.ms0 + i1 * p.ms1;
-            int64_t r = r0 + y;
-            for (; r + 7 * rows < r1; r += 8 * rows) {  // eight loads in flight per thread
-                V x[8];
-#pragma unroll
-                for (int k = 0; k < 8; k++) x[k] = seg_load<Red, In>(p, base, mbase, r + k * rows);
-                v = Red::combine(v, Red::combine(Red::combine(Red::combine(x[0], x[1]), Red::combine(x[2], x[3])),
-                                                 Red::combine(Red::combine(x[4], x[5]), Red::combine(x[6], x[7]))));
-            }
-            for (; r < r1; r += rows) v = Red::combine(v, seg_load<Red, In>(p, base, mbase, r));
+            v = fold_strided<Red, In, 8>(p, base, mbase, r0 + y, r1, rows, v);
         }
         v = block_fold<Red>(v, lanes);
         if (y == 0 && i1 < p.c1) seg_store<Red>(p, i0 * p.c1 + i1, chunk, chunks, v, partials, init);

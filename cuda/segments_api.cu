@@ -17,15 +17,21 @@ GR_SCAN_OPS(GR_DECLARE)
 
 namespace {
 
-// The axis machinery has two implementations: gpureduce's kernels ("auto") and CUB's segmented algorithms ("cub").
-bool is_cub(const gr_args *a, gr_kind kind) {
-    return a->variant == (kind == GR_KIND_REDUCE ? GR_VARIANT_REDUCE_cub : GR_VARIANT_SCAN_cub);
+// The variants flagged GR_PROP_AXES run the axis machinery: the baseline among them (cub) through CUB's
+// segmented algorithms, the others through gpureduce's kernels.
+const gr_variant_info *axis_variant(const gr_args *a, gr_kind kind) {
+    int count;
+    const gr_variant_info *table = gr_variant_table(&count);
+    if (a->variant < 0 || a->variant >= count) return nullptr;
+    const gr_variant_info *v = &table[a->variant];
+    return v->kind == kind && (v->properties & GR_PROP_AXES) ? v : nullptr;
 }
+
+bool is_cub(const gr_args *a, gr_kind kind) { return axis_variant(a, kind)->properties & GR_PROP_BASELINE; }
 
 gr_status check(const gr_args *a, const gr_segments *s, gr_kind kind) {
     if (!a || !s || s->count[0] < 0 || s->count[1] < 0 || s->reduce_count < 0) return GR_ERR_INVALID_ARGUMENT;
-    if (!is_cub(a, kind) && a->variant != (kind == GR_KIND_REDUCE ? GR_VARIANT_REDUCE_auto : GR_VARIANT_SCAN_auto))
-        return GR_ERR_UNKNOWN_VARIANT;
+    if (!axis_variant(a, kind)) return GR_ERR_UNKNOWN_VARIANT;
     if (a->op < 0 || a->op >= GR_OP_COUNT) return GR_ERR_UNSUPPORTED_OP;
     if (!gr::segments_supported(kind, a->op, a->in_dtype, a->out_dtype)) return GR_ERR_UNSUPPORTED_DTYPE;
     return GR_OK;
@@ -58,11 +64,6 @@ gr_status scan_route(const gr_args *a, const gr_segments *s, size_t *ws, int *er
 }
 
 }  // namespace
-
-extern "C" gr_dtype gr_segments_result_dtype(gr_op op, gr_dtype in) {
-    if (in < 0 || in >= GR_DTYPE_COUNT) return GR_DTYPE_COUNT;
-    return gr::segments_result_dtype(op, in);
-}
 
 extern "C" int gr_segments_supported(gr_kind kind, gr_op op, gr_dtype in, gr_dtype out) {
     return gr::segments_supported(kind, op, in, out) ? 1 : 0;

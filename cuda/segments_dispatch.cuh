@@ -1,7 +1,7 @@
 // segments_dispatch.cuh -- dtype dispatch of the axis reductions and scans: which (op, input, result) triples
 // are instantiated, and the switch from the runtime enums to the typed code.
 //
-// Instantiated: the NumPy default result (gr_segments_result_dtype), the input type itself for sum/prod
+// Instantiated: the NumPy default result (gr_default_result_dtype), the input type itself for sum/prod
 // (dtype=a.dtype, wrapping like NumPy) and mean of inexact types, and the widening float pairs.  Any other
 // dtype= is served by casting the input first (gr_copy_strided), as NumPy's buffered casts do.
 #pragma once
@@ -36,26 +36,6 @@ gr_status with_dtype(gr_dtype d, F &&f) {
     }
 }
 
-constexpr bool is_inexact_dtype(gr_dtype d) { return d >= GR_FLOAT16 && d <= GR_COMPLEX128; }
-
-constexpr gr_dtype default_sum_dtype(gr_dtype in) {
-    switch (in) {  // NumPy: bool and ints narrower than the platform integer accumulate in it
-    case GR_BOOL: case GR_INT8: case GR_INT16: case GR_INT32: return GR_INT64;
-    case GR_UINT8: case GR_UINT16: case GR_UINT32: return GR_UINT64;
-    default: return in;
-    }
-}
-
-constexpr gr_dtype segments_result_dtype(gr_op op, gr_dtype in) {
-    switch (op) {
-    case GR_OP_SUM: case GR_OP_PROD: return default_sum_dtype(in);
-    case GR_OP_MIN: case GR_OP_MAX: return in;
-    case GR_OP_MEAN: return is_inexact_dtype(in) ? in : GR_FLOAT64;
-    case GR_OP_ARGMIN: case GR_OP_ARGMAX: return GR_INT64;
-    default: return GR_DTYPE_COUNT;
-    }
-}
-
 constexpr bool is_widening(gr_dtype in, gr_dtype out) {
     return (in == GR_FLOAT16 && (out == GR_FLOAT32 || out == GR_FLOAT64)) || (in == GR_FLOAT32 && out == GR_FLOAT64) ||
            (in == GR_COMPLEX64 && out == GR_COMPLEX128);
@@ -66,7 +46,7 @@ constexpr bool segments_supported(gr_kind kind, gr_op op, gr_dtype in, gr_dtype 
     switch (op) {
     case GR_OP_SUM: case GR_OP_PROD: return out == default_sum_dtype(in) || out == in || is_widening(in, out);
     case GR_OP_MIN: case GR_OP_MAX: return out == in;
-    case GR_OP_MEAN: return kind == GR_KIND_REDUCE && (out == segments_result_dtype(op, in) || is_widening(in, out));
+    case GR_OP_MEAN: return kind == GR_KIND_REDUCE && (out == result_dtype(op, in) || is_widening(in, out));
     case GR_OP_ARGMIN: case GR_OP_ARGMAX: return kind == GR_KIND_REDUCE && out == GR_INT64;
     default: return false;
     }

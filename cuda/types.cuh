@@ -68,6 +68,28 @@ template <> struct sum_result<uint8_t> { using type = uint64_t; };
 template <> struct sum_result<uint16_t> { using type = uint64_t; };
 template <> struct sum_result<uint32_t> { using type = uint64_t; };
 
+constexpr bool is_inexact_dtype(gr_dtype d) { return d >= GR_FLOAT16 && d <= GR_COMPLEX128; }
+
+// The same rule as sum_result above, on the enum: what gr_default_result_dtype and the axis ABI report.
+constexpr gr_dtype default_sum_dtype(gr_dtype in) {
+    switch (in) {  // NumPy: bool and ints narrower than the platform integer accumulate in it
+    case GR_BOOL: case GR_INT8: case GR_INT16: case GR_INT32: return GR_INT64;
+    case GR_UINT8: case GR_UINT16: case GR_UINT32: return GR_UINT64;
+    default: return in;
+    }
+}
+
+// NumPy's result dtype of each operator with dtype=None (mean of bool/ints: float64; arg*: int64).
+constexpr gr_dtype result_dtype(gr_op op, gr_dtype in) {
+    switch (op) {
+    case GR_OP_SUM: case GR_OP_PROD: return default_sum_dtype(in);
+    case GR_OP_MIN: case GR_OP_MAX: return in;
+    case GR_OP_MEAN: return is_inexact_dtype(in) ? in : GR_FLOAT64;
+    case GR_OP_ARGMIN: case GR_OP_ARGMAX: return GR_INT64;
+    default: return GR_DTYPE_COUNT;
+    }
+}
+
 // 16 bytes of T: the widest load or store one thread issues (LDG.128 / STG.128).  Its pointers must be
 // 16-byte aligned; the kernels that use it handle a scalar head and tail around the aligned body.
 template <class T>

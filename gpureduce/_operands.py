@@ -9,8 +9,8 @@ from math import prod
 import numpy as np
 
 from . import _core
-from ._layout import c_strides
-from ._registry import DTYPE_NAMES
+from ._layout import Dim, c_strides
+from ._registry import DTYPE_NAMES, OP_NAMES
 
 DTYPES = tuple(np.dtype(name) for name in DTYPE_NAMES)  # gr_dtype code -> NumPy dtype
 _ACCEPTED = "expected a NumPy array (or a sequence of numbers) or a device array exporting __cuda_array_interface__"
@@ -28,6 +28,19 @@ def dtype_code(dt) -> int:
     if dt.fields is None and dt.kind in "biufc" and dt.name in DTYPE_NAMES:
         return DTYPE_NAMES.index(dt.name)
     raise TypeError(f"unsupported dtype {dt}; gpureduce knows {', '.join(DTYPE_NAMES)}")
+
+
+_RESULT_DTYPES = {}
+
+
+def default_dtype(op: str, dt) -> np.dtype:
+    """NumPy's result dtype of `op` over `dt` with dtype=None, from the one rule in the extension
+    (gr_default_result_dtype): bool and narrow ints sum to int64/uint64, mean of ints is float64, ..."""
+    key = (op, dt)
+    got = _RESULT_DTYPES.get(key)
+    if got is None:
+        got = _RESULT_DTYPES[key] = DTYPES[_core.result_dtype(OP_NAMES.index(op), dtype_code(dt))]
+    return got
 
 
 @dataclass
@@ -125,8 +138,6 @@ def gather(x: Operand, dims, dtype=None) -> Operand:
 
 def cast(x: Operand, dtype) -> Operand:
     """`x` converted to `dtype` with NumPy's casts, C-ordered, same shape."""
-    from ._layout import Dim
-
     return gather(x, [Dim(e, (s,)) for e, s in zip(x.shape, x.strides)], dtype)
 
 

@@ -5,7 +5,9 @@ compiled into the extension (``_core.variant_table()``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import numpy as np
 
 from . import _core
 
@@ -18,6 +20,7 @@ _PROPERTY_NAMES = (
     (_core.PROP_BASELINE, "baseline"),
     (_core.PROP_DEFAULT, "default"),
     (_core.PROP_BLOCK_LOCAL, "block_local"),
+    (_core.PROP_AXES, "axes"),  # also runs the axis machinery: every NumPy argument, dtype and layout
 )
 
 
@@ -34,6 +37,8 @@ class Variant:
     properties: tuple
     ops: tuple
     dtypes: tuple
+    # the same dtypes as NumPy dtypes, for the hot path's membership test (dtype.name is slow)
+    numpy_dtypes: frozenset = field(default=frozenset(), repr=False, compare=False)
 
     def supports(self, op: str, dtype: str | None = None) -> bool:
         return op in self.ops and (dtype is None or dtype in self.dtypes)
@@ -56,6 +61,7 @@ def _load():
             properties=tuple(label for bit, label in _PROPERTY_NAMES if props & bit),
             ops=_bits(ops, OP_NAMES),
             dtypes=_bits(dtypes, DTYPE_NAMES),
+            numpy_dtypes=frozenset(np.dtype(name) for name in _bits(dtypes, DTYPE_NAMES)),
         ))
     return tuple(table)
 

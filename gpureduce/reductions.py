@@ -14,8 +14,8 @@ import numpy as np
 
 from . import _core
 from ._layout import Dim, c_strides, gather_order, plan
-from ._operands import Operand, cast, copy_into, dtype_code, gather, operand, out_operand, to_host
-from ._registry import OP_NAMES, resolve
+from ._operands import Operand, cast, copy_into, default_dtype, dtype_code, gather, operand, out_operand, to_host
+from ._registry import OP_NAMES, resolve, variants
 
 try:  # NumPy >= 2.0
     from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
@@ -27,8 +27,8 @@ __all__ = ["reduce", "sum", "prod", "min", "max", "mean", "argmin", "argmax"]
 
 REDUCE_OPS = ("sum", "prod", "min", "max", "mean", "argmin", "argmax")
 _FLAT_OPS = ("sum", "prod", "min", "max")
-# The variants that also run the axis machinery (cuda/segments_api.cu): gpureduce's axis kernels and CUB's.
-AXIS_VARIANTS = ("auto", "cub")
+# The variants that also run the axis machinery (flagged "axes" in cuda/variants.def)
+AXIS_VARIANTS = tuple(v.name for v in variants(kind="reduce") if "axes" in v.properties)
 # NumPy's ufunc names, for its own error messages ("... reduction operation maximum which has no identity")
 _UFUNC_NAME = {"sum": "add", "prod": "multiply", "min": "minimum", "max": "maximum"}
 
@@ -45,31 +45,6 @@ _NoValue = _NoValueType()
 
 def _given(initial):
     return initial is not _NoValue and initial is not getattr(np, "_NoValue", _NoValue)
-
-
-_FLAT_DTYPES = {}
-
-
-def _flat_dtypes(v):
-    """The NumPy dtypes a variant's flat kernels are instantiated for (cached: dtype.name is slow)."""
-    got = _FLAT_DTYPES.get(v.index)
-    if got is None:
-        got = _FLAT_DTYPES[v.index] = frozenset(np.dtype(name) for name in v.dtypes)
-    return got
-
-
-def _default_result_dtype(op, dt):
-    if op in ("argmin", "argmax"):
-        return np.dtype(np.int64)
-    if op in ("min", "max"):
-        return dt
-    if op == "mean":
-        return dt if dt.kind in "fc" else np.dtype(np.float64)
-    if dt.kind == "b" or (dt.kind == "i" and dt.itemsize < 8):
-        return np.dtype(np.int64)
-    if dt.kind == "u" and dt.itemsize < 8:
-        return np.dtype(np.uint64)
-    return dt
 
 
 def _axes(op, axis, ndim):
@@ -98,11 +73,11 @@ def _mask(where, x: Operand):
         raise TypeError(f"Cannot cast array data from {w.dtype!r} to dtype('bool') according to the rule 'safe' "
                         "(where= must be a boolean array)")
     try:
-        np.broadcast_shapes(w.shape, x.shape)
-        if np.broadcast_shapes(w.shape, x.shape) != tuple(x.shape):
-            raise ValueError
+        broadcasts = np.broadcast_shapes(w.shape, x.shape) == tuple(x.shape)
     except ValueError:
-        raise ValueError(f"where= of shape {w.shape} does not broadcast to the input's shape {x.shape}") from None
+        broadcasts = False
+    if not broadcasts:
+        raise ValueError(f"where= of shape {w.shape} does not broadcast to the input's shape {x.shape}")
     if x.host and not w.host:
         raise TypeError("where= is a device array but the input is on the host; pass a host mask or a device input")
     lead = len(x.shape) - len(w.shape)
@@ -169,7 +144,7 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
     elif out_desc is not None and op in ("sum", "prod"):
         rt = out_desc.dtype  # NumPy reduces in out's dtype when no dtype is given
     else:
-        rt = _default_result_dtype(op, x.dtype)
+        rt = default_dtype(op, x.dtype)
     has_initial = _given(initial)
     mask = _mask(where, x)
     red_count = math.prod(x.shape[i] for i in axes)
@@ -183,16 +158,17 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
     if op in ("argmin", "argmax") and red_count == 0:
         raise ValueError(f"attempt to get {op} of an empty sequence")
 
-    plain = ((axis is None or ndim <= 1) and len(axes) == ndim and op in _FLAT_OPS and rt == _default_result_dtype(op, x.dtype) and out is None
+    plain = ((axis is None or ndim <= 1) and len(axes) == ndim and op in _FLAT_OPS and rt == default_dtype(op, x.dtype)
+             and out is None
              and not keepdims and not has_initial and mask is None and x.dense)
     if variant not in AXIS_VARIANTS:
         if not plain:
             _refuse(variant, op, "reduces a whole array (axis=None, no dtype/out/keepdims/initial/where, a "
                                  "C- or Fortran-ordered array) and nothing else")
-        if x.dtype not in _flat_dtypes(v):
+        if x.dtype not in v.numpy_dtypes:
             raise ValueError(f"variant {variant!r} does not support dtype {x.dtype}; it supports "
                              f"{', '.join(v.dtypes)}; variants that do: {', '.join(AXIS_VARIANTS)}")
-    if plain and x.dtype in _flat_dtypes(v):
+    if plain and x.dtype in v.numpy_dtypes:
         return _core.reduce(v.index, OP_NAMES.index(op), x.obj)
 
     if op == "mean" and red_count == 0 and mask is None and kept_count > 0:

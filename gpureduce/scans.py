@@ -7,7 +7,7 @@ import numpy as np
 
 from . import _core
 from ._layout import c_strides, plan
-from ._operands import Operand, cast, copy_into, dtype_code, operand, out_operand
+from ._operands import Operand, cast, copy_into, default_dtype, dtype_code, operand, out_operand
 from ._registry import OP_NAMES, resolve, variants
 
 try:  # NumPy >= 2.0
@@ -18,7 +18,8 @@ except ImportError:  # NumPy 1.x
 __all__ = ["scan", "cumsum", "cumprod", "cummax", "cummin"]
 
 SCAN_OPS = ("sum", "prod", "min", "max")
-AXIS_VARIANTS = ("auto", "cub")  # the variants that also scan along axes (cuda/segments_api.cu)
+# the variants that also scan along axes (flagged "axes" in cuda/variants.def)
+AXIS_VARIANTS = tuple(v.name for v in variants(kind="scan") if "axes" in v.properties)
 
 def _scan_axes(v, op, x: Operand, axis, rt, out, exclusive):
     """A scan through the axis machinery (cuda/scan_segments.cuh): along `axis` of x, or of x flattened in C
@@ -53,16 +54,6 @@ def _scan_axes(v, op, x: Operand, axis, rt, out, exclusive):
     if out is not None and not direct:
         return copy_into(out, out_desc, result)
     return result
-
-
-def _default_scan_dtype(op, dt):
-    if op in ("min", "max"):
-        return dt
-    if dt.kind == "b" or (dt.kind == "i" and dt.itemsize < 8):
-        return np.dtype(np.int64)
-    if dt.kind == "u" and dt.itemsize < 8:
-        return np.dtype(np.uint64)
-    return dt
 
 
 def scan(op: str, a, axis=None, dtype=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
@@ -138,9 +129,9 @@ def scan(op: str, a, axis=None, dtype=None, out=None, *, exclusive: bool = False
         rt = np.dtype(dtype)
         dtype_code(rt)
     else:
-        rt = _default_scan_dtype(op, x.dtype)
+        rt = default_dtype(op, x.dtype)
     one_d = ax is None or len(x.shape) == 1
-    plain = (one_d and rt == _default_scan_dtype(op, x.dtype) and x.dtype.name in v.dtypes and
+    plain = (one_d and rt == default_dtype(op, x.dtype) and x.dtype in v.numpy_dtypes and
              (x.host or x.c_contiguous) and (out is None or np.dtype(getattr(out, "dtype", rt)) == rt))
     if plain:
         return _core.scan(v.index, OP_NAMES.index(op), x.obj, bool(exclusive), out)

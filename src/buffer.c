@@ -185,12 +185,7 @@ buffer_from_cai(PyObject *module, PyObject *obj, PyObject *cai, gr_buffer *buf)
 
     int dt;
     if (parse_typestr(PyDict_GetItemString(cai, "typestr"), &dt) < 0) return -1;
-    int64_t itemsize;
-    {
-        PyArray_Descr *d = PyArray_DescrFromType(gr_dtype_to_typenum((gr_dtype)dt));
-        itemsize = PyDataType_ELSIZE(d);
-        Py_DECREF(d);
-    }
+    const int64_t itemsize = (int64_t)gr_dtype_itemsize((gr_dtype)dt);
 
     PyObject *shape = PyDict_GetItemString(cai, "shape");
     if (!PyTuple_Check(shape)) return cai_error("'shape' must be a tuple of ints");

@@ -20,6 +20,15 @@ gr_dtype_name(gr_dtype dt)
     return (dt >= 0 && dt < GR_DTYPE_COUNT) ? kDtypes[dt].name : "?";
 }
 
+size_t
+gr_dtype_itemsize(gr_dtype dt)
+{
+    PyArray_Descr *d = PyArray_DescrFromType(kDtypes[dt].typenum);
+    const size_t size = (size_t)PyDataType_ELSIZE(d);
+    Py_DECREF(d);
+    return size;
+}
+
 int
 gr_dtype_to_typenum(gr_dtype dt)
 {

@@ -33,3 +33,32 @@ gr_raise_status(PyObject *module, gr_status st, int cuda_error, const char *cont
         return NULL;
     }
 }
+
+int
+gr_outcome_ok(const gr_outcome *o)
+{
+    return o->err == cudaSuccess && o->st == GR_OK;
+}
+
+void
+gr_outcome_keep(gr_outcome *o, cudaError_t err, const char *stage)
+{
+    if (err != cudaSuccess && gr_outcome_ok(o)) {
+        o->err = err;
+        o->stage = stage;
+    }
+}
+
+int
+gr_outcome_raise(PyObject *module, const gr_outcome *o, const char *context)
+{
+    if (o->st != GR_OK) {
+        gr_raise_status(module, o->st, o->cuda_error, context);
+        return -1;
+    }
+    if (o->err != cudaSuccess) {
+        gr_raise_cuda(module, o->err, o->stage);
+        return -1;
+    }
+    return 0;
+}

@@ -30,8 +30,22 @@ PyObject *gr_raise_cuda(PyObject *module, cudaError_t err, const char *what);
 /* Map a gr_status to the exception that fits; `context` names the call. */
 PyObject *gr_raise_status(PyObject *module, gr_status st, int cuda_error, const char *context);
 
+/* The outcome of a call's device work, gathered without the GIL: the first failure wins, a gr_status from
+ * the kernels or a CUDA error with the stage it happened in (`stage` starts as what the work is). */
+typedef struct gr_outcome {
+    gr_status st;
+    int cuda_error;
+    cudaError_t err;
+    const char *stage;
+} gr_outcome;
+int gr_outcome_ok(const gr_outcome *o);
+void gr_outcome_keep(gr_outcome *o, cudaError_t err, const char *stage);
+/* Raise the failure, if any (`context` names the call for a gr_status).  0 if none, else -1. */
+int gr_outcome_raise(PyObject *module, const gr_outcome *o, const char *context);
+
 /* ---- dtypes (dtypes.c) ---- */
 const char *gr_dtype_name(gr_dtype dt);
+size_t gr_dtype_itemsize(gr_dtype dt);
 int gr_dtype_to_typenum(gr_dtype dt);
 /* NumPy dtype -> gr_dtype; -1 if there is no such gr_dtype (object, str, datetime, ...). */
 int gr_dtype_from_descr(PyArray_Descr *descr);

@@ -6,6 +6,19 @@ static const char *const kOpNames[GR_OP_COUNT] = {
     [GR_OP_SUM] = "sum",   [GR_OP_PROD] = "prod",     [GR_OP_MIN] = "min",      [GR_OP_MAX] = "max",
     [GR_OP_MEAN] = "mean", [GR_OP_ARGMIN] = "argmin", [GR_OP_ARGMAX] = "argmax"};
 
+/* result_dtype(op, in) -> the dtype code NumPy's function gives with dtype=None (gr_default_result_dtype). */
+static PyObject *
+py_result_dtype(PyObject *module, PyObject *args)
+{
+    int op, in;
+    if (!PyArg_ParseTuple(args, "ii", &op, &in)) return NULL;
+    if (op < 0 || op >= GR_OP_COUNT || in < 0 || in >= GR_DTYPE_COUNT) {
+        PyErr_Format(PyExc_ValueError, "result_dtype(): bad operator %d or dtype %d", op, in);
+        return NULL;
+    }
+    return PyLong_FromLong((long)gr_default_result_dtype(GR_KIND_REDUCE, (gr_op)op, (gr_dtype)in));
+}
+
 /* segments_supported(kind, op, in, out) -> bool: an axis kernel exists for that triple (no cast needed). */
 static PyObject *
 py_segments_supported(PyObject *module, PyObject *args)
@@ -60,6 +73,8 @@ static PyMethodDef core_methods[] = {
     {"scan", (PyCFunction)(void (*)(void))gr_py_scan, METH_FASTCALL,
      "scan(variant, op, a, exclusive, out) -> ndarray, DeviceArray or `out`: the inclusive (or exclusive) scan of\n"
      "the flattened `a` with operator `op`; a NumPy array for a host input, a DeviceArray for a device input."},
+    {"result_dtype", py_result_dtype, METH_VARARGS,
+     "result_dtype(op, in_dtype) -> the result dtype code of `op` over `in_dtype` with dtype=None (NumPy's rule)."},
     {"segments_supported", py_segments_supported, METH_VARARGS,
      "segments_supported(kind, op, in_dtype, out_dtype) -> bool: an axis kernel exists for that triple."},
     {"describe", gr_py_describe, METH_O,
@@ -126,7 +141,8 @@ core_exec(PyObject *module)
         PyModule_AddIntConstant(module, "PROP_DETERMINISTIC", GR_PROP_DETERMINISTIC) < 0 ||
         PyModule_AddIntConstant(module, "PROP_BASELINE", GR_PROP_BASELINE) < 0 ||
         PyModule_AddIntConstant(module, "PROP_DEFAULT", GR_PROP_DEFAULT) < 0 ||
-        PyModule_AddIntConstant(module, "PROP_BLOCK_LOCAL", GR_PROP_BLOCK_LOCAL) < 0)
+        PyModule_AddIntConstant(module, "PROP_BLOCK_LOCAL", GR_PROP_BLOCK_LOCAL) < 0 ||
+        PyModule_AddIntConstant(module, "PROP_AXES", GR_PROP_AXES) < 0)
         return -1;
     return 0;
 }

@@ -61,9 +61,7 @@ gr_py_reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     ex = gr_exec_acquire(module, device);
     if (!ex) goto fail;
 
-    PyArray_Descr *in_descr = PyArray_DescrFromType(gr_dtype_to_typenum(buf.dtype));
-    const size_t in_bytes = (size_t)buf.n * (size_t)PyDataType_ELSIZE(in_descr);
-    Py_DECREF(in_descr);
+    const size_t in_bytes = (size_t)buf.n * gr_dtype_itemsize(buf.dtype);
 
     gr_args a = {
         .variant = (gr_variant)variant,

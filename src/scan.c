@@ -18,15 +18,6 @@
 static const char kOutAccepted[] =
     "out= must be None, a NumPy array, or a device array exporting __cuda_array_interface__";
 
-static size_t
-itemsize_of(gr_dtype dt)
-{
-    PyArray_Descr *d = PyArray_DescrFromType(gr_dtype_to_typenum(dt));
-    const size_t size = (size_t)PyDataType_ELSIZE(d);
-    Py_DECREF(d);
-    return size;
-}
-
 /* A scan flattens in C order.  gr_buffer_from_object also takes Fortran-ordered device arrays (a reduction
  * does not care about order): refuse those unless they have one non-trivial dimension. */
 static int
@@ -280,63 +271,49 @@ typedef struct {
     int sync;                /* host memory is involved: complete before returning */
     void *scratch_in;        /* pool memory, freed on `stream` when done */
     void *scratch_out;
-    /* outcome: the first failure */
-    gr_status st;
-    int cuda_error;
-    cudaError_t err;
-    const char *stage;
+    gr_outcome outcome;
 } scan_job;
-
-static int
-job_ok(const scan_job *j)
-{
-    return j->err == cudaSuccess && j->st == GR_OK;
-}
-
-static void
-keep_first(scan_job *j, cudaError_t err, const char *stage)
-{
-    if (err != cudaSuccess && job_ok(j)) {
-        j->err = err;
-        j->stage = stage;
-    }
-}
 
 /* Frees the scratch buffers: stream-ordered, so safe right after the work that uses them is enqueued. */
 static void
 free_scratch(scan_job *j)
 {
-    if (j->scratch_in) keep_first(j, cudaFreeAsync(j->scratch_in, j->stream), "releasing scratch memory");
-    if (j->scratch_out) keep_first(j, cudaFreeAsync(j->scratch_out, j->stream), "releasing scratch memory");
+    gr_outcome *o = &j->outcome;
+    if (j->scratch_in) gr_outcome_keep(o, cudaFreeAsync(j->scratch_in, j->stream), "releasing scratch memory");
+    if (j->scratch_out) gr_outcome_keep(o, cudaFreeAsync(j->scratch_out, j->stream), "releasing scratch memory");
     j->scratch_in = j->scratch_out = NULL;
 }
 
 static void
 run_scan(scan_job *j)
 {
+    gr_outcome *o = &j->outcome;
     int registered = 0;
-    if (j->out_wait) keep_first(j, gr_stream_wait(j->stream, j->out_stream), "ordering the scan after out='s stream");
+    if (j->out_wait)
+        gr_outcome_keep(o, gr_stream_wait(j->stream, j->out_stream), "ordering the scan after out='s stream");
     if (j->result_stream) /* the result's memory was allocated there */
-        keep_first(j, gr_stream_wait(j->stream, j->result_stream), "ordering the scan after the result's allocation");
-    if (job_ok(j) && j->host_src)
-        keep_first(j, gr_upload_host(j->ex, (void *)j->a.in, j->host_src, j->in_bytes, j->stream, &registered),
-                   "copying the input to the device");
-    if (job_ok(j) && j->copy_src)
-        keep_first(j, cudaMemcpyAsync((void *)j->a.in, j->copy_src, j->in_bytes, cudaMemcpyDeviceToDevice, j->stream),
-                   "copying the input aside (out= overlaps it)");
-    if (job_ok(j)) j->st = gr_scan(&j->a, &j->cuda_error);
-    if (job_ok(j) && j->out_wait)
-        keep_first(j, gr_stream_wait(j->out_stream, j->stream), "ordering out='s stream after the scan");
+        gr_outcome_keep(o, gr_stream_wait(j->stream, j->result_stream),
+                        "ordering the scan after the result's allocation");
+    if (gr_outcome_ok(o) && j->host_src)
+        gr_outcome_keep(o, gr_upload_host(j->ex, (void *)j->a.in, j->host_src, j->in_bytes, j->stream, &registered),
+                        "copying the input to the device");
+    if (gr_outcome_ok(o) && j->copy_src)
+        gr_outcome_keep(o,
+                        cudaMemcpyAsync((void *)j->a.in, j->copy_src, j->in_bytes, cudaMemcpyDeviceToDevice, j->stream),
+                        "copying the input aside (out= overlaps it)");
+    if (gr_outcome_ok(o)) o->st = gr_scan(&j->a, &o->cuda_error);
+    if (gr_outcome_ok(o) && j->out_wait)
+        gr_outcome_keep(o, gr_stream_wait(j->out_stream, j->stream), "ordering out='s stream after the scan");
     /* The exec's workspace was used on this stream, whatever happened. */
-    keep_first(j, gr_exec_end(j->ex, j->stream), "recording the end of the scan");
+    gr_outcome_keep(o, gr_exec_end(j->ex, j->stream), "recording the end of the scan");
     if (j->result_stream)
-        keep_first(j, gr_stream_wait(j->result_stream, j->stream), "ordering the result's stream after the scan");
-    if (job_ok(j) && j->host_dst)
-        keep_first(j, gr_download_host(j->ex, j->host_dst, j->a.out, j->out_bytes, j->stream),
-                   "copying the result to the host");
+        gr_outcome_keep(o, gr_stream_wait(j->result_stream, j->stream), "ordering the result's stream after the scan");
+    if (gr_outcome_ok(o) && j->host_dst)
+        gr_outcome_keep(o, gr_download_host(j->ex, j->host_dst, j->a.out, j->out_bytes, j->stream),
+                        "copying the result to the host");
     else if (j->sync)
-        keep_first(j, cudaStreamSynchronize(j->stream), "running the scan");
-    keep_first(j, gr_upload_release(j->host_src, registered, j->stream), "unlocking the input's pages");
+        gr_outcome_keep(o, cudaStreamSynchronize(j->stream), "running the scan");
+    gr_outcome_keep(o, gr_upload_release(j->host_src, registered, j->stream), "unlocking the input's pages");
     free_scratch(j);
 }
 
@@ -365,18 +342,12 @@ gr_py_scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     gr_buffer buf;
     if (gr_buffer_from_object(module, args[2], &buf) < 0) return NULL;
     if (gr_check_variant_dtype(info, buf.dtype) < 0) goto fail;
-    if (!buf.dense) {
-        PyErr_SetString(PyExc_ValueError,
-                        "this entry point reads dense (C- or Fortran-contiguous) arrays only; gpureduce.sum/cumsum/... "
-                        "route other layouts through the axis machinery");
-        goto fail;
-    }
     const gr_dtype out_dtype = gr_default_result_dtype(GR_KIND_SCAN, (gr_op)op, buf.dtype);
     if (out_dtype == GR_DTYPE_COUNT) {
         gr_raise_status(module, GR_ERR_UNSUPPORTED_DTYPE, 0, info->name);
         goto fail;
     }
-    if (!buf.is_host && check_c_order(args[2], itemsize_of(buf.dtype)) < 0) goto fail;
+    if (!buf.is_host && check_c_order(args[2], gr_dtype_itemsize(buf.dtype)) < 0) goto fail;
     const int64_t n = buf.n;
     scan_out out;
     if (parse_out(out_obj, n, out_dtype, buf.dtype, &out) < 0) goto fail;
@@ -388,7 +359,8 @@ gr_py_scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     ex = gr_exec_acquire(module, device);
     if (!ex) goto fail;
 
-    const size_t in_bytes = (size_t)n * itemsize_of(buf.dtype), out_bytes = (size_t)n * itemsize_of(out_dtype);
+    const size_t in_bytes = (size_t)n * gr_dtype_itemsize(buf.dtype);
+    const size_t out_bytes = (size_t)n * gr_dtype_itemsize(out_dtype);
     const int host_out = out.kind == OUT_HOST || (out.kind == OUT_NONE && buf.is_host);
     gr_args a = {
         .variant = (gr_variant)variant,
@@ -478,21 +450,14 @@ gr_py_scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     job.out_wait = out.kind == OUT_DEVICE && out.has_stream && out.stream != stream;
     job.out_stream = out.stream;
     job.sync = buf.is_host || host_out;
-    job.stage = "running the scan";
+    job.outcome.stage = "running the scan";
     if (gr_exec_begin(module, ex, stream) < 0) goto fail;
 
     Py_BEGIN_ALLOW_THREADS
     run_scan(&job);
     Py_END_ALLOW_THREADS
 
-    if (job.st != GR_OK) {
-        gr_raise_status(module, job.st, job.cuda_error, info->name);
-        goto fail;
-    }
-    if (job.err != cudaSuccess) {
-        gr_raise_cuda(module, job.err, job.stage);
-        goto fail;
-    }
+    if (gr_outcome_raise(module, &job.outcome, info->name) < 0) goto fail;
     if (landing_tmp && PyArray_CopyInto(out.host, landing_tmp) < 0) goto fail;
     Py_XDECREF(landing_tmp);
     gr_exec_release(ex);

@@ -17,15 +17,6 @@
 
 #include <string.h>
 
-static size_t
-itemsize_of(gr_dtype dt)
-{
-    PyArray_Descr *d = PyArray_DescrFromType(gr_dtype_to_typenum(dt));
-    const size_t size = (size_t)PyDataType_ELSIZE(d);
-    Py_DECREF(d);
-    return size;
-}
-
 /* ---------------------------------------------------------------- _core.describe */
 
 PyObject *
@@ -144,59 +135,45 @@ typedef struct {
     void *device_result;      /* ... from here */
     size_t out_bytes;
     int sync;
-    gr_status st;
-    int cuda_error;
-    cudaError_t err;
-    const char *stage;
+    gr_outcome outcome;
 } seg_job;
-
-static int
-job_ok(const seg_job *j)
-{
-    return j->err == cudaSuccess && j->st == GR_OK;
-}
-
-static void
-keep_first(seg_job *j, cudaError_t err, const char *stage)
-{
-    if (err != cudaSuccess && job_ok(j)) {
-        j->err = err;
-        j->stage = stage;
-    }
-}
 
 /* Host operands: copy the bytes their views span to pool memory (pageable copies; the call synchronises
  * before it returns, so the host memory outlives them). */
 static void
-upload(seg_job *j, operand *o, const char *stage)
+upload(seg_job *j, operand *x, const char *stage)
 {
-    if (!o || !o->is_host || !job_ok(j)) return;
-    if (o->span_bytes)
-        keep_first(j, cudaMemcpyAsync(o->scratch, o->host_lo, o->span_bytes, cudaMemcpyHostToDevice, j->stream), stage);
-    o->device_ptr = (char *)o->scratch + o->first_offset;
+    if (!x || !x->is_host || !gr_outcome_ok(&j->outcome)) return;
+    if (x->span_bytes)
+        gr_outcome_keep(&j->outcome, cudaMemcpyAsync(x->scratch, x->host_lo, x->span_bytes, cudaMemcpyHostToDevice,
+                                                     j->stream),
+                        stage);
+    x->device_ptr = (char *)x->scratch + x->first_offset;
 }
 
 static void
 run_job(seg_job *j)
 {
+    gr_outcome *o = &j->outcome;
     for (int i = 0; i < j->n_wait; i++)
-        keep_first(j, gr_stream_wait(j->stream, j->wait_for[i]), "ordering the work after its operands' streams");
+        gr_outcome_keep(o, gr_stream_wait(j->stream, j->wait_for[i]), "ordering the work after its operands' streams");
     upload(j, j->in, "copying the input to the device");
     upload(j, j->mask, "copying where= to the device");
-    if (job_ok(j)) {
+    if (gr_outcome_ok(o)) {
         j->a.in = j->in->device_ptr;
         if (j->mask) j->s.mask = j->mask->device_ptr;
-        j->st = j->kind == GR_KIND_REDUCE ? gr_reduce_segments(&j->a, &j->s, &j->cuda_error)
-                                          : gr_scan_segments(&j->a, &j->s, &j->cuda_error);
+        o->st = j->kind == GR_KIND_REDUCE ? gr_reduce_segments(&j->a, &j->s, &o->cuda_error)
+                                          : gr_scan_segments(&j->a, &j->s, &o->cuda_error);
     }
-    keep_first(j, gr_exec_end(j->ex, j->stream), "recording the end of the work");
+    gr_outcome_keep(o, gr_exec_end(j->ex, j->stream), "recording the end of the work");
     for (int i = 0; i < j->n_release; i++)
-        keep_first(j, gr_stream_wait(j->then_release[i], j->stream), "ordering the result's stream after the work");
-    if (job_ok(j) && j->host_dst)
-        keep_first(j, gr_download_host(j->ex, j->host_dst, j->device_result, j->out_bytes, j->stream),
-                   "copying the result to the host");
+        gr_outcome_keep(o, gr_stream_wait(j->then_release[i], j->stream),
+                        "ordering the result's stream after the work");
+    if (gr_outcome_ok(o) && j->host_dst)
+        gr_outcome_keep(o, gr_download_host(j->ex, j->host_dst, j->device_result, j->out_bytes, j->stream),
+                        "copying the result to the host");
     else if (j->sync)
-        keep_first(j, cudaStreamSynchronize(j->stream), "running the work");
+        gr_outcome_keep(o, cudaStreamSynchronize(j->stream), "running the work");
 }
 
 /* ---------------------------------------------------------------- _core.segments */
@@ -286,7 +263,7 @@ gr_py_segments(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
     if (parse_segments(args[5], &job.s) < 0) return NULL;
     if (parse_shape(args[6], &res_ndim, res_shape, &res_size) < 0) return NULL;
-    const size_t out_itemsize = itemsize_of(out_dtype);
+    const size_t out_itemsize = gr_dtype_itemsize(out_dtype);
     if (initial_obj != Py_None) {
         char *bytes;
         Py_ssize_t len;
@@ -353,14 +330,16 @@ gr_py_segments(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
     const cudaStream_t stream = !in.is_host && in.has_stream ? in.stream : out.has_stream ? out.stream : ex->stream;
     job.stream = stream;
-    if (mask.owner && !mask.is_host && mask.has_stream && mask.stream != stream) job.wait_for[job.n_wait++] = mask.stream;
+    if (mask.owner && !mask.is_host && mask.has_stream && mask.stream != stream)
+        job.wait_for[job.n_wait++] = mask.stream;
     if (out.has_stream && out.stream != stream) {
         job.wait_for[job.n_wait++] = out.stream;
         job.then_release[job.n_release++] = out.stream;
     }
 
     /* Memory: uploads of host operands, the result. */
-    if (in.is_host && in.span_bytes && gr_device_alloc(module, device, in.span_bytes, stream, &in.scratch) < 0) goto fail;
+    if (in.is_host && in.span_bytes && gr_device_alloc(module, device, in.span_bytes, stream, &in.scratch) < 0)
+        goto fail;
     if (mask.is_host && mask.span_bytes && gr_device_alloc(module, device, mask.span_bytes, stream, &mask.scratch) < 0)
         goto fail;
     if (out.owner) {
@@ -400,7 +379,7 @@ gr_py_segments(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     job.in = &in;
     job.mask = mask.owner ? &mask : NULL;
     job.sync = in.is_host || mask.is_host || host_result;
-    job.stage = "running the work";
+    job.outcome.stage = "running the work";
     if (gr_exec_begin(module, ex, stream) < 0) goto fail;
 
     Py_BEGIN_ALLOW_THREADS
@@ -408,18 +387,12 @@ gr_py_segments(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_END_ALLOW_THREADS
 
     /* Scratch memory is freed stream-ordered, after the work that used it. */
-    if (in.scratch) keep_first(&job, cudaFreeAsync(in.scratch, stream), "releasing scratch memory");
-    if (mask.scratch) keep_first(&job, cudaFreeAsync(mask.scratch, stream), "releasing scratch memory");
-    if (job.device_result) keep_first(&job, cudaFreeAsync(job.device_result, stream), "releasing scratch memory");
+    if (in.scratch) gr_outcome_keep(&job.outcome, cudaFreeAsync(in.scratch, stream), "releasing scratch memory");
+    if (mask.scratch) gr_outcome_keep(&job.outcome, cudaFreeAsync(mask.scratch, stream), "releasing scratch memory");
+    if (job.device_result)
+        gr_outcome_keep(&job.outcome, cudaFreeAsync(job.device_result, stream), "releasing scratch memory");
     in.scratch = mask.scratch = job.device_result = NULL;
-    if (job.st != GR_OK) {
-        gr_raise_status(module, job.st, job.cuda_error, "the axis machinery");
-        goto fail;
-    }
-    if (job.err != cudaSuccess) {
-        gr_raise_cuda(module, job.err, job.stage);
-        goto fail;
-    }
+    if (gr_outcome_raise(module, &job.outcome, "the axis machinery") < 0) goto fail;
     gr_exec_release(ex);
     operand_release(&in);
     operand_release(&mask);
