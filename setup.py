@@ -1,19 +1,23 @@
 """Build of gpureduce._core: the C extension (src/) linked with the CUDA kernels (cuda/).
 
 setuptools does not know nvcc, so `BuildExtWithNvcc` compiles every .cu file into an object first
-(in parallel), hands the objects to the linker, and lets setuptools build the C sources as usual.
+(in parallel, the slowest files first), hands the objects to the linker, and lets setuptools build the C
+sources as usual.  Each nvcc step prints one progress line (`pip install -v .` shows them).
 
-Environment:
-  GPUREDUCE_CUDA_ARCHS  compute capabilities to build machine code for, e.g. "90" or "80;90"
-                        (default 75;80;90: an sm_80 cubin also runs on sm_86/sm_89, same major
-                        version); PTX for the highest one is embedded too, for newer GPUs.
+Which GPUs the machine code is for, first match wins:
+  GPUREDUCE_CUDA_ARCHS  compute capabilities, e.g. "90" or "80;90" ("native" = the GPUs visible now);
+  the GPUs visible now  (nvidia-smi), so a build on a GPU machine is for that GPU only, like -arch=native;
+  DEFAULT_ARCHS         with no GPU visible: 75;80;90, which covers sm_75 through sm_90 (an sm_80 cubin
+                        also runs on sm_86/sm_89); PTX for the highest one is embedded for newer GPUs.
+Other environment:
   CUDA_HOME / CUDA_PATH where the toolkit is (else nvcc on PATH, else /usr/local/cuda).
   GPUREDUCE_BUILD_JOBS  parallel nvcc processes (default: the number of CPUs).
 """
+import hashlib
 import os
 import shutil
 import subprocess
-import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -22,11 +26,13 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
-CUDA_SOURCES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "cuda").glob("*.cu"))
+CUDA_DIR = ROOT / "cuda"
+CUDA_SOURCES = sorted(str(p.relative_to(ROOT)) for p in CUDA_DIR.rglob("*.cu"))
 C_SOURCES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "src").glob("*.c"))
 # nvcc 13 no longer builds sm_70.  Machine code runs on every GPU of the same major version with an equal or
-# higher minor, so 80 serves 86 and 89 too: three cubins instead of five halve the build on small machines.
+# higher minor, so 80 serves 86 and 89 too: three cubins instead of five.
 DEFAULT_ARCHS = "75;80;90"
+OLDEST_ARCH = 75
 
 
 def find_cuda_home():
@@ -39,11 +45,44 @@ def find_cuda_home():
     return Path("/usr/local/cuda")
 
 
-def arch_flags():
-    archs = [a.strip() for a in os.environ.get("GPUREDUCE_CUDA_ARCHS", DEFAULT_ARCHS).replace(",", ";").split(";")]
-    archs = sorted({a for a in archs if a}, key=int)
-    if not archs:
-        raise SystemExit("GPUREDUCE_CUDA_ARCHS is empty")
+def visible_gpu_archs():
+    """Compute capabilities of the GPUs visible now (e.g. ["90"]), [] where there is none or no driver."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return []
+    try:
+        done = subprocess.run([smi, "--query-gpu=compute_cap", "--format=csv,noheader"], capture_output=True,
+                              text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if done.returncode != 0:
+        return []
+    archs = []
+    for line in done.stdout.split():
+        major, _, minor = line.strip().partition(".")
+        if major.isdigit() and minor.isdigit():
+            archs.append(str(max(int(major + minor), OLDEST_ARCH)))
+    return archs
+
+
+def chosen_archs():
+    """The compute capabilities to build, and where the choice came from (printed by the build)."""
+    env = os.environ.get("GPUREDUCE_CUDA_ARCHS", "").strip()
+    if env and env != "native":
+        archs, origin = env.replace(",", ";").split(";"), "GPUREDUCE_CUDA_ARCHS"
+    else:
+        archs, origin = visible_gpu_archs(), "the GPUs visible (nvidia-smi)"
+        if not archs:
+            if env == "native":
+                raise SystemExit("GPUREDUCE_CUDA_ARCHS=native, but nvidia-smi shows no GPU")
+            archs, origin = DEFAULT_ARCHS.split(";"), "the default list (no GPU visible)"
+    archs = sorted({a.strip() for a in archs if a.strip()}, key=int)
+    if not archs or not all(a.isdigit() for a in archs):
+        raise SystemExit(f"GPUREDUCE_CUDA_ARCHS={env!r}: expected compute capabilities such as 90 or 80;90")
+    return archs, origin
+
+
+def arch_flags(archs):
     flags = [f"-gencode=arch=compute_{a},code=sm_{a}" for a in archs]
     flags.append(f"-gencode=arch=compute_{archs[-1]},code=compute_{archs[-1]}")  # PTX for newer GPUs
     return flags
@@ -62,31 +101,50 @@ class BuildExtWithNvcc(build_ext):
 
     def compile_cuda(self, sources):
         if not NVCC.exists():
-            raise SystemExit(f"nvcc not found at {NVCC}: set CUDA_HOME to the CUDA toolkit")
-        out_dir = Path(self.build_temp) / "cuda"
-        out_dir.mkdir(parents=True, exist_ok=True)
-        headers = [p for p in (ROOT / "cuda").iterdir() if p.suffix in (".h", ".cuh", ".def")]
-        newest_header = max((p.stat().st_mtime for p in headers), default=0)
+            raise SystemExit(f"nvcc not found at {NVCC}: install the CUDA toolkit or set CUDA_HOME to it")
+        archs, origin = chosen_archs()
         # Hidden visibility: CUB's template statics would otherwise be exported as STB_GNU_UNIQUE symbols,
         # which bind process-wide even under RTLD_LOCAL and collide with CuPy's own CUB (a segfault on
-        # `import cupy` after gpureduce).  Only PyInit__core is exported.
-        flags = ["-std=c++17", "-O3", "-Xcompiler", "-fPIC,-fvisibility=hidden", "-I", str(ROOT / "cuda"), *arch_flags()]
+        # `import cupy` after gpureduce).  Only PyInit__core is exported.  Fatbins compressed for size.
+        flags = ["-std=c++17", "-O3", "-Xcompiler", "-fPIC,-fvisibility=hidden", "-I", str(CUDA_DIR),
+                 "--compress-mode=size", *arch_flags(archs)]
+        # The object cache is keyed by the flags: another arch list or compiler builds into another folder.
+        version = subprocess.run([str(NVCC), "--version"], capture_output=True, text=True).stdout
+        key = hashlib.sha1(" ".join([str(NVCC), version, *flags]).encode()).hexdigest()[:12]
+        out_dir = Path(self.build_temp) / f"cuda-{key}"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        headers = [p for p in CUDA_DIR.rglob("*") if p.suffix in (".h", ".cuh", ".def")]
+        newest_header = max((p.stat().st_mtime for p in headers), default=0)
+        jobs = max(1, int(os.environ.get("GPUREDUCE_BUILD_JOBS", os.cpu_count() or 1)))
+        print(f"gpureduce: nvcc for sm_{', sm_'.join(archs)} (+ PTX compute_{archs[-1]}), chosen by {origin}; "
+              f"{len(sources)} CUDA files, {jobs} at a time", flush=True)
+        # The heaviest files first (the axis kernels and CUB's: many instantiations each), so the parallel jobs
+        # finish together instead of one long file starting last.
+        order = sorted(sources, key=lambda s: not any(w in Path(s).stem for w in ("segments", "cub", "copy")))
+        done_count = [0]
+        started = time.monotonic()
 
         def compile_one(src):
-            obj = out_dir / (Path(src).stem + ".o")
+            rel = Path(src).relative_to("cuda")
+            obj = out_dir / rel.with_suffix(".o")
+            obj.parent.mkdir(parents=True, exist_ok=True)
             src_path = ROOT / src
-            if obj.exists() and obj.stat().st_mtime > max(src_path.stat().st_mtime, newest_header) and not self.force:
-                return str(obj)
-            cmd = [str(NVCC), *flags, "-c", str(src_path), "-o", str(obj)]
-            print(" ".join(cmd), flush=True)
-            done = subprocess.run(cmd, capture_output=True, text=True)
-            if done.returncode != 0:
-                raise RuntimeError(f"nvcc failed on {src}:\n{done.stdout}{done.stderr}")
+            cached = obj.exists() and obj.stat().st_mtime > max(src_path.stat().st_mtime, newest_header)
+            t0 = time.monotonic()
+            if not cached or self.force:
+                cmd = [str(NVCC), *flags, "-c", str(src_path), "-o", str(obj)]
+                run = subprocess.run(cmd, capture_output=True, text=True)
+                if run.returncode != 0:
+                    raise RuntimeError(f"nvcc failed on {src}:\n{' '.join(cmd)}\n{run.stdout}{run.stderr}")
+            done_count[0] += 1
+            how = "cached" if cached and not self.force else f"{time.monotonic() - t0:5.1f} s"
+            print(f"gpureduce: [{done_count[0]:2}/{len(sources)}] {src} ({how})", flush=True)
             return str(obj)
 
-        jobs = int(os.environ.get("GPUREDUCE_BUILD_JOBS", os.cpu_count() or 1))
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            return list(pool.map(compile_one, sources))
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            objects = dict(zip(order, pool.map(compile_one, order)))
+        print(f"gpureduce: CUDA compiled in {time.monotonic() - started:.0f} s", flush=True)
+        return [objects[s] for s in sources]
 
 
 cuda_lib = CUDA_HOME / ("lib64" if (CUDA_HOME / "lib64").exists() else "lib")
@@ -94,12 +152,13 @@ cuda_lib = CUDA_HOME / ("lib64" if (CUDA_HOME / "lib64").exists() else "lib")
 core = Extension(
     "gpureduce._core",
     sources=C_SOURCES + CUDA_SOURCES,
-    include_dirs=[numpy.get_include(), str(CUDA_HOME / "include"), str(ROOT / "cuda"), str(ROOT / "src")],
+    include_dirs=[numpy.get_include(), str(CUDA_HOME / "include"), str(CUDA_DIR), str(ROOT / "src")],
     library_dirs=[str(cuda_lib)],
     # cudart is linked statically: the wheel needs the driver only.  The .cu objects need the C++ runtime.
     libraries=["cudart_static", "stdc++", "dl", "rt", "pthread"],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_2_0_API_VERSION")],
-    extra_link_args=["-Wl,--exclude-libs,ALL"],
+    # -s: no symbol tables in the shipped .so (it exports PyInit__core only).
+    extra_link_args=["-Wl,--exclude-libs,ALL", "-s"],
     extra_compile_args=["-std=c11", "-fvisibility=hidden", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
 )
 

@@ -3,7 +3,10 @@
 Every classic algorithm of the seed notes is a selectable variant; ``variant="auto"`` (the default) is
 the fastest correct one.  ``gpureduce.variants()`` lists them.
 """
-from ._core import CudaError, DeviceArray
+from ._locate import use_installed_core
+
+use_installed_core(__path__)
+from ._core import CudaError, DeviceArray  # noqa: E402
 from ._registry import Variant
 from ._registry import variants as _variants
 from .benchmark import BenchmarkResult, benchmark, device_info
