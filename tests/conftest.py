@@ -1,10 +1,18 @@
-"""Shared test setup: the `gpu` marker skips where no CUDA device is found; device-array factories."""
+"""Shared test setup: gpureduce's pytest plugin (the `gpu` marker), fixtures, device-array factories."""
 import numpy as np
 import pytest
 
 import gpureduce
+import gpureduce.pytest_plugin
 
 HAVE_GPU = gpureduce.device_count() > 0
+pytest_plugins = ["pytester"]  # tests/test_testing_cpu.py runs pytest sessions of its own
+
+
+def pytest_configure(config):
+    # An installed gpureduce brings the plugin through its pytest11 entry point; a tree built in place does not.
+    gpureduce.pytest_plugin.register(config)
+
 
 # Property-based examples run in this session (hypothesis tests call count_example once per example), so the
 # GPU check can quote the number.
@@ -18,15 +26,6 @@ def count_example():
 def pytest_terminal_summary(terminalreporter):
     if _EXAMPLES[0]:
         terminalreporter.write_line(f"hypothesis examples run: {_EXAMPLES[0]}")
-
-
-def pytest_collection_modifyitems(config, items):
-    if HAVE_GPU:
-        return
-    skip = pytest.mark.skip(reason="no CUDA device on this machine")
-    for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
 
 
 @pytest.fixture

@@ -9,11 +9,11 @@ must match NumPy on the same host array:
 * dtype and shape exactly, and the kind of object (NumPy scalar for a 0-d result, else a NumPy array for a
   host input, a ``gpureduce.DeviceArray`` for a device input, ``out`` itself when given);
 * values exactly for integer and bool results and for min/max/argmin/argmax/cummax/cummin (first occurrence
-  and NaN propagation included); floating and complex results within an error bound around a float64 /
-  complex128 reference: ``SLACK * eps(result dtype) * log2(n) * sum|x|`` for sums (divided by the count for
-  means, ``cumsum(|x|)`` for scans), ``SLACK * eps * sqrt(n) * log2(n) * |ref|`` for products.  NumPy's own
-  float16 sums along a strided axis accumulate in float16 and fall outside that bound: the float64 reference,
-  not NumPy's float16 value, is the truth here;
+  and NaN propagation included); floating and complex results within ``gpureduce.testing.error_bound``
+  around a float64 / complex128 reference: ``SLACK * eps(accumulator) * log2(n) * sum|x|`` for sums
+  (divided by the count for means, ``cumsum(|x|)`` for scans), ``SLACK * eps * sqrt(n) * log2(n) * |ref|``
+  for products, plus the result's own rounding.  NumPy's own float16 sums along a strided axis accumulate in
+  float16 and fall outside that bound: the float64 reference, not NumPy's float16 value, is the truth here;
 * when NumPy raises (an empty min/max without initial, argmin of an empty sequence, a where mask for
   min/max without initial), the same exception type with the same message.
 
@@ -33,6 +33,7 @@ from hypothesis.extra import numpy as hnp
 import gpureduce
 from conftest import count_example
 from conftest import DEVICE_LIBRARIES
+from gpureduce.testing import error_bound
 
 pytestmark = pytest.mark.gpu
 
@@ -59,8 +60,6 @@ MAX_SIZE = 20000  # elements per hypothesis example: keeps an example well under
 # sides at the kernels' warp / block / tile boundaries
 BOUNDARY_SIDES = [31, 32, 33, 127, 128, 129, 255, 256, 257, 1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096,
                   4097, 8191, 8193, 16385]
-SLACK = 8.0
-PROD_SLACK = 16.0
 # The variants that must do everything (axis, keepdims, where, initial, dtype=, out=, mean/argmin/argmax, all
 # dtypes, any layout); the spec says auto and cub.  The others are the teaching variants, tested on what they do.
 FULL_VARIANTS = ["auto", "cub"]
@@ -310,51 +309,21 @@ def shift_exclusive(a, axis, fill):
     return out
 
 
-def reduced_count(shape, axis):
-    if axis is None:
-        return int(np.prod(shape, dtype=np.int64))
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else axis
-    return int(np.prod([shape[a] for a in axes], dtype=np.int64))
-
-
 def float_reference(op, x, axis, kw, res_dt, exclusive=False):
     """(float64 / complex128 reference, element-wise bound) for a floating or complex result."""
-    ref_dt = np.complex128 if res_dt.kind == "c" else np.float64
-    eps = float(np.finfo(res_dt).eps)
-    floor = 4.0 * float(np.finfo(res_dt).smallest_subnormal) + 1e-300
-    x64 = np.asarray(x).astype(ref_dt)
+    x64 = np.asarray(x).astype(np.complex128 if res_dt.kind == "c" else np.float64)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         if op in ("cumsum", "cumprod"):
             xs, ax = (x64.ravel(), 0) if axis is None else (x64, axis)
-            n = xs.shape[ax]
-            if op == "cumsum":
-                ref = np.cumsum(xs, axis=ax)
-                bound = SLACK * eps * math.log2(max(n, 2)) * np.cumsum(np.abs(xs), axis=ax) + floor
-            else:
-                ref = np.cumprod(xs, axis=ax)
-                n = max(n, 2)
-                bound = PROD_SLACK * eps * math.sqrt(n) * math.log2(n) * np.abs(ref) + floor
+            ref = getattr(np, op)(xs, axis=ax)
             if exclusive:
                 ref = shift_exclusive(ref, ax, op == "cumprod")
-                bound = shift_exclusive(bound, ax, floor)
-            return ref, bound
-        kw64 = {k: v for k, v in kw.items() if k != "dtype"}
-        ref = np.asarray(getattr(np, op)(x64, axis=axis, **kw64))
-        n = reduced_count(x.shape, axis) + ("initial" in kw)
-        if op == "prod":
-            n = max(n, 2)
-            return ref, PROD_SLACK * eps * math.sqrt(n) * math.log2(n) * np.abs(ref) + floor
-        part = {k: kw[k] for k in ("where", "keepdims") if k in kw}
-        absum = np.sum(np.abs(x64), axis=axis, **part) + abs(kw.get("initial", 0))
-        bound = SLACK * eps * math.log2(max(n, 2)) * absum
-        if op == "mean":
-            if "where" in kw:
-                count = np.sum(np.broadcast_to(kw["where"], x.shape), axis=axis, keepdims=kw.get("keepdims", False))
-            else:
-                count = reduced_count(x.shape, axis)
-            bound = bound / np.maximum(count, 1)
-        return ref, bound + floor
+        else:
+            ref = np.asarray(getattr(np, op)(x64, axis=axis, **{k: v for k, v in kw.items() if k != "dtype"}))
+    bound = error_bound(op, x, res_dt, axis=axis, keepdims=kw.get("keepdims", False), initial=kw.get("initial"),
+                        where=kw.get("where", True), exclusive=exclusive, reference=ref)
+    return ref, bound
 
 
 def assert_values(got, expected, ref, bound, what):

@@ -1,16 +1,16 @@
 """Every reduction variant x operator x dtype x size class against NumPy, on the GPU.
 
-Integers must match exactly (wrap-around included); floats must lie within a bound that grows with
-log2(n) around a float64 reference; min/max are exact and propagate NaN.  Inputs are fresh random data
-on the device (CuPy), so the matrix measures the kernels and not host transfers; host inputs, the other
-device libraries, misaligned pointers and > 2**31 elements have tests of their own.
+Integers must match exactly (wrap-around included); floats must lie within gpureduce.testing.error_bound
+(it grows with log2(n)) around a float64 reference; min/max are exact and propagate NaN.  Inputs are fresh
+random data on the device (CuPy), so the matrix measures the kernels and not host transfers; host inputs,
+the other device libraries, misaligned pointers and > 2**31 elements have tests of their own.
 """
 import numpy as np
 import pytest
 
 import gpureduce
 from conftest import DEVICE_LIBRARIES
-from reference import float_prod_bound, float_sum_bound
+from gpureduce.testing import assert_matches_numpy, for_all_variants
 
 pytestmark = pytest.mark.gpu
 
@@ -41,98 +41,74 @@ def make_host(op, dtype, n, rng):
     return rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)  # int64 sums wrap, like NumPy's
 
 
-def inputs(op, dtype, n):
-    """(host array, device array, reference) for this case: made once per session, fresh each session."""
+def device_input(op, dtype, n):
+    """The device array for this case: made once per session, fresh each session."""
     kind = "prod" if op == "prod" else ("sum" if op == "sum" else "minmax")
     key = (kind, dtype, n)
     if key not in _inputs:
-        rng = np.random.default_rng()
-        host = make_host(op, dtype, n, rng)
-        _inputs[key] = (host, DEVICE_LIBRARIES["cupy"](host))
-    host, dev = _inputs[key]
-    return host, dev
-
-
-def numpy_reference(op, host):
-    """NumPy's answer and result dtype; floats also get a float64 reference for the error bound."""
-    expected = getattr(np, op)(host) if host.size or op in ("sum", "prod") else None
-    ref64 = getattr(np, op)(host.astype(np.float64)) if host.dtype.kind == "f" and host.size else None
-    return expected, ref64
-
-
-def check(op, host, got):
-    expected, ref64 = numpy_reference(op, host)
-    assert isinstance(got, np.generic), f"result is a {type(got)}, not a NumPy scalar"
-    assert got.dtype == expected.dtype, f"result dtype {got.dtype}, NumPy gives {expected.dtype}"
-    if host.dtype.kind != "f" or op in ("min", "max") or host.size == 0:
-        assert got == expected or (np.isnan(got) and np.isnan(expected)), f"{got!r} != {expected!r}"
-    elif op == "sum":
-        bound = float_sum_bound(host, host.dtype)
-        assert abs(float(got) - ref64) <= bound, f"|{got} - {ref64}| > {bound}"
-    else:
-        bound = float_prod_bound(ref64, host.size, host.dtype)
-        assert abs(float(got) - ref64) <= bound, f"|{got} - {ref64}| > {bound}"
+        _inputs[key] = DEVICE_LIBRARIES["cupy"](make_host(op, dtype, n, np.random.default_rng()))
+    return _inputs[key]
 
 
 @pytest.mark.parametrize("n", SIZES)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", OPS)
-@pytest.mark.parametrize("variant", VARIANTS)
+@for_all_variants("reduce")
 def test_matches_numpy(variant, op, dtype, n):
-    host, dev = inputs(op, dtype, n)
+    dev = device_input(op, dtype, n)
     if n == 0 and op in ("min", "max"):
         with pytest.raises(ValueError, match="zero-size array"):
             gpureduce.reduce(op, dev, variant=variant)
     else:
-        check(op, host, gpureduce.reduce(op, dev, variant=variant))
+        assert_matches_numpy(op, dev, variant=variant)
     EXERCISED.add(variant)
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@for_all_variants("reduce")
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("op", ["min", "max", "sum"])
 def test_nan_propagates(variant, op, dtype, rng):
     n = 70001
     host = rng.uniform(-1, 1, n).astype(dtype)
     host[rng.integers(n)] = np.nan
-    got = gpureduce.reduce(op, DEVICE_LIBRARIES["cupy"](host), variant=variant)
+    got = assert_matches_numpy(op, DEVICE_LIBRARIES["cupy"](host), variant=variant)
     assert np.isnan(got)
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@for_all_variants("reduce")
 def test_host_inputs(variant, rng):
     """NumPy arrays, small (pinned staging) and large (page-locked in place), contiguous or not."""
     small = rng.uniform(-1, 1, 1000).astype(np.float32)
-    check("sum", small, gpureduce.sum(small, variant=variant))
+    assert_matches_numpy("sum", small, variant=variant)
     large = rng.integers(-(2**31), 2**31 - 1, 3 * 2**21 + 5, dtype=np.int32)  # 24 MiB: above the pinned size
-    check("sum", large, gpureduce.sum(large, variant=variant))
+    assert_matches_numpy("sum", large, variant=variant)
     strided = rng.uniform(-1, 1, (300, 7)).astype(np.float64)[::2, 1:6]
-    check("max", strided, gpureduce.max(strided, variant=variant))
+    assert_matches_numpy("max", strided, variant=variant)
     swapped = rng.integers(-1000, 1000, 999).astype(">i8")
-    assert gpureduce.sum(swapped, variant=variant) == np.sum(swapped)
+    assert_matches_numpy("sum", swapped, variant=variant)
     assert gpureduce.prod([3, 5, 7], variant=variant) == 105
 
 
 @pytest.mark.parametrize("library", sorted(DEVICE_LIBRARIES))
-@pytest.mark.parametrize("variant", VARIANTS)
+@for_all_variants("reduce")
 def test_device_libraries(variant, library, rng):
     f = rng.uniform(-1, 1, 65537).astype(np.float32)
     i = rng.integers(-(2**31), 2**31 - 1, 65537, dtype=np.int32)
-    check("sum", f, gpureduce.sum(DEVICE_LIBRARIES[library](f), variant=variant))
-    check("max", i, gpureduce.max(DEVICE_LIBRARIES[library](i), variant=variant))
-    check("sum", i, gpureduce.sum(DEVICE_LIBRARIES[library](i), variant=variant))
+    assert_matches_numpy("sum", DEVICE_LIBRARIES[library](f), variant=variant)
+    assert_matches_numpy("max", DEVICE_LIBRARIES[library](i), variant=variant)
+    assert_matches_numpy("sum", DEVICE_LIBRARIES[library](i), variant=variant)
 
 
 @pytest.mark.parametrize("offset", [1, 2, 3])
-@pytest.mark.parametrize("variant", VARIANTS)
+@for_all_variants("reduce")
 def test_misaligned_views(variant, offset, rng):
     cupy = pytest.importorskip("cupy")
     for n in (1000, 2**20 + 3):
         host = rng.uniform(-1, 1, n + offset).astype(np.float32)
         dev = cupy.asarray(host)[offset:]
         assert dev.data.ptr % 16 != 0
-        check("sum", host[offset:], gpureduce.sum(dev, variant=variant))
-        check("min", host[offset:], gpureduce.min(dev, variant=variant))
+        assert_matches_numpy("sum", dev, variant=variant)
+        assert_matches_numpy("min", dev, variant=variant)
 
 
 @pytest.mark.parametrize("variant", DETERMINISTIC)
@@ -167,7 +143,7 @@ def test_pointer_that_is_not_device_memory():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("variant", VARIANTS)
+@for_all_variants("reduce")
 def test_beyond_2_to_the_31(variant):
     """64-bit indexing: int32 values (i % 7) - 3 with unique extremes at the last two positions."""
     cupy = pytest.importorskip("cupy")

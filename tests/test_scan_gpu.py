@@ -1,13 +1,12 @@
 """Every scan variant x operator x inclusive/exclusive x dtype x size against NumPy, on the GPU.
 
-Integers must match exactly (wrap-around included); floats must lie within an element-wise bound around a
-float64 cumulative reference; min/max are exact and propagate NaN.  The matrix reads fresh random data on the
-device (CuPy) and writes into a poisoned out= (NaN / a sentinel), so an element a kernel forgets to write is
-caught.  Host inputs and outputs, the DeviceArray result, the other device libraries, streams, misaligned and
-overlapping pointers and > 2**31 elements have tests of their own.
+Integers must match exactly (wrap-around included); floats must lie within gpureduce.testing.error_bound, an
+element-wise bound around a float64 cumulative reference; min/max are exact and propagate NaN.  The matrix
+reads fresh random data on the device (CuPy) and writes into a poisoned out= (NaN / a sentinel), so an
+element a kernel forgets to write is caught.  Host inputs and outputs, the DeviceArray result, the other
+device libraries, streams, misaligned and overlapping pointers and > 2**31 elements have tests of their own.
 """
 import ctypes
-import math
 import sys
 
 import numpy as np
@@ -15,6 +14,7 @@ import pytest
 
 import gpureduce
 from conftest import DEVICE_LIBRARIES
+from gpureduce.testing import SCANS, assert_matches_numpy, error_bound, for_all_variants
 
 pytestmark = pytest.mark.gpu
 
@@ -22,7 +22,7 @@ SCAN = gpureduce.variants(kind="scan")
 VARIANTS = [v.name for v in SCAN]
 DETERMINISTIC = [v.name for v in SCAN if v.deterministic]
 OPS = ["sum", "prod", "min", "max"]
-FUNCS = {"sum": gpureduce.cumsum, "prod": gpureduce.cumprod, "min": gpureduce.cummin, "max": gpureduce.cummax}
+FUNCTION = {op: name for name, op in SCANS.items()}  # "sum" -> "cumsum"
 NUMPY = {"sum": np.cumsum, "prod": np.cumprod, "min": np.minimum.accumulate, "max": np.maximum.accumulate}
 # warp (32), block (1024) and tile (4096) boundaries, one past 2**16, and two large odd sizes
 SIZES = [0, 1, 2, 31, 32, 33, 1023, 1024, 1025, 4095, 4096, 4097, 65535, 65537, 2**20 + 7, 2**24 + 3]
@@ -89,28 +89,12 @@ def case(op, dtype, n):
         x = entry["host"]
         dtype_out = NUMPY[op](x[:0]).dtype
         if x.dtype.kind == "f" and op in ("sum", "prod"):
-            x64 = x.astype(np.float64)
-            ref = NUMPY[op](x64)
-            bound = sum_bound(x64, x.dtype) if op == "sum" else prod_bound(ref, x.dtype)
+            ref = NUMPY[op](x.astype(np.float64))
+            bound = error_bound(FUNCTION[op], x, dtype_out, reference=ref)  # one bound for every variant
         else:
             ref, bound = NUMPY[op](x), None
         entry["refs"][op] = (dtype_out, ref, bound)
     return entry, entry["refs"][op]
-
-
-def sum_bound(x64, dtype, slack=8.0):
-    """Tree scans: element i errs by about eps * depth * sum(|x[:i+1]|), depth ~ log2(n).  The serial parts
-    (items per thread, the chain of tile prefixes, the `sequential` variant) grow like sqrt of their length
-    on signed random data and stay far inside this bound."""
-    eps = float(np.finfo(dtype).eps)
-    return slack * eps * math.log2(max(x64.size, 2)) * np.cumsum(np.abs(x64)) + 1e-300
-
-
-def prod_bound(ref64, dtype, slack=8.0):
-    """Every multiplication adds one rounding, whatever the tree: about sqrt(i) * eps relative, typically."""
-    eps = float(np.finfo(dtype).eps)
-    i = np.arange(1, ref64.size + 1, dtype=np.float64)
-    return slack * eps * np.sqrt(i) * math.log2(max(ref64.size, 2)) * np.abs(ref64) + 1e-300
 
 
 def identity(op, dtype):
@@ -150,25 +134,6 @@ def check(got, op, dtype_out, ref, bound, exclusive, what=""):
                         f"|error| {err[i]:.3g} > bound {bound[i]:.3g} {what}")
 
 
-def reference_of(host, op, exclusive):
-    """NumPy's answer for a small host array, exclusive included."""
-    ref = NUMPY[op](host)
-    if exclusive and ref.size:
-        ref = np.concatenate([[identity(op, ref.dtype)], ref[:-1]]).astype(ref.dtype)
-    return ref
-
-
-def assert_close(got, host, op, exclusive=False):
-    """Small cases: exact for integers and min/max, the sum/prod bound for floats."""
-    ref = NUMPY[op](host)
-    bound = None
-    if host.dtype.kind == "f" and op in ("sum", "prod"):
-        ref64 = NUMPY[op](host.astype(np.float64))
-        bound = sum_bound(host.astype(np.float64), host.dtype) if op == "sum" else prod_bound(ref64, host.dtype)
-        ref = ref64
-    check(np.asarray(got), op, NUMPY[op](host[:0]).dtype, ref, bound, exclusive)
-
-
 # ---------------------------------------------------------------- the matrix
 
 @pytest.mark.parametrize("variant, op, exclusive, dtype, n", list(_cases()))
@@ -185,107 +150,99 @@ def test_matches_numpy(variant, op, exclusive, dtype, n):
 @pytest.mark.parametrize("exclusive", [False, True])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("op", ["min", "max"])
-@pytest.mark.parametrize("variant", VARIANTS)
+@for_all_variants("scan")
 def test_nan_propagates(variant, op, dtype, exclusive, rng):
     """NumPy: every element from the first NaN on is NaN (the result is a DeviceArray here)."""
     for n in (1, 70001):
         host = rng.uniform(-1e3, 1e3, n).astype(dtype)
         host[rng.integers(n)] = np.nan
-        got = gpureduce.scan(op, DEVICE_LIBRARIES["cupy"](host), exclusive=exclusive, variant=variant)
+        dev = DEVICE_LIBRARIES["cupy"](host)
+        got = assert_matches_numpy(FUNCTION[op], dev, exclusive=exclusive, variant=variant)
         assert isinstance(got, gpureduce.DeviceArray)
-        np.testing.assert_array_equal(got.get(), reference_of(host, op, exclusive))
 
 
 # ---------------------------------------------------------------- host arrays in and out
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@for_all_variants("scan")
 def test_host_inputs_give_numpy_arrays(variant, rng):
     """Small (pinned staging) and large (page-locked in place) NumPy inputs, non-contiguous, byte-swapped,
     lists, 0-d and 2-d (flattened in C order, like numpy.cumsum)."""
     small = rng.uniform(-1, 1, 1000).astype(np.float32)
-    got = gpureduce.cumsum(small, variant=variant)
+    got = assert_matches_numpy("cumsum", small, variant=variant)
     assert type(got) is np.ndarray
-    assert_close(got, small, "sum")
     large = rng.integers(-(2**31), 2**31 - 1, 3 * 2**21 + 5, dtype=np.int32)  # 24 MiB: above the pinned size
-    assert_close(gpureduce.cumsum(large, variant=variant), large, "sum")
-    assert_close(gpureduce.cummax(large, exclusive=True, variant=variant), large, "max", exclusive=True)
+    assert_matches_numpy("cumsum", large, variant=variant)
+    assert_matches_numpy("cummax", large, exclusive=True, variant=variant)
     strided = rng.uniform(-1, 1, (300, 7))[::2, 1:6]
-    np.testing.assert_array_equal(gpureduce.cummin(strided, variant=variant), np.minimum.accumulate(strided.ravel()))
+    assert_matches_numpy("cummin", strided, variant=variant)
     fortran = np.asfortranarray(rng.integers(-9, 9, (33, 17)))
-    np.testing.assert_array_equal(gpureduce.cumsum(fortran, variant=variant), np.cumsum(fortran))
+    assert_matches_numpy("cumsum", fortran, variant=variant)
     swapped = rng.integers(-1000, 1000, 999).astype(">i8")
-    np.testing.assert_array_equal(gpureduce.cumsum(swapped, variant=variant), np.cumsum(swapped))
+    assert_matches_numpy("cumsum", swapped, variant=variant)
     np.testing.assert_array_equal(gpureduce.cumprod([3, 5, 7], variant=variant), [3, 15, 105])
     np.testing.assert_array_equal(gpureduce.cumsum(np.float64(2.5), variant=variant), [2.5])
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@for_all_variants("scan")
 def test_host_out(variant, rng):
     """A NumPy out= is written and returned, contiguous or strided, for host and device inputs."""
     host = rng.integers(-100, 100, 5000, dtype=np.int32)
     out = np.full(5000, poison(np.int64), np.int64)
-    assert gpureduce.cumsum(host, out=out, variant=variant) is out
-    np.testing.assert_array_equal(out, np.cumsum(host))
+    assert_matches_numpy("cumsum", host, out=out, variant=variant)  # returns out, written
     backing = np.full(2 * 5000, poison(np.int64), np.int64)
     strided = backing[::2]
-    assert gpureduce.cumsum(host, out=strided, exclusive=True, variant=variant) is strided
-    np.testing.assert_array_equal(strided, reference_of(host, "sum", True))
+    assert_matches_numpy("cumsum", host, out=strided, exclusive=True, variant=variant)
     assert (backing[1::2] == poison(np.int64)).all(), "wrote between the strided out='s elements"
     out[:] = poison(np.int64)
-    assert gpureduce.cumsum(DEVICE_LIBRARIES["cupy"](host), out=out, variant=variant) is out
-    np.testing.assert_array_equal(out, np.cumsum(host))
+    assert_matches_numpy("cumsum", DEVICE_LIBRARIES["cupy"](host), out=out, variant=variant)
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@for_all_variants("scan")
 def test_device_out_for_a_host_input(variant, rng):
     cupy = _cupy()
     for n in (1000, 3 * 2**20 + 1):  # through the pinned buffer, and page-locked in place
         host = rng.uniform(-1, 1, n)
         out = cupy.full(n, np.nan)
-        assert gpureduce.cumsum(host, out=out, variant=variant) is out
-        assert_close(cupy.asnumpy(out), host, "sum")
+        assert_matches_numpy("cumsum", host, out=out, variant=variant)
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@for_all_variants("scan")
 def test_in_place_and_overlapping_out(variant, rng):
     """out= the input itself (the kernels allow that), and out= overlapping it shifted (read via a copy)."""
     cupy = _cupy()
     host = rng.integers(-1000, 1000, 70001).astype(np.int64)
     x = cupy.asarray(host)
-    assert gpureduce.cumsum(x, out=x, variant=variant) is x
-    np.testing.assert_array_equal(cupy.asnumpy(x), np.cumsum(host))
+    assert_matches_numpy("cumsum", x, out=x, variant=variant)  # NumPy's answer is taken before x is written
     buf = cupy.asarray(host)
-    gpureduce.cummax(buf[:-1], out=buf[1:], variant=variant)
-    np.testing.assert_array_equal(cupy.asnumpy(buf[1:]), np.maximum.accumulate(host[:-1]))
+    assert_matches_numpy("cummax", buf[:-1], out=buf[1:], variant=variant)
     buf = cupy.asarray(host)
-    gpureduce.cumsum(buf[1:], out=buf[:-1], exclusive=True, variant=variant)
-    np.testing.assert_array_equal(cupy.asnumpy(buf[:-1]), reference_of(host[1:], "sum", True))
+    assert_matches_numpy("cumsum", buf[1:], out=buf[:-1], exclusive=True, variant=variant)
 
 
 # ---------------------------------------------------------------- device inputs
 
 @pytest.mark.parametrize("offset", [1, 3])
-@pytest.mark.parametrize("variant", VARIANTS)
+@for_all_variants("scan")
 def test_misaligned_input(variant, offset, rng):
     cupy = _cupy()
     for n in (1000, 2**20 + 3):
         host = rng.uniform(-1, 1, n + offset).astype(np.float32)
         dev = cupy.asarray(host)[offset:]
         assert dev.data.ptr % 16 != 0
-        assert_close(gpureduce.cumsum(dev, variant=variant).get(), host[offset:], "sum")
+        assert_matches_numpy("cumsum", dev, variant=variant)
         ints = rng.integers(-(2**31), 2**31 - 1, n + offset, dtype=np.int32)
-        assert_close(gpureduce.cummin(cupy.asarray(ints)[offset:], variant=variant).get(), ints[offset:], "min")
+        assert_matches_numpy("cummin", cupy.asarray(ints)[offset:], variant=variant)
 
 
 @pytest.mark.parametrize("library", sorted(DEVICE_LIBRARIES))
-@pytest.mark.parametrize("variant", VARIANTS)
+@for_all_variants("scan")
 def test_inputs_from_device_libraries(variant, library, rng):
     f = rng.uniform(-1, 1, 65537).astype(np.float32)
     i = rng.integers(-(2**31), 2**31 - 1, 65537, dtype=np.int32)
     make = DEVICE_LIBRARIES[library]
-    assert_close(gpureduce.cumsum(make(f), variant=variant).get(), f, "sum")
-    assert_close(gpureduce.cummax(make(i), variant=variant).get(), i, "max")
-    assert_close(gpureduce.cumsum(make(i), exclusive=True, variant=variant).get(), i, "sum", exclusive=True)
+    assert_matches_numpy("cumsum", make(f), variant=variant)
+    assert_matches_numpy("cummax", make(i), variant=variant)
+    assert_matches_numpy("cumsum", make(i), exclusive=True, variant=variant)
 
 
 def test_multidimensional_device_input_is_flattened_in_c_order(rng):

@@ -1,0 +1,675 @@
+"""Test helpers for code that uses gpureduce: NumPy parity within a documented error bound.
+
+:func:`assert_matches_numpy` runs a gpureduce function and the NumPy function of the same name on the same
+values and checks what NumPy parity means for gpureduce: the same exception type where NumPy raises, the
+same result dtype and shape, integer and bool results (and min, max, argmin, argmax, cummax, cummin)
+exactly, and floating or complex results of sum, prod, mean, cumsum and cumprod within :func:`error_bound`
+of a float64 / complex128 reference computed by NumPy on the upcast input.  :func:`for_all_variants` and
+:func:`for_all_dtypes` are ``pytest.mark.parametrize`` decorators over the variant names registered in the
+compiled extension (``gpureduce.variants()``, generated from ``cuda/variants.def``) and over the 14 dtypes
+gpureduce knows; stack them on a test function.  pytest itself is imported only when one of them is
+called, so this module imports without it.
+
+Notes
+-----
+Why a bound and not NumPy's value: a parallel sum adds in a tree; NumPy sums pairwise along contiguous axes
+and serially along strided ones: both round, differently.  Neither is the truth, so results are compared
+with the exact value (closely approximated in float64) and must lie within what the algorithm's rounding
+can explain.  NumPy's own float16 sums along a strided axis accumulate in float16 and miss that mark by
+far; gpureduce accumulates float16 in float32 (``cuda/types.cuh``), and the bound holds it to that.
+
+The bound, per output element (``eps(t) = numpy.finfo(t).eps``)::
+
+    sum, mean, cumsum:  SLACK * eps(work) * log2(max(n, 2)) * S  +  eps(result) * |ref|  +  floor
+    prod, cumprod:      SLACK * eps(work) * sqrt(k) * log2(max(n, 2)) * |ref|  +  eps(result) * |ref|  +  floor
+    min, max, argmin, argmax, cummax, cummin:  0 (exact)
+
+* ``n`` is the number of elements reduced (the length of the scanned axis), plus one with ``initial=``;
+  ``log2(n)`` is the depth of a reduction tree over them, each level adding one rounding.
+* ``S`` is ``sum(|x|)`` over the reduced elements (``+ |initial|``; divided by the count for a mean), or
+  ``cumsum(|x|)`` for a scan: a sum's rounding errors scale with the magnitudes added, not with the result,
+  which cancellation can make arbitrarily small.
+* ``k`` is the number of factors in the element (``n`` for ``prod``, ``i + 1`` at position ``i`` of a
+  cumprod, ``i`` of an exclusive one): every multiplication adds one relative rounding whatever the order,
+  about ``sqrt(k) * eps`` for unbiased rounding, ``k * eps`` at worst; ``log2(n)`` keeps the bound robust.
+* ``work`` is the coarsest precision the values pass through before the result is rounded: the accumulator
+  (the result dtype, except float32 for float16 results), or the result dtype itself where the input does
+  not cast safely into it and is rounded to it first, as NumPy does (``sum(x_float32, dtype=float16)``).
+* ``eps(result) * |ref|`` is the final rounding of the result into its dtype; ``floor`` is four times the
+  result dtype's smallest subnormal, the granularity of results near zero.
+* A reduction over no elements (and no ``initial``) gives the identity exactly: its bound is 0.
+
+``SLACK = 8`` is the constant the project's GPU tests have always used.  It covers what a pure tree does
+not have: the short serial chains of the parallel algorithms -- the items each thread folds before the
+tree, the chain of tile prefixes in a scan, the atomic combination of block partials in the
+non-deterministic variants -- and a complex multiplication's larger rounding (up to ``sqrt(5)/2 * eps``
+against ``eps/2`` for a real one).  Rounding to nearest is unbiased on ordinary data, so a chain of ``L``
+additions errs like ``eps * sqrt(L)``, not ``eps * L``: chains of thousands stay well inside.  The bound is
+one formula for every variant: nothing in a variant's registered properties (``gpureduce.variants()``;
+determinism is about the order of the roundings, not their size) says otherwise.
+
+Its limit: a single serial chain over the whole input.  A float32 cumsum of ``2**20`` values of one sign,
+added one after the other (NumPy's own float32 cumsum does this, and so does the one-thread ``sequential``
+scan variant), errs by about 1.3 times the bound, 6 times at ``2**24``; on values of both signs the partial
+sums stay small and the same chain stays 100 times inside.  Inputs crafted so that every rounding goes the
+same way can exceed the bound with any chain longer than ``SLACK * log2(n)``.
+"""
+from __future__ import annotations
+
+import contextlib
+import inspect
+import math
+import warnings
+
+import numpy as np
+
+import gpureduce
+
+from ._registry import DTYPE_NAMES
+
+try:  # NumPy >= 2.0
+    from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+except ImportError:  # NumPy 1.x
+    from numpy.core.multiarray import normalize_axis_index
+    from numpy.core.numeric import normalize_axis_tuple
+
+__all__ = ["SLACK", "assert_matches_numpy", "error_bound", "for_all_dtypes", "for_all_variants", "to_numpy"]
+
+SLACK = 8.0
+
+REDUCTIONS = ("sum", "prod", "min", "max", "mean", "argmin", "argmax")
+SCANS = {"cumsum": "sum", "cumprod": "prod", "cummax": "max", "cummin": "min"}  # function -> scan operator
+_SUM_LIKE = ("sum", "mean", "cumsum")
+_PROD_LIKE = ("prod", "cumprod")
+# gpureduce's accumulator type where it differs from the result dtype (cuda/types.cuh, `accumulator`)
+_ACCUMULATOR = {np.dtype(np.float16): np.dtype(np.float32)}
+_DTYPE_KINDS = "biufc"
+
+
+# ---------------------------------------------------------------- host copies
+
+
+def to_numpy(a):
+    """A NumPy copy (or view) of `a`, wherever it lives.
+
+    The reference side of a comparison: device arrays are copied to the host with their own library's
+    method, so that NumPy can compute on the same values; host arrays pass through.
+
+    Parameters
+    ----------
+    a : array_like or device array
+        A NumPy array or scalar, anything ``numpy.asarray`` takes, or a device array: CuPy and
+        ``gpureduce.DeviceArray`` (``.get()``), Numba (``.copy_to_host()``), PyTorch (``.cpu().numpy()``),
+        or any other object exporting ``__cuda_array_interface__`` or DLPack.
+
+    Returns
+    -------
+    numpy.ndarray
+        The same values on the host, of the same dtype and shape (0-d for a scalar).
+
+    See Also
+    --------
+    assert_matches_numpy : Brings its input and result home with this.
+
+    Examples
+    --------
+    >>> from gpureduce.testing import to_numpy
+    >>> to_numpy([1, 2, 3])
+    array([1, 2, 3])
+    """
+    if isinstance(a, (np.ndarray, np.generic)):
+        return np.asarray(a)
+    for fetch in ("get", "copy_to_host"):  # CuPy and gpureduce.DeviceArray; Numba
+        method = getattr(a, fetch, None)
+        if callable(method):
+            return np.asarray(method())
+    if callable(getattr(a, "cpu", None)) and callable(getattr(a, "numpy", None)):  # PyTorch
+        return a.detach().cpu().numpy()
+    if hasattr(a, "__cuda_array_interface__"):  # any other device array: a device copy made by gpureduce
+        from ._operands import cast, operand
+
+        x = operand(a)
+        return to_numpy(cast(x, x.dtype).obj)
+    if hasattr(a, "__dlpack__") and not hasattr(a, "__array__"):
+        return np.from_dlpack(a, device="cpu", copy=True)
+    return np.asarray(a)
+
+
+def _is_device_array(a):
+    return not isinstance(a, (np.ndarray, np.generic)) and (
+        hasattr(a, "__cuda_array_interface__") or hasattr(a, "__dlpack__"))
+
+
+@contextlib.contextmanager
+def _quiet():
+    """NumPy's and gpureduce's RuntimeWarnings (empty means, invalid values) silenced alike: the comparison is
+    about results, and a warnings-as-errors setting must not fail one side only."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
+# ---------------------------------------------------------------- NumPy's side
+
+
+def _kind(op):
+    if op in REDUCTIONS:
+        return "reduce"
+    if op in SCANS:
+        return "scan"
+    raise ValueError(f"unknown operation {op!r}; gpureduce has {', '.join(REDUCTIONS + tuple(SCANS))}")
+
+
+def _scan_view(a, axis):
+    """(`a` as NumPy scans it, the axis): flattened in C order for axis=None; a 0-d array as 1-d."""
+    if axis is None:
+        return a.ravel(), 0
+    if a.ndim == 0:
+        a = a.reshape(1)
+    return a, normalize_axis_index(axis, a.ndim)
+
+
+def _running_extreme(ufunc):
+    def accumulate(a, axis=None, out=None):
+        a, ax = _scan_view(np.asarray(a), axis)
+        return ufunc.accumulate(a, axis=ax, out=out)
+
+    return accumulate
+
+
+# NumPy's function for each gpureduce function; cummax/cummin take cumsum's signature (axis=None flattens)
+_NUMPY = {op: getattr(np, op) for op in REDUCTIONS + ("cumsum", "cumprod")}
+_NUMPY.update(cummax=_running_extreme(np.maximum), cummin=_running_extreme(np.minimum))
+
+
+def _scan_identity(op, dtype):
+    """The first element of an exclusive scan: the identity of the scan's operator in `dtype`."""
+    dtype = np.dtype(dtype)
+    if op in ("cumsum", "cumprod"):
+        return dtype.type(op == "cumprod")
+    if dtype.kind == "c":
+        raise ValueError(f"{op} of complex values has no identity, so exclusive=True has no NumPy reference")
+    smallest = op == "cummax"
+    if dtype.kind == "b":
+        return dtype.type(not smallest)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return dtype.type(info.min if smallest else info.max)
+    return dtype.type(-np.inf if smallest else np.inf)
+
+
+def _shift_exclusive(a, axis, first):
+    """The inclusive scan `a` made exclusive along `axis`: `first`, then every element but the last."""
+    out = np.empty_like(a)
+    if a.shape[axis]:
+        src, dst = np.moveaxis(a, axis, 0), np.moveaxis(out, axis, 0)
+        dst[0] = first
+        dst[1:] = src[:-1]
+    return out
+
+
+def _wide_dtype(x_dtype, result_dtype):
+    """float64, or complex128 where the input or the result is complex: the reference's precision."""
+    return np.promote_types(np.promote_types(x_dtype, result_dtype), np.float64)
+
+
+def _wide_reference(op, x, wide, axis, keepdims, initial, where, exclusive):
+    """NumPy's answer computed in `wide` on the upcast input (exclusive scans included)."""
+    xw = x.astype(wide)
+    with _quiet():  # the mean of nothing is NaN, as the result is
+        if op in SCANS:
+            xs, ax = _scan_view(xw, axis)
+            ref = _NUMPY[op](xs, axis=ax)
+            return _shift_exclusive(ref, ax, _scan_identity(op, wide)) if exclusive else ref
+        extra = {} if initial is None else {"initial": initial}
+        return np.asarray(_NUMPY[op](xw, axis=axis, keepdims=keepdims, where=where, **extra))
+
+
+# ---------------------------------------------------------------- the bound
+
+
+def _result_shape(op, shape, axis, keepdims):
+    if op in SCANS:
+        return (math.prod(shape),) if axis is None else (shape or (1,))
+    if not shape:
+        return ()
+    axes = range(len(shape)) if axis is None else normalize_axis_tuple(axis, len(shape))
+    if keepdims:
+        return tuple(1 if i in axes else side for i, side in enumerate(shape))
+    return tuple(side for i, side in enumerate(shape) if i not in axes)
+
+
+def _reduced_count(shape, axis):
+    if axis is None:
+        return math.prod(shape)
+    return math.prod(shape[i] for i in normalize_axis_tuple(axis, len(shape)))
+
+
+def _work_eps(x_dtype, result_dtype):
+    """eps of the coarsest precision the values pass through before the result's own rounding."""
+    eps = float(np.finfo(_ACCUMULATOR.get(result_dtype, result_dtype)).eps)
+    if not np.can_cast(x_dtype, result_dtype, "safe"):  # every input element is rounded to the result dtype
+        eps = max(eps, float(np.finfo(result_dtype).eps))
+    return eps
+
+
+def _check_variant(kind, variant):
+    names = [v.name for v in gpureduce.variants(kind=kind)]
+    if variant not in names:
+        raise ValueError(f"unknown {kind} variant {variant!r}; registered: {', '.join(names)}")
+
+
+def error_bound(op, x, result_dtype, variant="auto", axis=None, *, keepdims=False, initial=None, where=True,
+                exclusive=False, reference=None):
+    """The absolute error gpureduce's floating-point result may have, per output element.
+
+    The bound (see the module's documentation for its derivation) is, with ``eps(t) = numpy.finfo(t).eps``::
+
+        sum, mean, cumsum:  SLACK * eps(work) * log2(max(n, 2)) * S  +  eps(result) * |ref|  +  floor
+        prod, cumprod:      SLACK * eps(work) * sqrt(k) * log2(max(n, 2)) * |ref|  +  eps(result) * |ref|  +  floor
+
+    where ``n`` is the number of reduced elements (+1 with `initial`), ``S`` the sum of their magnitudes
+    (cumulative for a scan, per element counted for a mean), ``k`` the number of factors in the element,
+    ``work`` the accumulator (float32 for float16 results) or the result dtype where the input is rounded
+    into it, ``ref`` the exact result and ``floor`` four subnormals of the result dtype.
+
+    Parameters
+    ----------
+    op : str
+        A gpureduce function's name: "sum", "prod", "mean", "cumsum", "cumprod" (bounded), or "min", "max",
+        "argmin", "argmax", "cummax", "cummin" (exact: the bound is 0).
+    x : array_like or device array
+        The input, as passed to the gpureduce function.
+    result_dtype : dtype_like
+        The result's dtype (NumPy's, or the one ``dtype=`` asks for).  Integer and bool results are exact.
+    variant : str, optional
+        A registered variant of the operation's kind (``gpureduce.variants(kind=...)``).  The bound is the
+        same for every variant today; the argument is checked so that a test states which one it bounds.
+    axis : None or int or tuple of ints, optional
+        As for the gpureduce function.
+    keepdims : bool, optional
+        As for the gpureduce reduction.
+    initial : scalar, optional
+        As for the gpureduce reduction (None: not given).
+    where : array_like of bool, optional
+        As for the gpureduce reduction.
+    exclusive : bool, optional
+        An exclusive scan: element ``i`` holds the first ``i`` elements.
+    reference : array_like, optional
+        The exact result, if already computed (NumPy on `x` upcast to float64 / complex128, of the result's
+        shape).  Computed here when not given.
+
+    Returns
+    -------
+    numpy.ndarray
+        The bound, float64, of the result's shape (0-d for a scalar result): ``|result - reference| <=
+        bound`` must hold element by element.
+
+    Raises
+    ------
+    ValueError
+        An unknown `op` or `variant`, or an exclusive cummax/cummin of complex values (no identity).
+    numpy.exceptions.AxisError
+        `axis` is out of bounds.
+
+    See Also
+    --------
+    assert_matches_numpy : Runs gpureduce and NumPy and applies this bound.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpureduce.testing import error_bound
+    >>> x = np.ones(1024, np.float32)
+    >>> eps = float(np.finfo(np.float32).eps)
+    >>> bool(np.isclose(error_bound("sum", x, np.float32), 8 * eps * 10 * 1024 + eps * 1024, rtol=1e-6))
+    True
+    >>> error_bound("max", x, np.float32)
+    array(0.)
+    >>> error_bound("cumsum", np.ones(4), np.float64).shape
+    (4,)
+    """
+    kind = _kind(op)
+    _check_variant(kind, variant)
+    x = to_numpy(x)
+    where = to_numpy(where) if _is_device_array(where) else where
+    result_dtype = np.dtype(result_dtype)
+    if op not in _SUM_LIKE + _PROD_LIKE or result_dtype.kind not in "fc":
+        return np.zeros(_result_shape(op, x.shape, axis, keepdims))
+    wide = _wide_dtype(x.dtype, result_dtype)
+    if reference is None:
+        reference = _wide_reference(op, x, wide, axis, keepdims, initial, where, exclusive)
+    abs_ref = np.abs(np.asarray(reference))
+    abs_x = np.abs(x.astype(wide))
+    # `scale`: what the accumulated rounding errors are proportional to, per output element
+    if kind == "scan":
+        abs_x, ax = _scan_view(abs_x, axis)
+        n = abs_x.shape[ax]
+        if op == "cumsum":
+            scale = np.cumsum(abs_x, axis=ax)
+            if exclusive:
+                scale = _shift_exclusive(scale, ax, 0.0)
+        else:
+            factors = np.arange(n, dtype=np.float64) + (not exclusive)
+            shape = [1] * abs_x.ndim
+            shape[ax] = n
+            scale = np.sqrt(factors.reshape(shape)) * abs_ref
+    else:
+        n = _reduced_count(x.shape, axis) + (initial is not None)
+        if n == 0:  # the identity, exactly
+            return np.zeros(np.shape(reference))
+        if op == "prod":
+            scale = math.sqrt(max(n, 2)) * abs_ref
+        else:
+            scale = np.sum(abs_x, axis=axis, keepdims=keepdims, where=where)
+            if initial is not None:
+                scale = scale + abs(initial)
+            if op == "mean":
+                taken = np.sum(np.broadcast_to(where, x.shape), axis=axis, keepdims=keepdims)
+                scale = scale / np.maximum(taken, 1)
+    accumulated = SLACK * _work_eps(x.dtype, result_dtype) * math.log2(max(n, 2)) * scale
+    final_rounding = float(np.finfo(result_dtype).eps) * abs_ref
+    floor = 4.0 * float(np.finfo(result_dtype).smallest_subnormal)
+    return np.asarray(accumulated + final_rounding + floor, dtype=np.float64)
+
+
+# ---------------------------------------------------------------- the comparison
+
+
+def _summary(value):
+    if isinstance(value, np.ndarray) or _is_device_array(value):
+        shape = getattr(value, "shape", "?")
+        return f"<{type(value).__name__} of shape {tuple(shape)}>"
+    return repr(value)
+
+
+def _describe(op, variant, host_x, args, kwargs):
+    arguments = [_summary(a) for a in args] + [f"{k}={_summary(v)}" for k, v in kwargs.items()]
+    call = ", ".join(["x"] + arguments + [f"variant={variant!r}"])
+    return f"gpureduce.{op}({call}) on x of dtype {host_x.dtype} and shape {host_x.shape}"
+
+
+def _expect_same_error(call, numpy_error, what):
+    """gpureduce must raise what NumPy raised: an exception NumPy's type catches (its class or a subclass)."""
+    try:
+        with _quiet():
+            call()
+    except Exception as error:
+        if isinstance(error, type(numpy_error)):
+            return
+        raise AssertionError(f"{what}: NumPy raises {type(numpy_error).__name__} ({numpy_error}), gpureduce "
+                             f"raises {type(error).__name__} ({error})") from error
+    raise AssertionError(f"{what}: NumPy raises {type(numpy_error).__name__} ({numpy_error}), gpureduce "
+                         "raises nothing")
+
+
+def _compare(got, expected, reference, bound, what, how):
+    """Element-wise check; the AssertionError names the worst element (largest error relative to its bound)."""
+    same = got == expected
+    if expected.dtype.kind in "fc":
+        same |= np.isnan(got) & np.isnan(expected)
+    if bound is None:
+        ok = same
+        badness = np.where(ok, 0.0, np.inf)
+    else:
+        bound = np.broadcast_to(bound, got.shape)
+        finite = np.isfinite(expected)
+        with np.errstate(all="ignore"):
+            error = np.abs(got.astype(reference.dtype) - reference)
+            within = error <= bound  # a NaN where NumPy has a number fails here
+            ok = np.where(finite, within, same)  # NaN and inf where NumPy has them, exactly
+            badness = np.where(ok, 0.0, np.where(finite & ~np.isnan(error), error / bound, np.inf))
+    if ok.all():
+        return
+    at = np.unravel_index(int(np.argmax(badness)), got.shape) if got.ndim else ()
+    worst = f"got {got[at]!r}"
+    if bound is None:
+        worst += f", NumPy gives {expected[at]!r} (compared exactly)"
+    elif not np.isfinite(expected[at]):
+        worst += f", NumPy gives {expected[at]!r} (non-finite results must match exactly)"
+    else:
+        worst += (f", {reference.dtype} reference {reference[at]!r}: |error| {error[at]:.3g} > bound "
+                  f"{bound[at]:.3g} ({how})")
+    index = f" at index {tuple(int(i) for i in at)}" if at else ""
+    raise AssertionError(f"{what}: {int(np.size(ok) - np.count_nonzero(ok))} of {np.size(ok)} result elements "
+                         f"({got.dtype}, shape {got.shape}) off; worst{index}: {worst}")
+
+
+def assert_matches_numpy(op, x, *args, variant="auto", rtol=None, **kwargs):
+    """Check that ``gpureduce.<op>(x, ...)`` gives NumPy's answer.
+
+    Calls ``getattr(gpureduce, op)(x, *args, variant=variant, **kwargs)`` and the NumPy function of the same
+    name on a host copy of `x` (``numpy.maximum.accumulate`` / ``numpy.minimum.accumulate`` for cummax and
+    cummin, flattening for ``axis=None`` like ``numpy.cumsum``; an ``exclusive=True`` scan is NumPy's
+    inclusive one shifted by one element, starting from the operator's identity), then checks:
+
+    * where NumPy raises, gpureduce raises an exception of the same type (the message may differ);
+    * the result's dtype and shape are NumPy's; a 0-d result is a NumPy scalar; ``out=`` is returned;
+    * integer and bool results, and min, max, argmin, argmax, cummax, cummin, equal NumPy's exactly (NaN
+      where NumPy has NaN);
+    * floating and complex results of sum, prod, mean, cumsum, cumprod lie within :func:`error_bound` of a
+      float64 / complex128 reference computed by NumPy on the upcast input; where NumPy's result is NaN or
+      infinite, gpureduce's is the same.
+
+    Parameters
+    ----------
+    op : str
+        The function's name: "sum", "prod", "min", "max", "mean", "argmin", "argmax", "cumsum", "cumprod",
+        "cummax" or "cummin".
+    x : array_like or device array
+        The input, passed to gpureduce as it is: a NumPy array, or a device array (CuPy, PyTorch, Numba,
+        ``gpureduce.DeviceArray``, anything exporting ``__cuda_array_interface__`` or DLPack), which is
+        copied to the host for NumPy with :func:`to_numpy`.
+    *args
+        Further positional arguments of both functions (``axis``, ``dtype``; pass ``out`` by keyword, so that
+        NumPy gets a copy of it).
+    variant : str, optional
+        The gpureduce variant to run (default "auto").
+    rtol : float, optional
+        Replaces the error bound for floating results by ``rtol * |reference|``.  Exact comparisons stay
+        exact.
+    **kwargs
+        Keyword arguments of both functions (``axis``, ``dtype``, ``keepdims``, ``initial``, ``where``,
+        ``out``; ``exclusive`` for scans).  Device arrays among them (an ``out=`` or ``where=`` on the GPU)
+        go to NumPy as host copies; NumPy never writes into the caller's ``out=``.
+
+    Returns
+    -------
+    object
+        The result gpureduce returned, for further checks (None where both raised).
+
+    Raises
+    ------
+    AssertionError
+        gpureduce's answer differs from NumPy's: the message names the call (op, variant, input dtype and
+        shape), and the worst element with its error and bound.
+    ValueError
+        An unknown `op`, or an exclusive cummax/cummin of complex values (NumPy has no identity for them).
+
+    See Also
+    --------
+    error_bound : The bound floating results are held to.
+    for_all_variants, for_all_dtypes : Parametrize a test over variants and dtypes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpureduce.testing import assert_matches_numpy
+    >>> x = np.random.default_rng(0).uniform(-1, 1, (300, 7)).astype(np.float32)
+    >>> assert_matches_numpy("sum", x, axis=0)  # doctest: +SKIP
+    >>> assert_matches_numpy("cumsum", x, axis=1, exclusive=True, variant="cub")  # doctest: +SKIP
+    >>> assert_matches_numpy("max", np.zeros(0))  # both raise ValueError: passes  # doctest: +SKIP
+    """
+    kind = _kind(op)
+    function = getattr(gpureduce, op)
+    host_x = to_numpy(x)
+    what = _describe(op, variant, host_x, args, kwargs)
+    exclusive = kind == "scan" and bool(kwargs.get("exclusive", False))
+    numpy_args = [to_numpy(a) if _is_device_array(a) else a for a in args]
+    numpy_kwargs = {k: to_numpy(v) if _is_device_array(v) else v for k, v in kwargs.items()
+                    if not (kind == "scan" and k == "exclusive")}
+    out = kwargs.get("out")
+    if out is not None:
+        numpy_kwargs["out"] = np.array(to_numpy(out))  # NumPy writes a copy, not the caller's out
+
+    def call_gpureduce():
+        return function(x, *args, variant=variant, **kwargs)
+
+    try:
+        with _quiet():
+            expected = _NUMPY[op](host_x, *numpy_args, **numpy_kwargs)
+    except Exception as numpy_error:  # noqa: BLE001 - whatever NumPy raises is the reference
+        _expect_same_error(call_gpureduce, numpy_error, what)
+        return None
+    expected = np.array(expected)  # a copy: gpureduce may write a positional out= that NumPy returned
+    # the arguments by name, as the NumPy call that just succeeded took them (only those given)
+    named = inspect.signature(_NUMPY[op]).bind(host_x, *numpy_args, **numpy_kwargs).arguments
+    axis = named.get("axis")
+    if exclusive:
+        expected, ax = _scan_view(expected, axis)
+        expected = _shift_exclusive(expected, ax, _scan_identity(op, expected.dtype))
+    try:
+        with _quiet():
+            result = call_gpureduce()
+    except Exception as error:
+        raise AssertionError(f"{what}: gpureduce raises {type(error).__name__} ({error}); NumPy returns a "
+                             f"{expected.dtype} result of shape {expected.shape}") from error
+
+    if out is not None and result is not out:
+        raise AssertionError(f"{what}: returned a {type(result).__name__}, not the out= array")
+    if out is None and expected.ndim == 0 and not isinstance(result, np.generic):
+        raise AssertionError(f"{what}: a 0-d result must be a NumPy scalar, as NumPy's; got a {type(result).__name__}")
+    got = to_numpy(result)
+    if got.dtype != expected.dtype:
+        raise AssertionError(f"{what}: result dtype {got.dtype}, NumPy gives {expected.dtype}")
+    if got.shape != expected.shape:
+        raise AssertionError(f"{what}: result shape {got.shape}, NumPy gives {expected.shape}")
+
+    reference = bound = None
+    how = ""
+    if op in _SUM_LIKE + _PROD_LIKE and expected.dtype.kind in "fc":
+        where = named.get("where", True)
+        extra = dict(keepdims=bool(named.get("keepdims", False)), initial=named.get("initial"), where=where,
+                     exclusive=exclusive)
+        wide = _wide_dtype(host_x.dtype, expected.dtype)
+        reference = _wide_reference(op, host_x, wide, axis, **extra)
+        if rtol is None:
+            bound = error_bound(op, host_x, expected.dtype, variant, axis, reference=reference, **extra)
+            how = f"gpureduce.testing.error_bound, SLACK={SLACK:g}"
+        else:
+            bound = rtol * np.abs(reference)
+            how = f"rtol={rtol:g}"
+    _compare(got, expected, reference, bound, what, how)
+    return result
+
+
+# ---------------------------------------------------------------- parametrizing
+
+
+def _pytest():
+    import pytest  # here, not at the top: the module imports where pytest is not installed
+
+    return pytest
+
+
+def _variant_names(kind, op):
+    if op is None:
+        return [v.name for v in gpureduce.variants(kind=kind)]
+    if _kind(op) == "scan" and kind == "reduce":
+        raise ValueError(f"{op} is a scan, not a reduction")
+    if op in ("mean", "argmin", "argmax"):  # no flat kernel: only the variants with the axis machinery
+        return [v.name for v in gpureduce.variants(kind=kind) if "axes" in v.properties]
+    return [v.name for v in gpureduce.variants(kind=kind, op=SCANS.get(op, op))]
+
+
+def for_all_variants(kind, op=None, name="variant"):
+    """Parametrize a test over the registered variant names of one kind.
+
+    The names come from ``gpureduce.variants()`` (the table compiled from ``cuda/variants.def``), never from
+    a list kept by hand: a new variant is tested as soon as it is registered.
+
+    Parameters
+    ----------
+    kind : {"reduce", "scan"}
+        Which variants.
+    op : str, optional
+        Only the variants that implement this operation: an operator of the registry ("sum", "prod", "min",
+        "max") or a function's name ("cumsum", "mean", "argmax", ...; mean, argmin and argmax select the
+        variants with the "axes" property).
+    name : str, optional
+        The test function's argument that receives the name (default "variant").
+
+    Returns
+    -------
+    pytest.MarkDecorator
+        ``pytest.mark.parametrize(name, [...names...])``; the test ids are the variant names.
+
+    Raises
+    ------
+    ValueError
+        An unknown `kind` or `op`, or no variant implements `op`.
+    ImportError
+        pytest is not installed.
+
+    See Also
+    --------
+    gpureduce.variants : The registry, with each variant's operators, dtypes and properties.
+    for_all_dtypes : The same over dtypes; the two stack.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpureduce.testing import assert_matches_numpy, for_all_dtypes, for_all_variants
+    >>> @for_all_variants("scan", op="cumsum")
+    ... @for_all_dtypes("f")
+    ... def test_cumsum(variant, dtype):
+    ...     assert_matches_numpy("cumsum", np.linspace(-1, 1, 5000, dtype=dtype), variant=variant)
+    """
+    names = _variant_names(kind, op)
+    if not names:
+        raise ValueError(f"no {kind} variant implements {op!r}")
+    return _pytest().mark.parametrize(name, names)
+
+
+def for_all_dtypes(kinds=_DTYPE_KINDS, name="dtype"):
+    """Parametrize a test over the dtypes gpureduce knows, optionally only some kinds of them.
+
+    The dtypes are the registry's (``gpureduce._registry.DTYPE_NAMES``, the extension's dtype table): bool,
+    int8..int64, uint8..uint64, float16, float32, float64, complex64, complex128.
+
+    Parameters
+    ----------
+    kinds : str, optional
+        NumPy kind characters to keep: "b" bool, "i" signed, "u" unsigned integers, "f" floating, "c"
+        complex (default all: "biufc").
+    name : str, optional
+        The test function's argument that receives the ``numpy.dtype`` (default "dtype").
+
+    Returns
+    -------
+    pytest.MarkDecorator
+        ``pytest.mark.parametrize(name, [numpy.dtype, ...])`` with the dtype names as test ids.
+
+    Raises
+    ------
+    ValueError
+        `kinds` holds a character other than b, i, u, f, c.
+    ImportError
+        pytest is not installed.
+
+    See Also
+    --------
+    for_all_variants : The same over variants; the two stack.
+
+    Examples
+    --------
+    >>> from gpureduce.testing import for_all_dtypes
+    >>> @for_all_dtypes("iu")
+    ... def test_integer_sums_are_exact(dtype):
+    ...     ...
+    """
+    unknown = sorted(set(kinds) - set(_DTYPE_KINDS))
+    if unknown:
+        raise ValueError(f"unknown dtype kinds {''.join(unknown)!r}; kinds are {_DTYPE_KINDS!r}")
+    dtypes = [np.dtype(dt) for dt in DTYPE_NAMES if np.dtype(dt).kind in kinds]
+    return _pytest().mark.parametrize(name, dtypes, ids=[dt.name for dt in dtypes])
