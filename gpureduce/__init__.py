@@ -13,16 +13,81 @@ from .benchmark import BenchmarkResult, benchmark, device_info
 from .reductions import argmax, argmin, max, mean, min, prod, reduce, sum
 from .scans import cummax, cummin, cumprod, cumsum, scan
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402
 
 
 def variants(op=None, kind=None):
-    """The registered variants (name, kind, doc, seed, properties, ops, dtypes), optionally filtered."""
+    """The registered algorithm variants, in declaration order, optionally filtered.
+
+    The list is the one compiled into the extension from ``cuda/variants.def``: every name that a
+    ``variant=`` argument accepts, with what the variant supports.
+
+    Parameters
+    ----------
+    op : str, optional
+        Only the variants whose flat kernels implement this operator ("sum", "prod", "min" or "max"; the
+        ``ops`` field).  The variants with the "axes" property also implement mean, argmin and argmax
+        through the axis machinery.  An operator nobody implements gives an empty list.
+    kind : {"reduce", "scan"}, optional
+        Only the variants of this kind.
+
+    Returns
+    -------
+    list of gpureduce.Variant
+        Frozen records with the fields ``index``, ``kind``, ``name``, ``doc`` (one line), ``seed`` (where the
+        seed notes teach it), ``deterministic``, ``properties`` (a tuple of "deterministic", "baseline",
+        "default", "block_local", "axes"), ``ops`` and ``dtypes`` (the operators and input dtypes of its
+        flat kernels; "axes" variants take every dtype).
+
+    Raises
+    ------
+    ValueError
+        `kind` is neither "reduce" nor "scan".
+
+    See Also
+    --------
+    reduce, scan : Take a variant's name as ``variant=``.
+
+    Notes
+    -----
+    No device is needed: the table is read at import time.
+
+    Examples
+    --------
+    >>> import gpureduce
+    >>> [v.name for v in gpureduce.variants(kind="scan") if "axes" in v.properties]
+    ['cub', 'auto']
+    >>> [v.name for v in gpureduce.variants(kind="reduce", op="sum") if not v.deterministic]
+    ['atomic_block', 'atomic_warp']
+    """
     return _variants(kind=kind, op=op)
 
 
 def device_count():
-    """Number of CUDA devices visible (0 on a machine without a GPU or driver)."""
+    """Number of CUDA devices visible to this process.
+
+    Returns
+    -------
+    int
+        The CUDA runtime's device count (``CUDA_VISIBLE_DEVICES`` applies); 0 on a machine without a GPU
+        or an NVIDIA driver, or whose driver is too old for the CUDA runtime gpureduce was built with.
+
+    See Also
+    --------
+    device_info : The devices' names and properties.
+
+    Notes
+    -----
+    Importing gpureduce needs no device, but every reduction or scan does: with a count of 0 they raise
+    ``gpureduce.CudaError`` naming the cause.
+
+    Examples
+    --------
+    >>> import gpureduce
+    >>> n = gpureduce.device_count()
+    >>> n >= 0
+    True
+    """
     from . import _core
 
     return _core.device_count()

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from . import _core
+from ._docs import document_variants
 from ._layout import Dim, c_strides, gather_order, plan
 from ._operands import Operand, cast, copy_into, default_dtype, dtype_code, gather, operand, out_operand, to_host
 from ._registry import OP_NAMES, resolve, variants
@@ -107,18 +108,105 @@ def _finish(result, out, out_desc, keepdims, shape0):
     return result
 
 
+@document_variants("reduce")
 def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True, *,
            variant: str = "auto"):
-    """Reduce `a` with `op` ("sum", "prod", "min", "max", "mean", "argmin" or "argmax") as NumPy would.
+    """Reduce `a` with the operator `op`, as the NumPy function of that name does.
 
-    Same arguments, result dtypes, shapes and errors as the NumPy function of that name (argmin/argmax take
-    only `axis`, `out` and `keepdims`; mean takes no `initial`).  `a` is a NumPy array (any layout, byte order
-    or dtype NumPy reduces) or a device array exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba,
-    gpureduce.DeviceArray), read in place whatever its strides.  A 0-d result is a NumPy scalar; an array
-    result is a NumPy array for a host input and a ``gpureduce.DeviceArray`` for a device input (computed
-    asynchronously on the input's stream); ``out=`` (host or device) is written and returned.
-    ``variant`` picks the algorithm: "auto" (gpureduce's kernels) and "cub" (CUB's) cover everything; the
-    seeds' teaching variants reduce a whole array of their dtypes only (see gpureduce.variants()).
+    ``reduce("sum", a, ...)`` is ``sum(a, ...)``, and so on for each operator: the same arguments, result
+    dtypes, shapes and exceptions as NumPy's function, and the same values (floating-point results up to
+    rounding).  The per-operator functions document each one's details.
+
+    Parameters
+    ----------
+    op : {"sum", "prod", "min", "max", "mean", "argmin", "argmax"}
+        The reduction.  `dtype` is taken by sum, prod and mean; `initial` by sum, prod, min and max; `where`
+        by all but argmin and argmax, which take only `axis` (an int or None), `out` and `keepdims`.
+    a : array_like or device array
+        A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array
+        exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in
+        place whatever its strides.  Dtypes: bool, (u)int8/16/32/64, float16/32/64, complex64/128.
+    axis : None, int or tuple of ints, optional
+        The axes to reduce; None (default) reduces all of them.  Negative axes count from the end.
+    dtype : dtype, optional
+        The result dtype, which is also the accumulation dtype (float16 is accumulated in float32).  Default:
+        NumPy's (see the per-operator functions).
+    out : numpy.ndarray or device array, optional
+        Where to write the result: of the result's shape (with `keepdims`'s 1s if set), writable, and for a
+        device array on the current device; a result of another dtype is cast into it as NumPy's
+        ``casting="unsafe"`` does.  sum and prod without `dtype` accumulate in `out`'s dtype, as NumPy.
+    keepdims : bool, optional
+        Keep the reduced axes as axes of length 1, so the result broadcasts against `a`.
+    initial : scalar, optional
+        A starting value folded into every result; required by min and max over an empty axis or with `where`.
+    where : array_like of bool, optional
+        Only the elements where `where` (broadcast to ``a.shape``) is True take part.  A device mask needs a
+        device `a`.
+    variant : str, keyword-only
+        The algorithm, by name (see Notes); ``"auto"``, the default, is the fastest.
+
+    Returns
+    -------
+    numpy.generic, numpy.ndarray, gpureduce.DeviceArray or `out`
+        `out` when given.  Otherwise a 0-d result is a NumPy scalar, also for a device `a` (the call then
+        waits for the device); an array result is a ``numpy.ndarray`` for a host `a`, complete on return, and
+        a ``gpureduce.DeviceArray`` for a device `a`, computed asynchronously.
+
+    Raises
+    ------
+    TypeError
+        `a`, `where` or `out` is not an array of a dtype listed above (object, str, datetime...), or `dtype`
+        is none of them; `where` is not boolean, or on the device while `a` is on the host; `variant` is not a
+        str; `dtype` given to min, max, argmin or argmax; a tuple `axis` for argmin or argmax; an integer
+        `dtype` for mean.
+    ValueError
+        An unknown `op` or `variant` (the message lists the valid ones); a variant not marked *axes* given
+        anything but a whole dense array of its dtypes; a duplicate axis; `out` of the wrong shape or
+        read-only; `where` not broadcastable to `a`; NumPy's errors for an empty min, max, argmin or argmax,
+        and for min or max with `where` but no `initial`; a malformed ``__cuda_array_interface__``; a device
+        array that is not in device memory of the current device.
+    numpy.exceptions.AxisError
+        An axis out of range for ``a.ndim``.
+    gpureduce.CudaError
+        No CUDA device or driver, or a CUDA call failed (for example out of memory).
+
+    See Also
+    --------
+    sum, prod, min, max, mean, argmin, argmax : The same, one function per operator.
+    variants : The registered variants, with their properties and dtypes.
+
+    Notes
+    -----
+    The work runs on the current CUDA device.  A device `a` is read on the stream its
+    ``__cuda_array_interface__`` names (version 3), else on the stream of a device `out`, else on
+    gpureduce's own stream for the device, after the work already enqueued there; a ``DeviceArray``
+    result exports the stream it is ready on, so CuPy, PyTorch (through DLPack) and Numba consumers wait
+    for it.  Host arrays are staged through pinned buffers; a host result is complete on return.
+
+    Floating-point sums and products are formed in a tree, not in NumPy's order: they differ from NumPy's by
+    rounding, about ``eps * log2(n) * sum(abs(a))`` for a sum.  Variants not marked "not deterministic"
+    give bitwise the same result on every run.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpureduce
+    >>> x = np.arange(12.0).reshape(3, 4)
+    >>> gpureduce.reduce("sum", x)
+    np.float64(66.0)
+    >>> gpureduce.reduce("max", x, axis=0)
+    array([ 8.,  9., 10., 11.])
+    >>> gpureduce.reduce("argmin", x, axis=1)
+    array([0, 0, 0])
+
+    A device array gives a ``DeviceArray`` for an array result, a NumPy scalar for a 0-d one:
+
+    >>> import cupy as cp                                   # doctest: +SKIP
+    >>> d = cp.arange(12, dtype=cp.float32).reshape(3, 4)   # doctest: +SKIP
+    >>> gpureduce.reduce("sum", d, axis=1)                  # doctest: +SKIP
+    DeviceArray([ 6., 22., 38.], dtype=float32, device=0)
+    >>> gpureduce.reduce("sum", d)                          # doctest: +SKIP
+    np.float32(66.0)
     """
     if op not in REDUCE_OPS:
         raise ValueError(f"unknown operator {op!r}; operators are {', '.join(REDUCE_OPS)}")
@@ -234,40 +322,518 @@ def _reduce_axes(v, op, x: Operand, axes, rt, rshape, out, out_desc, initial, ma
     return result
 
 
+@document_variants("reduce", "sum")
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True, *,
         variant: str = "auto"):
-    """Sum of array elements over the given axes, as numpy.sum (bool/narrow ints sum in int64/uint64,
-    float16 accumulates in float32, integers wrap like NumPy's).  See gpureduce.reduce."""
+    """Sum of array elements over the given axes, as ``numpy.sum``.
+
+    Parameters
+    ----------
+    a : array_like or device array
+        A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array
+        exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in
+        place whatever its strides.  Dtypes: bool, (u)int8/16/32/64, float16/32/64, complex64/128.
+    axis : None, int or tuple of ints, optional
+        The axes to sum over; None (default) sums all elements.  Negative axes count from the end.
+    dtype : dtype, optional
+        The result and accumulation dtype.  Default: int64 for bool and signed integers narrower than 64
+        bits, uint64 for narrower unsigned integers, else `a`'s dtype (or `out`'s, when `out` is given).
+    out : numpy.ndarray or device array, optional
+        Where to write the result: of the result's shape, writable, on the current device if a device array;
+        another dtype is cast into it as NumPy does.
+    keepdims : bool, optional
+        Keep the reduced axes as axes of length 1.
+    initial : scalar, optional
+        Starting value of every sum (default 0).
+    where : array_like of bool, optional
+        Sum only the elements where `where` (broadcast to ``a.shape``) is True.  A device mask needs a device
+        `a`.
+    variant : str, keyword-only
+        The algorithm, by name (see Notes); ``"auto"`` (default) is the fastest.
+
+    Returns
+    -------
+    numpy.generic, numpy.ndarray, gpureduce.DeviceArray or `out`
+        `out` when given.  Otherwise a 0-d result is a NumPy scalar, also for a device `a` (the call waits
+        for the device); an array result is a ``numpy.ndarray`` for a host `a`, complete on return, and a
+        ``gpureduce.DeviceArray`` for a device `a`, computed asynchronously on its stream.
+
+    Raises
+    ------
+    TypeError
+        `a`, `where` or `out` is not an array of a dtype listed above (object, str, datetime...), or `dtype`
+        is none of them; `where` is not boolean, or on the device while `a` is on the host; `variant` is not a
+        str.
+    ValueError
+        An unknown `variant` (the message lists the valid ones), or one not marked *axes* given anything but a
+        whole dense array of its dtypes; a duplicate axis; `out` of the wrong shape or read-only; `where` not
+        broadcastable to `a`; a device array that is not in device memory of the current device.
+    numpy.exceptions.AxisError
+        An axis out of range for ``a.ndim``.
+    gpureduce.CudaError
+        No CUDA device or driver, or a CUDA call failed.
+
+    See Also
+    --------
+    numpy.sum : The reference semantics.
+    reduce : Any reduction by name; its Notes describe streams and asynchrony.
+    mean, cumsum
+
+    Notes
+    -----
+    Integer sums wrap around on overflow, as NumPy's do; a bool sum counts the True elements.  float16 is
+    summed in float32 and rounded once.  The sum of an empty array (or axis) is `initial`, or 0.
+    Floating-point sums are formed in a tree: they differ from NumPy's by rounding, about
+    ``eps * log2(n) * sum(abs(a))``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpureduce
+    >>> gpureduce.sum(np.arange(10, dtype=np.int32))      # int32 sums in int64
+    np.int64(45)
+    >>> gpureduce.sum(np.arange(6.0).reshape(2, 3), axis=0)
+    array([3., 5., 7.])
+    >>> gpureduce.sum(np.full(1000, 100, np.int8), dtype=np.int8)   # wraps around, as NumPy
+    np.int8(-96)
+    >>> gpureduce.sum(np.arange(12.0).reshape(3, 4), axis=1, where=[True, False, True, False])
+    array([ 2., 10., 18.])
+    """
     return reduce("sum", a, axis, dtype, out, keepdims, initial, where, variant=variant)
 
 
+@document_variants("reduce", "prod")
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True, *,
          variant: str = "auto"):
-    """Product of array elements over the given axes, as numpy.prod.  See gpureduce.reduce."""
+    """Product of array elements over the given axes, as ``numpy.prod``.
+
+    Parameters
+    ----------
+    a : array_like or device array
+        A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array
+        exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in
+        place whatever its strides.  Dtypes: bool, (u)int8/16/32/64, float16/32/64, complex64/128.
+    axis : None, int or tuple of ints, optional
+        The axes to multiply over; None (default) multiplies all elements.  Negative axes count from the end.
+    dtype : dtype, optional
+        The result and accumulation dtype.  Default: int64 for bool and signed integers narrower than 64
+        bits, uint64 for narrower unsigned integers, else `a`'s dtype (or `out`'s, when `out` is given).
+    out : numpy.ndarray or device array, optional
+        Where to write the result: of the result's shape, writable, on the current device if a device array;
+        another dtype is cast into it as NumPy does.
+    keepdims : bool, optional
+        Keep the reduced axes as axes of length 1.
+    initial : scalar, optional
+        Starting value of every product (default 1).
+    where : array_like of bool, optional
+        Multiply only the elements where `where` (broadcast to ``a.shape``) is True.  A device mask needs a
+        device `a`.
+    variant : str, keyword-only
+        The algorithm, by name (see Notes); ``"auto"`` (default) is the fastest.
+
+    Returns
+    -------
+    numpy.generic, numpy.ndarray, gpureduce.DeviceArray or `out`
+        `out` when given.  Otherwise a 0-d result is a NumPy scalar, also for a device `a` (the call waits
+        for the device); an array result is a ``numpy.ndarray`` for a host `a`, complete on return, and a
+        ``gpureduce.DeviceArray`` for a device `a`, computed asynchronously on its stream.
+
+    Raises
+    ------
+    TypeError
+        `a`, `where` or `out` is not an array of a dtype listed above (object, str, datetime...), or `dtype`
+        is none of them; `where` is not boolean, or on the device while `a` is on the host; `variant` is not a
+        str.
+    ValueError
+        An unknown `variant` (the message lists the valid ones), or one not marked *axes* given anything but a
+        whole dense array of its dtypes; a duplicate axis; `out` of the wrong shape or read-only; `where` not
+        broadcastable to `a`; a device array that is not in device memory of the current device.
+    numpy.exceptions.AxisError
+        An axis out of range for ``a.ndim``.
+    gpureduce.CudaError
+        No CUDA device or driver, or a CUDA call failed.
+
+    See Also
+    --------
+    numpy.prod : The reference semantics.
+    reduce : Any reduction by name; its Notes describe streams and asynchrony.
+    cumprod
+
+    Notes
+    -----
+    Integer products wrap around on overflow, as NumPy's do.  float16 is multiplied in float32 and rounded
+    once.  The product of an empty array (or axis) is `initial`, or 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpureduce
+    >>> gpureduce.prod(np.arange(1, 6, dtype=np.int32))   # int32 multiplies in int64
+    np.int64(120)
+    >>> gpureduce.prod(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=1)
+    array([ 2., 12.])
+    """
     return reduce("prod", a, axis, dtype, out, keepdims, initial, where, variant=variant)
 
 
+@document_variants("reduce", "min")
 def min(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True, *, variant: str = "auto"):
-    """Minimum over the given axes, as numpy.min: NaN propagates; empty without initial raises ValueError."""
+    """Minimum over the given axes, as ``numpy.min``.
+
+    Parameters
+    ----------
+    a : array_like or device array
+        A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array
+        exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in
+        place whatever its strides.  Dtypes: bool, (u)int8/16/32/64, float16/32/64, complex64/128.
+    axis : None, int or tuple of ints, optional
+        The axes to reduce; None (default) reduces all elements.  Negative axes count from the end.
+    out : numpy.ndarray or device array, optional
+        Where to write the result: of the result's shape, writable, on the current device if a device array;
+        another dtype is cast into it as NumPy does.
+    keepdims : bool, optional
+        Keep the reduced axes as axes of length 1.
+    initial : scalar, optional
+        A value every min also takes into account; needed for an empty axis and with `where`.
+    where : array_like of bool, optional
+        Only the elements where `where` (broadcast to ``a.shape``) is True take part; needs `initial`.  A
+        device mask needs a device `a`.
+    variant : str, keyword-only
+        The algorithm, by name (see Notes); ``"auto"`` (default) is the fastest.
+
+    Returns
+    -------
+    numpy.generic, numpy.ndarray, gpureduce.DeviceArray or `out`
+        Of `a`'s dtype.  `out` when given.  Otherwise a 0-d result is a NumPy scalar, also for a device `a`
+        (the call waits for the device); an array result is a ``numpy.ndarray`` for a host `a`, complete on
+        return, and a ``gpureduce.DeviceArray`` for a device `a`, computed asynchronously on its stream.
+
+    Raises
+    ------
+    TypeError
+        `a`, `where` or `out` is not an array of a dtype listed above (object, str, datetime...); `where` is
+        not boolean, or on the device while `a` is on the host; `variant` is not a str.
+    ValueError
+        NumPy's ``zero-size array to reduction operation minimum which has no identity`` for an empty `a` or
+        reduced axis without `initial`, and its error for `where` without `initial`; an unknown `variant` (the
+        message lists the valid ones), or one not marked *axes* given anything but a whole dense array of its
+        dtypes; a duplicate axis; `out` of the wrong shape or read-only; `where` not broadcastable to `a`; a
+        device array that is not in device memory of the current device.
+    numpy.exceptions.AxisError
+        An axis out of range for ``a.ndim``.
+    gpureduce.CudaError
+        No CUDA device or driver, or a CUDA call failed.
+
+    See Also
+    --------
+    numpy.min : The reference semantics.
+    argmin, cummin
+    reduce : Any reduction by name; its Notes describe streams and asynchrony.
+
+    Notes
+    -----
+    NaN propagates: the min of a slice holding a NaN is NaN.  Complex numbers are ordered
+    lexicographically (real part, then imaginary part), as in NumPy.  Results are exact.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpureduce
+    >>> x = np.array([[4, 9, 2], [3, 5, 7]])
+    >>> gpureduce.min(x)
+    np.int64(2)
+    >>> gpureduce.min(x, axis=0)
+    array([3, 5, 2])
+    >>> gpureduce.min(np.array([1.0, np.nan, 3.0]))
+    np.float64(nan)
+    >>> gpureduce.min(np.zeros(0, np.float32), initial=5.0)
+    np.float32(5.0)
+    """
     return reduce("min", a, axis, None, out, keepdims, initial, where, variant=variant)
 
 
+@document_variants("reduce", "max")
 def max(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True, *, variant: str = "auto"):
-    """Maximum over the given axes, as numpy.max: NaN propagates; empty without initial raises ValueError."""
+    """Maximum over the given axes, as ``numpy.max``.
+
+    Parameters
+    ----------
+    a : array_like or device array
+        A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array
+        exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in
+        place whatever its strides.  Dtypes: bool, (u)int8/16/32/64, float16/32/64, complex64/128.
+    axis : None, int or tuple of ints, optional
+        The axes to reduce; None (default) reduces all elements.  Negative axes count from the end.
+    out : numpy.ndarray or device array, optional
+        Where to write the result: of the result's shape, writable, on the current device if a device array;
+        another dtype is cast into it as NumPy does.
+    keepdims : bool, optional
+        Keep the reduced axes as axes of length 1.
+    initial : scalar, optional
+        A value every max also takes into account; needed for an empty axis and with `where`.
+    where : array_like of bool, optional
+        Only the elements where `where` (broadcast to ``a.shape``) is True take part; needs `initial`.  A
+        device mask needs a device `a`.
+    variant : str, keyword-only
+        The algorithm, by name (see Notes); ``"auto"`` (default) is the fastest.
+
+    Returns
+    -------
+    numpy.generic, numpy.ndarray, gpureduce.DeviceArray or `out`
+        Of `a`'s dtype.  `out` when given.  Otherwise a 0-d result is a NumPy scalar, also for a device `a`
+        (the call waits for the device); an array result is a ``numpy.ndarray`` for a host `a`, complete on
+        return, and a ``gpureduce.DeviceArray`` for a device `a`, computed asynchronously on its stream.
+
+    Raises
+    ------
+    TypeError
+        `a`, `where` or `out` is not an array of a dtype listed above (object, str, datetime...); `where` is
+        not boolean, or on the device while `a` is on the host; `variant` is not a str.
+    ValueError
+        NumPy's ``zero-size array to reduction operation maximum which has no identity`` for an empty `a` or
+        reduced axis without `initial`, and its error for `where` without `initial`; an unknown `variant` (the
+        message lists the valid ones), or one not marked *axes* given anything but a whole dense array of its
+        dtypes; a duplicate axis; `out` of the wrong shape or read-only; `where` not broadcastable to `a`; a
+        device array that is not in device memory of the current device.
+    numpy.exceptions.AxisError
+        An axis out of range for ``a.ndim``.
+    gpureduce.CudaError
+        No CUDA device or driver, or a CUDA call failed.
+
+    See Also
+    --------
+    numpy.max : The reference semantics.
+    argmax, cummax
+    reduce : Any reduction by name; its Notes describe streams and asynchrony.
+
+    Notes
+    -----
+    NaN propagates: the max of a slice holding a NaN is NaN.  Complex numbers are ordered
+    lexicographically (real part, then imaginary part), as in NumPy.  Results are exact.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpureduce
+    >>> x = np.array([[4, 9, 2], [3, 5, 7]])
+    >>> gpureduce.max(x)
+    np.int64(9)
+    >>> gpureduce.max(x, axis=0)
+    array([4, 9, 7])
+    >>> gpureduce.max(np.array([1.0, np.nan, 3.0]))
+    np.float64(nan)
+    >>> gpureduce.max(np.zeros(0, np.float32), initial=-5.0)
+    np.float32(-5.0)
+    """
     return reduce("max", a, axis, None, out, keepdims, initial, where, variant=variant)
 
 
+@document_variants("reduce", "mean")
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, variant: str = "auto"):
-    """Arithmetic mean over the given axes, as numpy.mean (integers in float64, float16 through float32);
-    an empty slice warns and gives nan."""
+    """Arithmetic mean over the given axes, as ``numpy.mean``.
+
+    Parameters
+    ----------
+    a : array_like or device array
+        A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array
+        exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in
+        place whatever its strides.  Dtypes: bool, (u)int8/16/32/64, float16/32/64, complex64/128.
+    axis : None, int or tuple of ints, optional
+        The axes to average over; None (default) averages all elements.  Negative axes count from the end.
+    dtype : floating or complex dtype, optional
+        The result and accumulation dtype.  Default: float64 for bool and integers, else `a`'s dtype
+        (float16 accumulated in float32).
+    out : numpy.ndarray or device array, optional
+        Where to write the result: of the result's shape, writable, on the current device if a device array;
+        another dtype is cast into it as NumPy does.
+    keepdims : bool, optional
+        Keep the reduced axes as axes of length 1.
+    where : array_like of bool, keyword-only, optional
+        Average only the elements where `where` (broadcast to ``a.shape``) is True.  A device mask needs a
+        device `a`.
+    variant : str, keyword-only
+        The algorithm, by name (see Notes); ``"auto"`` (default) is the fastest.
+
+    Returns
+    -------
+    numpy.generic, numpy.ndarray, gpureduce.DeviceArray or `out`
+        The sum divided by the count.  `out` when given.  Otherwise a 0-d result is a NumPy scalar, also for a
+        device `a` (the call waits for the device); an array result is a ``numpy.ndarray`` for a host `a`,
+        complete on return, and a ``gpureduce.DeviceArray`` for a device `a`, computed asynchronously on its
+        stream.
+
+    Raises
+    ------
+    TypeError
+        `a`, `where` or `out` is not an array of a dtype listed above (object, str, datetime...), or `dtype`
+        is none of them; `where` is not boolean, or on the device while `a` is on the host; an integer or bool
+        `dtype` (NumPy accepts one); `variant` is not a str.
+    ValueError
+        An unknown `variant`, or one not marked *axes* (only those implement mean); a duplicate axis; `out` of
+        the wrong shape or read-only; `where` not broadcastable to `a`; a device array that is not in device
+        memory of the current device.
+    numpy.exceptions.AxisError
+        An axis out of range for ``a.ndim``.
+    gpureduce.CudaError
+        No CUDA device or driver, or a CUDA call failed.
+
+    Warns
+    -----
+    RuntimeWarning
+        ``Mean of empty slice.`` when a reduced axis is empty (without `where`); those results are NaN.
+
+    See Also
+    --------
+    numpy.mean : The reference semantics.
+    sum
+    reduce : Any reduction by name; its Notes describe streams and asynchrony.
+
+    Notes
+    -----
+    Integers are summed in float64 (no wrap-around).  The sum is formed in a tree: the result differs from
+    NumPy's by rounding, about ``eps * log2(n) * mean(abs(a))``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpureduce
+    >>> gpureduce.mean(np.arange(4, dtype=np.int32))
+    np.float64(1.5)
+    >>> gpureduce.mean(np.arange(12.0).reshape(3, 4), axis=0, keepdims=True)
+    array([[4., 5., 6., 7.]])
+    """
     return reduce("mean", a, axis, dtype, out, keepdims, _NoValue, where, variant=variant)
 
 
+@document_variants("reduce", "argmin")
 def argmin(a, axis=None, out=None, *, keepdims=False, variant: str = "auto"):
-    """Index of the first minimum (NaN counts as the minimum), as numpy.argmin: int64."""
+    """Index of the first minimum along an axis, as ``numpy.argmin``.
+
+    Parameters
+    ----------
+    a : array_like or device array
+        A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array
+        exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in
+        place whatever its strides.  Dtypes: bool, (u)int8/16/32/64, float16/32/64, complex64/128.
+    axis : None or int, optional
+        The axis to search; None (default) gives an index into the array flattened in C order.
+    out : numpy.ndarray or device array, optional
+        Where to write the indices: of the result's shape, writable, on the current device if a device array;
+        another dtype is cast into it as NumPy does.
+    keepdims : bool, keyword-only, optional
+        Keep the reduced axis (all of them for ``axis=None``) as axes of length 1.
+    variant : str, keyword-only
+        The algorithm, by name (see Notes); ``"auto"`` (default) is the fastest.
+
+    Returns
+    -------
+    numpy.int64, numpy.ndarray, gpureduce.DeviceArray or `out`
+        Indices, of dtype int64.  `out` when given.  Otherwise a 0-d result is a NumPy scalar, also for a device `a`
+        (the call waits for the device); an array result is a ``numpy.ndarray`` for a host `a`, complete on
+        return, and a ``gpureduce.DeviceArray`` for a device `a`, computed asynchronously on its stream.
+
+    Raises
+    ------
+    TypeError
+        `a` or `out` is not an array of a dtype listed above (object, str, datetime...); `axis` is a tuple or
+        list; `variant` is not a str.
+    ValueError
+        NumPy's ``attempt to get argmin of an empty sequence`` for an empty axis (or empty `a`); an unknown
+        `variant`, or one not marked *axes* (only those implement argmin); `out` of the wrong shape or
+        read-only; a device array that is not in device memory of the current device.
+    numpy.exceptions.AxisError
+        An axis out of range for ``a.ndim``.
+    gpureduce.CudaError
+        No CUDA device or driver, or a CUDA call failed.
+
+    See Also
+    --------
+    numpy.argmin : The reference semantics.
+    min, argmax
+    reduce : Any reduction by name; its Notes describe streams and asynchrony.
+
+    Notes
+    -----
+    Ties go to the first occurrence.  A NaN counts as the minimum: the index of the first NaN is returned
+    if there is one.  Complex numbers are ordered lexicographically (real part, then imaginary part).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpureduce
+    >>> x = np.array([[4, 9, 2], [3, 9, 7]])
+    >>> gpureduce.argmin(x)
+    np.int64(2)
+    >>> gpureduce.argmin(x, axis=1)
+    array([2, 0])
+    >>> gpureduce.argmin(np.array([1.0, np.nan, 3.0, np.nan]))
+    np.int64(1)
+    """
     return reduce("argmin", a, axis, None, out, keepdims, variant=variant)
 
 
+@document_variants("reduce", "argmax")
 def argmax(a, axis=None, out=None, *, keepdims=False, variant: str = "auto"):
-    """Index of the first maximum (NaN counts as the maximum), as numpy.argmax: int64."""
+    """Index of the first maximum along an axis, as ``numpy.argmax``.
+
+    Parameters
+    ----------
+    a : array_like or device array
+        A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array
+        exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in
+        place whatever its strides.  Dtypes: bool, (u)int8/16/32/64, float16/32/64, complex64/128.
+    axis : None or int, optional
+        The axis to search; None (default) gives an index into the array flattened in C order.
+    out : numpy.ndarray or device array, optional
+        Where to write the indices: of the result's shape, writable, on the current device if a device array;
+        another dtype is cast into it as NumPy does.
+    keepdims : bool, keyword-only, optional
+        Keep the reduced axis (all of them for ``axis=None``) as axes of length 1.
+    variant : str, keyword-only
+        The algorithm, by name (see Notes); ``"auto"`` (default) is the fastest.
+
+    Returns
+    -------
+    numpy.int64, numpy.ndarray, gpureduce.DeviceArray or `out`
+        Indices, of dtype int64.  `out` when given.  Otherwise a 0-d result is a NumPy scalar, also for a device `a`
+        (the call waits for the device); an array result is a ``numpy.ndarray`` for a host `a`, complete on
+        return, and a ``gpureduce.DeviceArray`` for a device `a`, computed asynchronously on its stream.
+
+    Raises
+    ------
+    TypeError
+        `a` or `out` is not an array of a dtype listed above (object, str, datetime...); `axis` is a tuple or
+        list; `variant` is not a str.
+    ValueError
+        NumPy's ``attempt to get argmax of an empty sequence`` for an empty axis (or empty `a`); an unknown
+        `variant`, or one not marked *axes* (only those implement argmax); `out` of the wrong shape or
+        read-only; a device array that is not in device memory of the current device.
+    numpy.exceptions.AxisError
+        An axis out of range for ``a.ndim``.
+    gpureduce.CudaError
+        No CUDA device or driver, or a CUDA call failed.
+
+    See Also
+    --------
+    numpy.argmax : The reference semantics.
+    max, argmin
+    reduce : Any reduction by name; its Notes describe streams and asynchrony.
+
+    Notes
+    -----
+    Ties go to the first occurrence.  A NaN counts as the maximum: the index of the first NaN is returned
+    if there is one.  Complex numbers are ordered lexicographically (real part, then imaginary part).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpureduce
+    >>> x = np.array([[4, 9, 2], [3, 9, 7]])
+    >>> gpureduce.argmax(x)
+    np.int64(1)
+    >>> gpureduce.argmax(x, axis=1)
+    array([1, 1])
+    >>> gpureduce.argmax(np.array([1.0, np.nan, 3.0, np.nan]))
+    np.int64(1)
+    """
     return reduce("argmax", a, axis, None, out, keepdims, variant=variant)

@@ -1,11 +1,10 @@
 """Scans with NumPy's names, result dtypes and errors: cumsum, cumprod, cummax, cummin, and scan(op, ...)."""
 from __future__ import annotations
 
-import textwrap
-
 import numpy as np
 
 from . import _core
+from ._docs import document_variants
 from ._layout import c_strides, plan
 from ._operands import Operand, cast, copy_into, default_dtype, dtype_code, operand, out_operand
 from ._registry import OP_NAMES, resolve, variants
@@ -56,63 +55,102 @@ def _scan_axes(v, op, x: Operand, axis, rt, out, exclusive):
     return result
 
 
+@document_variants("scan")
 def scan(op: str, a, axis=None, dtype=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
-    """Cumulative `op` ("sum", "prod", "min" or "max") of `a` along `axis` (None: flattened in C order).
+    """Cumulative `op` of `a` along `axis`, as NumPy's cumulative function of that operator.
+
+    ``scan("sum", a)`` is ``cumsum(a)``, ``scan("prod", a)`` is ``cumprod(a)``, ``scan("max", a)`` is
+    ``cummax(a)`` (``numpy.maximum.accumulate`` of the flattened array) and ``scan("min", a)`` is ``cummin(a)``.
 
     Parameters
     ----------
     op : {"sum", "prod", "min", "max"}
-        The operator: ``scan("sum", a)`` is ``cumsum(a)``, ``scan("max", a)`` is ``cummax(a)``, and so on.
+        The operator.
     a : array_like or device array
-        A NumPy array (or anything ``numpy.asarray`` accepts), or a device array exporting
-        ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in place on the
-        stream it names.  Contiguous (C or Fortran order) device arrays only; dtypes: see the variants.
-    axis : None or int
-        None scans the array flattened in C order, like ``numpy.cumsum(a)``; an int (negative counts from the
-        end) scans along that axis, every other index independently, in one launch.
+        A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array
+        exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in
+        place on the stream it names.  Dtypes: bool, (u)int8/16/32/64, float16/32/64, complex64/128.
+    axis : None or int, optional
+        None (default) scans the array flattened in C order, like ``numpy.cumsum(a)``; an int (negative
+        counts from the end) scans along that axis, every other index independently.
     dtype : dtype, optional
-        The result and accumulation dtype (sum/prod), as NumPy's ``dtype=``; by default NumPy's (bool and
-        narrow ints accumulate in int64/uint64, float16 in float32 with a float16 result).
+        The result and accumulation dtype (sum and prod; float16 is accumulated in float32).  Default: NumPy's
+        (sum and prod: int64 for bool and signed integers narrower than 64 bits, uint64 for narrower
+        unsigned ones, else `a`'s dtype; min and max: `a`'s dtype).
     out : numpy.ndarray or device array, optional
-        Where to write the result: the result's shape; another dtype is cast into it as NumPy does.  A device
-        ``out`` must be writable and on the input's device.  ``out`` is returned.
+        Where to write the result: of the result's shape and writable.  A device `out` must be on the input's
+        device, and contiguous when it has the result dtype and `a` is 1-d or `axis` is None.  Another dtype is
+        cast into it as NumPy does.
     exclusive : bool, keyword-only
         False (default): ``out[i] = op(a[0], ..., a[i])``, as NumPy.  True: ``out[0]`` is the identity of
-        `op` and ``out[i] = op(a[0], ..., a[i-1])``.
+        `op` (0, 1, the dtype's largest value or +inf for min, its smallest or -inf for max) and
+        ``out[i] = op(a[0], ..., a[i-1])``.
     variant : str, keyword-only
-        The algorithm, by name (see below); ``"auto"`` is the fastest.
+        The algorithm, by name (see Notes); ``"auto"``, the default, is the fastest.
 
     Returns
     -------
     numpy.ndarray, gpureduce.DeviceArray or `out`
-        Shape ``(a.size,)``, NumPy's result dtype (int32 cumsum/cumprod give int64; min/max keep the dtype).
-        A NumPy array for a host input, complete on return; a ``DeviceArray`` for a device input, computed
-        asynchronously on the input's stream (or gpureduce's own) and exporting that stream.
+        Shape ``(a.size,)`` for ``axis=None``, else ``a.shape``; NumPy's result dtype.  `out` when given.
+        Otherwise a ``numpy.ndarray`` for a host `a`, complete on return, and a ``gpureduce.DeviceArray``
+        for a device `a`, computed asynchronously.
 
     Raises
     ------
-    ValueError
-        Unknown `op` or `variant` (the message lists the valid ones), an `out` of the wrong shape, read-only,
-        non-contiguous or on another device.
     TypeError
-        `exclusive` not a bool, a dtype the variant does not support, an `out` of the wrong dtype.
+        `a` or `out` is not an array of a dtype listed above (object, str, datetime...), or `dtype` is none of
+        them; `axis` is a tuple or list; `exclusive` is not a bool; `variant` is not a str.
+    ValueError
+        An unknown `op` or `variant` (the message lists the valid ones), or a variant not marked *axes* given
+        anything but what it scans (see below); `out` of the wrong shape, read-only, on another device, or not
+        contiguous where it must be; a malformed ``__cuda_array_interface__``; a device array that is not in
+        device memory of the current device.
     numpy.exceptions.AxisError
-        An axis out of bounds (a tuple of axes: TypeError, as NumPy).
+        An axis out of range for ``a.ndim``.
     gpureduce.CudaError
-        No CUDA device, or a CUDA call failed.
+        No CUDA device or driver, or a CUDA call failed (for example out of memory).
+
+    See Also
+    --------
+    cumsum, cumprod, cummax, cummin : The same, one function per operator.
+    variants : The registered variants, with their properties and dtypes.
 
     Notes
     -----
-    Integer scans wrap around on overflow like NumPy's; NaN propagates through cummax/cummin (every element
-    from the first NaN on is NaN).  Floating-point results differ from NumPy's serial loop by rounding only:
-    the parallel variants associate differently (error about eps * log2(n) * cumsum(|a|)).  Deterministic
-    variants give bitwise identical results run after run.  The ``block_local`` variants are block-level
-    algorithms (one thread block scans one tile); they run over any length as the block step of the
-    multi-block driver, which scans the tile totals the same way and adds the prefixes back.
+    The work runs on the current CUDA device.  A device `a` is read on the stream its
+    ``__cuda_array_interface__`` names (version 3), else on the stream of a device `out`, else on
+    gpureduce's own stream for the device; a ``DeviceArray`` result exports the stream it is ready on, so
+    CuPy, PyTorch (through DLPack) and Numba consumers wait for it.  Host arrays are staged through pinned
+    buffers; a host result is complete on return.
 
-    Variants (``gpureduce.variants(kind="scan")``):
+    Integer scans wrap around on overflow, as NumPy's do; NaN propagates through cummax and cummin (every
+    element from the first NaN on is NaN), and complex numbers are ordered lexicographically.  float16 is
+    accumulated in float32 and each element rounded once, so long float16 sums can differ from NumPy's,
+    which rounds at every step.  Floating-point sums and products are associated differently from NumPy's
+    serial loop: they differ by rounding, about ``eps * log2(n) * cumsum(abs(a))``.  Variants not marked
+    "not deterministic" give bitwise the same result on every run.  The *block-local* variants are
+    block-level algorithms (one thread block scans one tile); they scan any length as the block step of
+    the multi-block driver, which scans the tile totals the same way and adds the prefixes back.
 
-    {variants}
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpureduce
+    >>> gpureduce.scan("sum", np.arange(1, 6, dtype=np.int32))
+    array([ 1,  3,  6, 10, 15])
+    >>> gpureduce.scan("sum", np.arange(1, 6), exclusive=True)
+    array([ 0,  1,  3,  6, 10])
+    >>> gpureduce.scan("max", np.array([1.0, 3.0, 2.0, 5.0]))
+    array([1., 3., 3., 5.])
+
+    A device array gives a ``DeviceArray``, which CuPy and PyTorch view without a copy:
+
+    >>> import cupy as cp                                   # doctest: +SKIP
+    >>> r = gpureduce.scan("sum", cp.arange(1, 6, dtype=cp.int32))   # doctest: +SKIP
+    >>> r                                                   # doctest: +SKIP
+    DeviceArray([ 1,  3,  6, 10, 15], dtype=int64, device=0)
+    >>> cp.asarray(r)                                       # doctest: +SKIP
+    array([ 1,  3,  6, 10, 15])
     """
     if op not in SCAN_OPS:
         raise ValueError(f"unknown operator {op!r}; operators are {', '.join(SCAN_OPS)}")
@@ -143,49 +181,288 @@ def scan(op: str, a, axis=None, dtype=None, out=None, *, exclusive: bool = False
     return _scan_axes(v, op, x, ax, rt, out, exclusive)
 
 
+@document_variants("scan", "sum")
 def cumsum(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
-    """Cumulative sum along `axis` (None: of the flattened array), as ``numpy.cumsum`` (int32 sums to int64).
+    """Cumulative sum along `axis`, as ``numpy.cumsum``.
 
-    ``exclusive=True`` starts from 0 and leaves the last element out.  A host input gives a NumPy array, a
-    device input a ``gpureduce.DeviceArray``; see ``gpureduce.scan`` for every parameter and the variants.
+    Parameters
+    ----------
+    a : array_like or device array
+        A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array
+        exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in
+        place on the stream it names.  Dtypes: bool, (u)int8/16/32/64, float16/32/64, complex64/128.
+    axis : None or int, optional
+        None (default) scans the array flattened in C order; an int (negative counts from the end) scans along
+        that axis, every other index independently.
+    dtype : dtype, optional
+        The result and accumulation dtype.  Default: int64 for bool and signed integers narrower than 64
+        bits, uint64 for narrower unsigned integers, else `a`'s dtype.
+    out : numpy.ndarray or device array, optional
+        Where to write the result: of the result's shape and writable.  A device `out` must be on the input's
+        device, and contiguous when it has the result dtype and `a` is 1-d or `axis` is None.  Another dtype is
+        cast into it as NumPy does.
+    exclusive : bool, keyword-only
+        False (default): element i sums elements 0 to i, as NumPy.  True: element 0 is 0 and
+        element i sums elements 0 to i - 1.
+    variant : str, keyword-only
+        The algorithm, by name (see Notes); ``"auto"``, the default, is the fastest.
+
+    Returns
+    -------
+    numpy.ndarray, gpureduce.DeviceArray or `out`
+        Shape ``(a.size,)`` for ``axis=None``, else ``a.shape``; NumPy's result dtype (int32 sums in int64),
+        or `dtype`.  `out` when given.  Otherwise a ``numpy.ndarray`` for a host `a`, complete on return, and
+        a ``gpureduce.DeviceArray`` for a device `a`, computed asynchronously on its stream.
+
+    Raises
+    ------
+    TypeError
+        `a` or `out` is not an array of a dtype listed above (object, str, datetime...), or `dtype` is none of
+        them; `axis` is a tuple or list; `exclusive` is not a bool; `variant` is not a str.
+    ValueError
+        An unknown `variant` (the message lists the valid ones), or one not marked *axes* given anything but
+        what it scans (see Notes); `out` of the wrong shape, read-only, on another device, or not contiguous
+        where it must be; a device array that is not in device memory of the current device.
+    numpy.exceptions.AxisError
+        An axis out of range for ``a.ndim``.
+    gpureduce.CudaError
+        No CUDA device or driver, or a CUDA call failed.
+
+    See Also
+    --------
+    numpy.cumsum : The reference semantics.
+    sum, cumprod
+    scan : Any scan by name; its Notes describe streams, asynchrony and the variants' properties.
+
+    Notes
+    -----
+    Integer sums wrap around on overflow, as NumPy's do.  float16 is summed in float32 and each element
+    rounded once (NumPy rounds at every step, so long float16 sums can differ).  Floating-point sums are
+    associated differently from NumPy's serial loop: they differ by rounding, about
+    ``eps * log2(n) * cumsum(abs(a))``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpureduce
+    >>> gpureduce.cumsum(np.arange(1, 6, dtype=np.int32))
+    array([ 1,  3,  6, 10, 15])
+    >>> gpureduce.cumsum(np.arange(6).reshape(2, 3), axis=1)
+    array([[ 0,  1,  3],
+           [ 3,  7, 12]])
+    >>> gpureduce.cumsum(np.arange(1, 6), exclusive=True)
+    array([ 0,  1,  3,  6, 10])
     """
     return scan("sum", a, axis, dtype, out, exclusive=exclusive, variant=variant)
 
 
+@document_variants("scan", "prod")
 def cumprod(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
-    """Cumulative product along `axis` (None: flattened), as ``numpy.cumprod`` (int32 multiplies in int64, wrapping).
+    """Cumulative product along `axis`, as ``numpy.cumprod``.
 
-    ``exclusive=True`` starts from 1 and leaves the last element out.  See ``gpureduce.scan``.
+    Parameters
+    ----------
+    a : array_like or device array
+        A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array
+        exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in
+        place on the stream it names.  Dtypes: bool, (u)int8/16/32/64, float16/32/64, complex64/128.
+    axis : None or int, optional
+        None (default) scans the array flattened in C order; an int (negative counts from the end) scans along
+        that axis, every other index independently.
+    dtype : dtype, optional
+        The result and accumulation dtype.  Default: int64 for bool and signed integers narrower than 64
+        bits, uint64 for narrower unsigned integers, else `a`'s dtype.
+    out : numpy.ndarray or device array, optional
+        Where to write the result: of the result's shape and writable.  A device `out` must be on the input's
+        device, and contiguous when it has the result dtype and `a` is 1-d or `axis` is None.  Another dtype is
+        cast into it as NumPy does.
+    exclusive : bool, keyword-only
+        False (default): element i multiplies elements 0 to i, as NumPy.  True: element 0 is 1 and
+        element i multiplies elements 0 to i - 1.
+    variant : str, keyword-only
+        The algorithm, by name (see Notes); ``"auto"``, the default, is the fastest.
+
+    Returns
+    -------
+    numpy.ndarray, gpureduce.DeviceArray or `out`
+        Shape ``(a.size,)`` for ``axis=None``, else ``a.shape``; NumPy's result dtype (int32 multiplies in
+        int64), or `dtype`.  `out` when given.  Otherwise a ``numpy.ndarray`` for a host `a`, complete on
+        return, and a ``gpureduce.DeviceArray`` for a device `a`, computed asynchronously on its stream.
+
+    Raises
+    ------
+    TypeError
+        `a` or `out` is not an array of a dtype listed above (object, str, datetime...), or `dtype` is none of
+        them; `axis` is a tuple or list; `exclusive` is not a bool; `variant` is not a str.
+    ValueError
+        An unknown `variant` (the message lists the valid ones), or one not marked *axes* given anything but
+        what it scans (see Notes); `out` of the wrong shape, read-only, on another device, or not contiguous
+        where it must be; a device array that is not in device memory of the current device.
+    numpy.exceptions.AxisError
+        An axis out of range for ``a.ndim``.
+    gpureduce.CudaError
+        No CUDA device or driver, or a CUDA call failed.
+
+    See Also
+    --------
+    numpy.cumprod : The reference semantics.
+    prod, cumsum
+    scan : Any scan by name; its Notes describe streams, asynchrony and the variants' properties.
+
+    Notes
+    -----
+    Integer products wrap around on overflow, as NumPy's do.  float16 is multiplied in float32 and each
+    element rounded once.  Floating-point products are associated differently from NumPy's serial loop:
+    they differ by rounding.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpureduce
+    >>> gpureduce.cumprod(np.arange(1, 6, dtype=np.int32))
+    array([  1,   2,   6,  24, 120])
+    >>> gpureduce.cumprod(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=0)
+    array([[1., 2.],
+           [3., 8.]])
     """
     return scan("prod", a, axis, dtype, out, exclusive=exclusive, variant=variant)
 
 
+@document_variants("scan", "max")
 def cummax(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
-    """Running maximum along `axis` (None: flattened), as ``numpy.maximum.accumulate``; NaN propagates.
+    """Running maximum along `axis`, as ``numpy.maximum.accumulate``.
 
-    ``exclusive=True`` starts from the identity (-inf, or the dtype's smallest integer).  See ``gpureduce.scan``.
+    Parameters
+    ----------
+    a : array_like or device array
+        A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array
+        exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in
+        place on the stream it names.  Dtypes: bool, (u)int8/16/32/64, float16/32/64, complex64/128.
+    axis : None or int, optional
+        None (default) scans the array flattened in C order; an int (negative counts from the end) scans along
+        that axis, every other index independently.
+    out : numpy.ndarray or device array, optional
+        Where to write the result: of the result's shape and writable.  A device `out` must be on the input's
+        device, and contiguous when it has the result dtype and `a` is 1-d or `axis` is None.  Another dtype is
+        cast into it as NumPy does.
+    exclusive : bool, keyword-only
+        False (default): element i is the maximum of elements 0 to i, as NumPy.  True: element 0 is the
+        smallest value of the dtype (-inf for floating and complex dtypes, False for bool) and element i is
+        the maximum of elements 0 to i - 1.
+    variant : str, keyword-only
+        The algorithm, by name (see Notes); ``"auto"``, the default, is the fastest.
+
+    Returns
+    -------
+    numpy.ndarray, gpureduce.DeviceArray or `out`
+        Shape ``(a.size,)`` for ``axis=None``, else ``a.shape``; `a`'s dtype.  `out` when given.  Otherwise a
+        ``numpy.ndarray`` for a host `a`, complete on return, and a ``gpureduce.DeviceArray`` for a device
+        `a`, computed asynchronously on its stream.
+
+    Raises
+    ------
+    TypeError
+        `a` or `out` is not an array of a dtype listed above (object, str, datetime...); `axis` is a tuple or
+        list; `exclusive` is not a bool; `variant` is not a str.
+    ValueError
+        An unknown `variant` (the message lists the valid ones), or one not marked *axes* given anything but
+        what it scans (see Notes); `out` of the wrong shape, read-only, on another device, or not contiguous
+        where it must be; a device array that is not in device memory of the current device.
+    numpy.exceptions.AxisError
+        An axis out of range for ``a.ndim``.
+    gpureduce.CudaError
+        No CUDA device or driver, or a CUDA call failed.
+
+    See Also
+    --------
+    numpy.maximum.accumulate : The reference semantics.
+    max, cummin
+    scan : Any scan by name; its Notes describe streams, asynchrony and the variants' properties.
+
+    Notes
+    -----
+    NaN propagates: every element from the first NaN on is NaN.  Complex numbers are ordered
+    lexicographically (real part, then imaginary part).  Results are exact.  Unlike
+    ``numpy.maximum.accumulate``, ``axis=None`` scans the flattened array, as ``numpy.cumsum`` does.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpureduce
+    >>> gpureduce.cummax(np.array([1, 3, 2, 5, 4]))
+    array([1, 3, 3, 5, 5])
+    >>> gpureduce.cummax(np.array([1.0, 3.0, np.nan, 7.0, 2.0]))
+    array([ 1.,  3., nan, nan, nan])
     """
     return scan("max", a, axis, None, out, exclusive=exclusive, variant=variant)
 
 
+@document_variants("scan", "min")
 def cummin(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
-    """Running minimum along `axis` (None: flattened), as ``numpy.minimum.accumulate``; NaN propagates.
+    """Running minimum along `axis`, as ``numpy.minimum.accumulate``.
 
-    ``exclusive=True`` starts from the identity (+inf, or the dtype's largest integer).  See ``gpureduce.scan``.
+    Parameters
+    ----------
+    a : array_like or device array
+        A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array
+        exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in
+        place on the stream it names.  Dtypes: bool, (u)int8/16/32/64, float16/32/64, complex64/128.
+    axis : None or int, optional
+        None (default) scans the array flattened in C order; an int (negative counts from the end) scans along
+        that axis, every other index independently.
+    out : numpy.ndarray or device array, optional
+        Where to write the result: of the result's shape and writable.  A device `out` must be on the input's
+        device, and contiguous when it has the result dtype and `a` is 1-d or `axis` is None.  Another dtype is
+        cast into it as NumPy does.
+    exclusive : bool, keyword-only
+        False (default): element i is the minimum of elements 0 to i, as NumPy.  True: element 0 is the
+        largest value of the dtype (+inf for floating and complex dtypes, True for bool) and element i is
+        the minimum of elements 0 to i - 1.
+    variant : str, keyword-only
+        The algorithm, by name (see Notes); ``"auto"``, the default, is the fastest.
+
+    Returns
+    -------
+    numpy.ndarray, gpureduce.DeviceArray or `out`
+        Shape ``(a.size,)`` for ``axis=None``, else ``a.shape``; `a`'s dtype.  `out` when given.  Otherwise a
+        ``numpy.ndarray`` for a host `a`, complete on return, and a ``gpureduce.DeviceArray`` for a device
+        `a`, computed asynchronously on its stream.
+
+    Raises
+    ------
+    TypeError
+        `a` or `out` is not an array of a dtype listed above (object, str, datetime...); `axis` is a tuple or
+        list; `exclusive` is not a bool; `variant` is not a str.
+    ValueError
+        An unknown `variant` (the message lists the valid ones), or one not marked *axes* given anything but
+        what it scans (see Notes); `out` of the wrong shape, read-only, on another device, or not contiguous
+        where it must be; a device array that is not in device memory of the current device.
+    numpy.exceptions.AxisError
+        An axis out of range for ``a.ndim``.
+    gpureduce.CudaError
+        No CUDA device or driver, or a CUDA call failed.
+
+    See Also
+    --------
+    numpy.minimum.accumulate : The reference semantics.
+    min, cummax
+    scan : Any scan by name; its Notes describe streams, asynchrony and the variants' properties.
+
+    Notes
+    -----
+    NaN propagates: every element from the first NaN on is NaN.  Complex numbers are ordered
+    lexicographically (real part, then imaginary part).  Results are exact.  Unlike
+    ``numpy.minimum.accumulate``, ``axis=None`` scans the flattened array, as ``numpy.cumsum`` does.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpureduce
+    >>> gpureduce.cummin(np.array([5, 3, 4, 1, 2]))
+    array([5, 3, 3, 1, 1])
+    >>> gpureduce.cummin(np.array([[4, 2], [1, 3]]), axis=0)
+    array([[4, 2],
+           [1, 2]])
     """
     return scan("min", a, axis, None, out, exclusive=exclusive, variant=variant)
 
-
-def _describe_variants():
-    """The variant list of scan's docstring, from the registry (cuda/variants.def): never a hand-kept list."""
-    rows = []
-    for v in variants(kind="scan"):
-        props = list(v.properties) if v.deterministic else ["not deterministic", *v.properties]
-        text = f"{v.doc}.  Dtypes: {', '.join(v.dtypes)}.  Source: {v.seed}."
-        rows.append(f"    ``{v.name}`` ({', '.join(props)})\n" + textwrap.fill(
-            text, width=108, initial_indent=" " * 8, subsequent_indent=" " * 8))
-    return "\n".join(rows).lstrip() if rows else "(none registered in this build)"
-
-
-if scan.__doc__:  # not under python -OO
-    scan.__doc__ = scan.__doc__.replace("{variants}", _describe_variants())

@@ -1,0 +1,144 @@
+"""Type stub of gpureduce._core, the C extension (src/): its method table (src/module.c), the constants its
+exec slot adds, CudaError (src/errors.c) and the DeviceArray type (src/device_array.c).
+
+The entry points take the codes gpureduce/_registry.py reads from this module (variant index, ``op_names``
+index, ``dtype_names`` index, ``KIND_*``); gpureduce's public functions are the documented way in.
+Functions declared with ``/`` are positional-only in C (METH_FASTCALL, METH_VARARGS, METH_O, METH_NOARGS).
+"""
+from typing import Any, Callable, Final, Literal, final
+
+import numpy as np
+from numpy.typing import DTypeLike, NDArray
+from typing_extensions import CapsuleType
+
+# ---- constants (core_exec in src/module.c) ----
+KIND_REDUCE: Final[int]
+KIND_SCAN: Final[int]
+PROP_DETERMINISTIC: Final[int]
+PROP_BASELINE: Final[int]
+PROP_DEFAULT: Final[int]
+PROP_BLOCK_LOCAL: Final[int]
+PROP_AXES: Final[int]
+op_names: Final[tuple[str, ...]]
+"""Operator names indexed by gr_op code: ("sum", "prod", "min", "max", "mean", "argmin", "argmax")."""
+dtype_names: Final[tuple[str, ...]]
+"""NumPy dtype names indexed by gr_dtype code ("bool", "int8", ..., "complex128")."""
+
+# ---- errors (src/errors.c) ----
+class CudaError(RuntimeError):
+    """A CUDA runtime call failed, or no CUDA device is available.
+
+    The message reads "<what was being done>: <cudaError name>: <CUDA's text>", or, where no device can be
+    used, "no CUDA device is available: <the cause>" (no driver, a driver too old, no GPU visible).  It has no
+    attributes beyond RuntimeError's.
+    """
+
+# ---- DeviceArray (src/device_array.c) ----
+@final
+class DeviceArray:
+    """A C-contiguous array in device memory owned by gpureduce; made by gpureduce, never constructed directly
+    (``DeviceArray()`` raises TypeError)."""
+
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+    @property
+    def dtype(self) -> np.dtype[Any]: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def ndim(self) -> int: ...
+    @property
+    def nbytes(self) -> int: ...
+    @property
+    def itemsize(self) -> int: ...
+    @property
+    def device(self) -> int: ...
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        """Version 3: shape, typestr, descr, data=(pointer, False), strides=None, version=3, stream (1 legacy,
+        2 per-thread default stream, else the cudaStream_t handle)."""
+    def __len__(self) -> int: ...
+    def get(self) -> NDArray[Any]: ...
+    def __array__(self, dtype: DTypeLike | None = None, copy: bool | None = None) -> NDArray[Any]: ...
+    def __dlpack__(
+        self,
+        *,
+        stream: int | None = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> CapsuleType: ...
+    def __dlpack_device__(self) -> tuple[Literal[2], int]: ...
+
+# ---- functions (core_methods in src/module.c) ----
+def reduce(variant: int, op: int, a: Any, /) -> np.generic:
+    """Whole-array reduction of a dense `a` with a flat variant: a NumPy scalar of NumPy's result dtype."""
+
+def scan(variant: int, op: int, a: Any, exclusive: bool, out: Any | None, /) -> NDArray[Any] | DeviceArray | Any:
+    """Scan of `a` flattened in C order: an ndarray (host input), a DeviceArray (device input) or `out`."""
+
+def result_dtype(op: int, in_dtype: int, /) -> int:
+    """The dtype code NumPy's function of `op` gives for input dtype code `in_dtype` with dtype=None."""
+
+def segments_supported(kind: int, op: int, in_dtype: int, out_dtype: int, /) -> bool: ...
+def describe(a: Any, /) -> tuple[int, tuple[int, ...], tuple[int, ...], int, int]:
+    """(dtype code, shape, strides in elements, is_host 0/1, readonly 0/1) of a device array's interface."""
+
+def segments(
+    kind: int,
+    variant: int,
+    op: int,
+    a: Any,
+    out_dtype: int,
+    segments: tuple[int, int, int, int, int, int, int, int, int, int, int, int],
+    result_shape: tuple[int, ...],
+    out: Any | None,
+    where: Any | None,
+    initial: bytes | None,
+    exclusive: bool,
+    /,
+) -> NDArray[Any] | DeviceArray | Any:
+    """One axis reduction or scan: an ndarray (host operands, no out), a new DeviceArray, or `out`."""
+
+def copy_strided(
+    a: Any,
+    out_dtype: int,
+    shape: tuple[int, ...],
+    in_strides: tuple[int, ...],
+    out: Any | None,
+    out_strides: tuple[int, ...],
+    /,
+) -> DeviceArray | Any:
+    """A strided copy with a cast into a new C-ordered DeviceArray, or into the device array `out`."""
+
+def variant_table() -> tuple[tuple[int, int, str, int, int, int, str, str], ...]:
+    """One row per variant: (index, kind, name, properties, ops mask, dtypes mask, seed, doc)."""
+
+def device_count() -> int: ...
+def device_properties() -> dict[str, Any]:
+    """The current device: device, name, compute_capability (major, minor), sm_count, l2_bytes, memory_bytes."""
+
+def memory_info() -> tuple[int, int]:
+    """(free, total) bytes of the current device's memory (cudaMemGetInfo)."""
+
+def to_device(a: Any, /) -> DeviceArray:
+    """A C-ordered copy of the host array `a` in the current device's memory, complete on return."""
+
+def empty(shape: int | tuple[int, ...], dtype: DTypeLike, fill_byte: int | None = None) -> DeviceArray:
+    """A new DeviceArray, uninitialised or with every byte `fill_byte` (0xFF: NaN in every float dtype)."""
+
+def time_device(
+    what: Literal["reduce", "scan", "read", "copy"],
+    a: Any,
+    repeats: int,
+    warmup: int = 3,
+    flush_l2: bool = True,
+    variant: int = -1,
+    op: int = 0,
+    exclusive: bool = False,
+) -> tuple[list[float], np.generic | None]:
+    """Device-side times in microseconds of `repeats` calls, and the reduction's value (None otherwise)."""
+
+def time_calls(fn: Callable[[], Any], repeats: int, warmup: int = 3, flush_l2: bool = True) -> list[float]:
+    """Device-side times in microseconds of `repeats` calls of fn() (work on the legacy default stream or a
+    blocking stream: CuPy's, PyTorch's), the L2 flushed before each."""

@@ -1,0 +1,114 @@
+"""The "Variants" paragraph of the public functions' docstrings, generated from the registry at import time.
+
+``help(gpureduce.sum)`` lists the variants that implement ``sum``, read from the table compiled from
+cuda/variants.def (``gpureduce._registry``): a variant added there shows up in every docstring without an
+edit here.  Nothing in this module names a variant.
+"""
+from __future__ import annotations
+
+import inspect
+import textwrap
+
+from ._registry import variants
+
+_WIDTH = 100
+# The order the markers are shown in, and what each registry property is called in the list.
+_MARKERS = (("default", "default"), ("axes", "axes"), ("baseline", "baseline"), ("block_local", "block-local"))
+
+
+def implements(v, op: str | None) -> bool:
+    """Whether variant `v` implements `op` (any operator when None).
+
+    The flat kernels implement the operators of their ``ops`` mask; a variant flagged "axes" also runs the
+    axis machinery, which implements every operator of its kind (mean, argmin and argmax included).
+    """
+    return op is None or op in v.ops or "axes" in v.properties
+
+
+def _markers(v) -> list:
+    marks = [label for prop, label in _MARKERS if prop in v.properties]
+    if not v.deterministic:
+        marks.append("not deterministic")
+    return marks
+
+
+def variants_paragraph(kind: str, op: str | None = None) -> str:
+    """The paragraph (reST, no indentation) listing the `kind` variants that implement `op`.
+
+    One bullet per variant, in declaration order: its name, its markers ("default": what ``variant="auto"``
+    means; "axes": covers every argument, layout and dtype; "not deterministic": results may differ in the
+    last bits from run to run), its one-line doc and, for the others, the dtypes it reduces or scans.
+    """
+    listed = [v for v in variants(kind=kind) if implements(v, op)]
+    if op is None:
+        source = f'``gpureduce.variants(kind="{kind}")``'
+    elif all(op in v.ops for v in listed):
+        source = f'``gpureduce.variants(kind="{kind}", op="{op}")``'
+    else:  # mean, argmin, argmax: only the axis machinery implements them
+        source = f'the variants of ``gpureduce.variants(kind="{kind}")`` that implement {op}'
+    head = f"Variants ({source}, chosen with ``variant=``)."
+    if any("axes" in v.properties for v in listed):
+        head += "  Those marked *axes* cover every argument, memory layout and dtype."
+    if any("axes" not in v.properties for v in listed):
+        if kind == "reduce":
+            head += ("  The others reduce a whole C- or Fortran-ordered array of their dtypes (``axis=None``, or "
+                     "the axis of a 1-d array) with no dtype, out, keepdims, initial or where")
+        else:
+            head += ("  The others scan a host or C-contiguous device array flattened in C order (``axis=None``, "
+                     "or the axis of a 1-d array) of their dtypes, in NumPy's result dtype")
+        head += ", and raise ValueError for anything else."
+    if any(not v.deterministic for v in listed):
+        head += ("  Those marked *not deterministic* may give floating-point sums and products that differ in "
+                 "the last bits from run to run.")
+    lines = textwrap.wrap(head, _WIDTH, break_on_hyphens=False)
+    lines.append("")
+    if not listed:
+        lines.append("(none registered in this build)")
+    for v in listed:
+        marks = _markers(v)
+        label = f"``{v.name}``" + (f" ({', '.join(marks)})" if marks else "")
+        text = f"{label} -- {v.doc}."
+        if op is None:
+            ops = "every operator" if "axes" in v.properties else ", ".join(v.ops)
+            text += f"  Operators: {ops}."
+        if "axes" not in v.properties:
+            text += f"  Dtypes: {', '.join(v.dtypes)}."
+        lines.extend(textwrap.wrap(text, _WIDTH, initial_indent="- ", subsequent_indent="  ",
+                                   break_on_hyphens=False))
+    return "\n".join(lines)
+
+
+def _section_start(lines, name):
+    """Index of the line holding numpydoc section header `name` (underlined with dashes), or None."""
+    for i in range(len(lines) - 1):
+        if lines[i].strip() == name and set(lines[i + 1].strip()) == {"-"}:
+            return i
+    return None
+
+
+def with_variants(doc: str, kind: str, op: str | None = None) -> str:
+    """`doc` (a numpydoc docstring) with the Variants paragraph at the end of its Notes section.
+
+    The Notes section is made if missing; it goes before Examples (numpydoc's order), else at the end.
+    """
+    lines = inspect.cleandoc(doc).splitlines()
+    paragraph = variants_paragraph(kind, op).splitlines()
+    examples = _section_start(lines, "Examples")
+    end = examples if examples is not None else len(lines)
+    while end > 0 and not lines[end - 1].strip():
+        end -= 1
+    if _section_start(lines[:end], "Notes") is None:
+        paragraph = ["Notes", "-----", *paragraph]
+    blank_after = end < len(lines) and not lines[end].strip()
+    lines[end:end] = ["", *paragraph] + ([] if blank_after or examples is None else [""])
+    return "\n".join(lines) + "\n"
+
+
+def document_variants(kind: str, op: str | None = None):
+    """Decorator: append the Variants paragraph of (`kind`, `op`) to the function's docstring."""
+    def decorate(func):
+        if func.__doc__:  # None under python -OO
+            func.__doc__ = with_variants(func.__doc__, kind, op)
+        return func
+
+    return decorate
