@@ -12,6 +12,11 @@ from ._registry import variants
 from .benchmark import OPERATORS, benchmark, device_info, parse_sizes
 
 
+# The exit code when no CUDA device can run the job (documented in the README; CI checks it): distinct from a
+# disagreement with NumPy (1) and a refused command line (2).
+EXIT_NO_DEVICE = 3
+
+
 def _report(result, csv_path=None, plot_path=None):
     print(result)
     if csv_path:
@@ -44,9 +49,14 @@ def main(argv=None):
 
     if _core.device_count() == 0:
         print("gpureduce: no CUDA device is available on this machine", file=sys.stderr)
-        return 1
+        try:
+            _core.device_properties()
+        except _core.CudaError as e:  # why: no driver, a driver too old, no GPU visible
+            print(f"  {str(e).partition(': ')[2]}", file=sys.stderr)
+        return EXIT_NO_DEVICE
     info = device_info()
-    print(f"device {info['device']}: {info['name']}, {info['sm_count']} SMs, L2 {info['l2_bytes'] >> 20} MB, "
+    print(f"device {info['device']}: {info['name']} (sm_{''.join(map(str, info['compute_capability']))}), "
+          f"{info['sm_count']} SMs, L2 {info['l2_bytes'] >> 20} MB, "
           f"{info['memory_bytes'] / 2**30:.0f} GiB; measured ceilings: read {info['read_gbps']:.0f} GB/s, "
           f"copy {info['copy_gbps']:.0f} GB/s (read + write)\n")
     if args.command == "bench":

@@ -13,10 +13,23 @@ from ._layout import Dim, c_strides
 from ._registry import DTYPE_NAMES, OP_NAMES
 
 DTYPES = tuple(np.dtype(name) for name in DTYPE_NAMES)  # gr_dtype code -> NumPy dtype
-_ACCEPTED = "expected a NumPy array (or a sequence of numbers) or a device array exporting __cuda_array_interface__"
-
-
+_ACCEPTED = "expected a NumPy array, a sequence of numbers, or a device array exporting __cuda_array_interface__"
 _CODES = {dt: code for code, dt in enumerate(DTYPES)}  # hot path: a dict lookup, not dtype.name
+# What the dtype kinds NumPy cannot reduce hold, for the error message
+_KIND_NAMES = {"O": "Python objects", "U": "str", "S": "bytes", "V": "void", "M": "datetime", "m": "timedelta"}
+
+
+def unsupported_dtype(dt, where="", hint="") -> TypeError:
+    """The error for a dtype gpureduce has no kernel for: the dtype first (the cause), then what works.
+    `where` says whose dtype it is (" in the input, a list"); `hint` ends the message."""
+    kind = "structured" if dt.fields is not None else _KIND_NAMES.get(dt.kind)
+    return TypeError(f"unsupported dtype {dt}{f' ({kind})' if kind else ''}{where}: gpureduce reduces "
+                     f"{', '.join(DTYPE_NAMES)}{hint}")
+
+
+def _type_name(obj) -> str:
+    t = type(obj)
+    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
 
 
 def dtype_code(dt) -> int:
@@ -27,7 +40,7 @@ def dtype_code(dt) -> int:
     dt = np.dtype(dt)
     if dt.fields is None and dt.kind in "biufc" and dt.name in DTYPE_NAMES:
         return DTYPE_NAMES.index(dt.name)
-    raise TypeError(f"unsupported dtype {dt}; gpureduce knows {', '.join(DTYPE_NAMES)}")
+    raise unsupported_dtype(dt)
 
 
 _RESULT_DTYPES = {}
@@ -86,10 +99,10 @@ def operand(a, what="the input") -> Operand:
         arr = np.asarray(a)
     except (TypeError, ValueError) as e:
         raise TypeError(f"{what}: {_ACCEPTED}; got {type(a).__name__}") from e
-    if arr.dtype.kind in "OUSVMm" or arr.dtype.fields is not None:
-        raise TypeError(f"{what}: {_ACCEPTED}; got {type(a).__name__} (numpy.asarray gives dtype {arr.dtype}); "
-                        f"gpureduce knows {', '.join(DTYPE_NAMES)}")
-    dtype_code(arr.dtype)
+    try:
+        dtype_code(arr.dtype)
+    except TypeError:
+        raise unsupported_dtype(arr.dtype, f" in {what}, a {_type_name(a)}", f" ({_ACCEPTED})") from None
     if not arr.dtype.isnative:
         arr = arr.astype(arr.dtype.newbyteorder("="))
     itemsize = arr.dtype.itemsize

@@ -5,6 +5,7 @@ compiled into the extension (``_core.variant_table()``).
 """
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -98,4 +99,12 @@ def _resolve(kind: str, name: str, op: str) -> Variant:
                 able = ", ".join(x.name for x in of_kind if op in x.ops)
                 raise ValueError(f"variant {name!r} does not implement {op}; variants that do: {able}")
             return v
-    raise ValueError(f"unknown {kind} variant {name!r}; valid variants: {', '.join(v.name for v in of_kind)}")
+    names = [v.name for v in of_kind]
+    raise ValueError(f"unknown {kind} variant {name!r}{did_you_mean(name, names)}; valid variants: {', '.join(names)}")
+
+
+def did_you_mean(word: str, choices) -> str:
+    """The hint " (did you mean 'shuffle'?)" naming the choice closest to `word` (case ignored), or "" if none is."""
+    by_folded = {c.casefold(): c for c in choices}
+    close = difflib.get_close_matches(word.casefold(), list(by_folded), n=1, cutoff=0.6)
+    return f" (did you mean {by_folded[close[0]]!r}?)" if close else ""

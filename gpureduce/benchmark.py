@@ -3,27 +3,31 @@ measured on the GPU at hand, for a terminal, a notebook, a CSV file or a plot.
 
 Method (DESIGN.md section 6): our variants are timed inside the extension with CUDA events around each
 call and the L2 flushed before each one (cold cache), after warm-up calls; the figure is the median.
-Peers (CuPy, PyTorch) are timed the same way on the same device arrays in the same run; NumPy on the
-host with a wall clock.  GB/s counts the bytes that must move: the input for a reduction, input and
-output for a scan.  "% ceiling" compares with a plain vectorised read (reductions) or a device-to-device
-copy (scans) of the same bytes, timed the same way at the same size.
+Peers (CuPy, PyTorch), where installed, are timed the same way (_core.time_calls) on views of the same
+device arrays in the same run; NumPy on the host with a wall clock.  GB/s counts the bytes that must move:
+the input for a reduction, input and output for a scan.  "% ceiling" compares with a plain vectorised read
+(reductions) or a device-to-device copy (scans) of the same bytes, timed the same way at the same size.
+Only NumPy is needed: inputs live in gpureduce.DeviceArrays, results are checked on the host.
 """
 from __future__ import annotations
 
 import csv
+import functools
+import importlib
 import io
 import json
 import math
 import statistics
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from . import _core
-from ._registry import DTYPE_NAMES, OP_NAMES, variants as _variants
+from . import _core, reductions, scans
+from ._operands import to_host
+from ._registry import ALL, DTYPE_NAMES, OP_NAMES, did_you_mean, variants as _variants
 
-__all__ = ["benchmark", "BenchmarkResult", "BenchmarkRow", "device_info", "parse_sizes"]
+__all__ = ["benchmark", "BenchmarkResult", "BenchmarkRow", "device_info", "parse_sizes", "series_styles", "PEERS"]
 
 # Public operator names -> (kind, gr operator)
 OPERATORS = {
@@ -61,34 +65,44 @@ class BenchmarkRow:
 _DEVICE_INFO = {}
 
 
-def _cupy():
-    try:
-        import cupy
-    except ImportError as e:  # pragma: no cover - depends on the machine
-        raise RuntimeError("gpureduce.benchmark holds its inputs in CuPy arrays: install cupy") from e
-    return cupy
-
-
 def device_info(remeasure: bool = False) -> dict:
-    """The current device's name, SM count, L2 and memory sizes, and its measured ceilings (GB/s of a
-    1 GiB vectorised read and of a 1 GiB device-to-device copy, read + write bytes), measured once."""
-    cupy = _cupy()
-    dev = cupy.cuda.Device()
-    if dev.id in _DEVICE_INFO and not remeasure:
-        return dict(_DEVICE_INFO[dev.id])
-    props = cupy.cuda.runtime.getDeviceProperties(dev.id)
-    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-    buf = cupy.empty(2**28, dtype=cupy.float32)  # 1 GiB
-    buf.fill(1.0)
+    """The current CUDA device and its measured bandwidth ceilings.
+
+    Parameters
+    ----------
+    remeasure : bool, optional
+        Measure the ceilings again instead of returning the figures of the first call on this device.
+
+    Returns
+    -------
+    dict
+        ``device`` (ordinal), ``name``, ``compute_capability`` (major, minor), ``sm_count``, ``l2_bytes``,
+        ``memory_bytes``, and the ceilings the benchmark's "% ceiling" column compares with: ``read_gbps``
+        (a vectorised read of 1 GiB) and ``copy_gbps`` (a 1 GiB device-to-device copy, read + write bytes),
+        both timed with CUDA events, cold L2, median of 10.
+
+    Raises
+    ------
+    gpureduce.CudaError
+        There is no CUDA device; the message says why (no driver, a driver too old, no GPU visible).
+
+    See Also
+    --------
+    benchmark : The tables these ceilings are the 100% of.
+
+    Notes
+    -----
+    Needs only NumPy: the 1 GiB buffer is a gpureduce.DeviceArray.
+    """
+    props = _core.device_properties()
+    if props["device"] in _DEVICE_INFO and not remeasure:
+        return dict(_DEVICE_INFO[props["device"]])
+    buf = _core.empty((2**28,), np.float32, 0)  # 1 GiB of zeros
     read_us = statistics.median(_core.time_device("read", buf, 10, 2)[0])
     copy_us = statistics.median(_core.time_device("copy", buf, 10, 2)[0])
-    info = dict(
-        device=dev.id, name=name, sm_count=int(props["multiProcessorCount"]), l2_bytes=int(props["l2CacheSize"]),
-        memory_bytes=int(props["totalGlobalMem"]), read_gbps=buf.nbytes / read_us / 1e3,
-        copy_gbps=2 * buf.nbytes / copy_us / 1e3,
-    )
+    info = dict(props, read_gbps=buf.nbytes / read_us / 1e3, copy_gbps=2 * buf.nbytes / copy_us / 1e3)
     del buf
-    _DEVICE_INFO[dev.id] = info
+    _DEVICE_INFO[props["device"]] = info
     return dict(info)
 
 
@@ -115,7 +129,8 @@ def parse_sizes(text: str):
 
 def _validate(op, names, sizes, dtype, repeat):
     if op not in OPERATORS:
-        raise ValueError(f"unknown op {op!r}; benchmarkable ops are {', '.join(OPERATORS)}")
+        raise ValueError(f"unknown op {op!r}{did_you_mean(str(op), OPERATORS)}; benchmarkable ops are "
+                         f"{', '.join(OPERATORS)}")
     kind, gr_op = OPERATORS[op]
     registered = [v for v in _variants(kind=kind, op=gr_op)]
     if not registered:
@@ -127,7 +142,9 @@ def _validate(op, names, sizes, dtype, repeat):
         names = [names] if isinstance(names, str) else list(names)
         unknown = [n for n in names if n not in by_name]
         if unknown:
-            raise ValueError(f"unknown {kind} variant(s) {', '.join(map(repr, unknown))}; valid: {', '.join(by_name)}")
+            hint = did_you_mean(unknown[0], by_name) if len(unknown) == 1 and isinstance(unknown[0], str) else ""
+            raise ValueError(f"unknown {kind} variant(s) {', '.join(map(repr, unknown))}{hint}; "
+                             f"valid: {', '.join(by_name)}")
         chosen = [by_name[n] for n in names]
         if "cub" in by_name and "cub" not in names:
             chosen.append(by_name["cub"])  # the baseline is always measured
@@ -148,8 +165,8 @@ def _validate(op, names, sizes, dtype, repeat):
     return kind, gr_op, chosen, dtype, sorted(int(n) for n in sizes)
 
 
-def _check_memory(cupy, sizes, dtype, kind):
-    free, _total = cupy.cuda.runtime.memGetInfo()
+def _check_memory(sizes, dtype, kind):
+    free, _total = _core.memory_info()  # also the clear CudaError where there is no device
     item = np.dtype(dtype).itemsize
     out_item = 8 if kind == "scan" else 0  # the widest result element
     need = max(sizes) * (item + out_item) + (256 << 20)  # input, output, flush buffer and workspace
@@ -177,21 +194,13 @@ def _reference(host, kind, gr_op):
     return {"sum": np.cumsum, "prod": np.cumprod, "min": np.minimum.accumulate, "max": np.maximum.accumulate}[gr_op](x)
 
 
-def _bitwise_equal(cupy, a, b):
-    if isinstance(a, np.generic):
-        return a.tobytes() == b.tobytes()
-    bits = {1: cupy.uint8, 2: cupy.uint16, 4: cupy.uint32, 8: cupy.uint64}[a.dtype.itemsize]
-    return bool(cupy.array_equal(a.view(bits), b.view(bits)))
-
-
-def _device_error(cupy, got, ref, ref_dev, scale):
-    """_rel_error computed where the result is: a 2^28-element scan is compared on the device."""
-    if isinstance(got, np.generic):
-        return _rel_error(got, ref, scale)
-    if got.size == 0:
-        return 0.0
-    diff = cupy.abs(got.astype(cupy.float64) - ref_dev.astype(cupy.float64))
-    return float(cupy.max(diff)) / max(scale, 1e-300)
+def _bitwise_equal(a, b):
+    """Same dtype, shape and bits (NaNs included), compared as unsigned words without a copy."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    word = np.dtype(f"u{math.gcd(a.itemsize, 8)}")
+    return bool(np.array_equal(a.reshape(-1).view(word), b.reshape(-1).view(word)))
 
 
 def _error_scale(host, ref, gr_op):
@@ -202,14 +211,23 @@ def _error_scale(host, ref, gr_op):
     return float(np.max(np.abs(np.asarray(ref, dtype=np.float64)))) if np.size(ref) else 1.0
 
 
-def _rel_error(got, ref, scale):
-    got = np.asarray(got, dtype=np.float64)
-    ref = np.asarray(ref, dtype=np.float64)
-    if ref.size == 0:
-        return 0.0
-    same_nan = np.isnan(got) & np.isnan(ref)
-    diff = np.where(same_nan, 0.0, np.abs(got - ref))
-    return float(np.max(diff)) / max(scale, 1e-300)
+def _rel_error(got, ref, scale, chunk=1 << 22):
+    """max |got - ref| / scale in float64, NaN where only one side is NaN, inf for a wrong shape; in chunks,
+    so a 2^28-element scan needs no 2 GiB temporaries."""
+    got, ref = np.asarray(got), np.asarray(ref)
+    if got.shape != ref.shape:
+        return math.inf
+    got, ref = got.reshape(-1), ref.reshape(-1)
+    worst = 0.0
+    for i in range(0, ref.size, chunk):
+        g = got[i:i + chunk].astype(np.float64)
+        r = ref[i:i + chunk].astype(np.float64)
+        diff = np.where(np.isnan(g) & np.isnan(r), 0.0, np.abs(g - r))
+        d = float(np.max(diff))
+        if math.isnan(d):
+            return math.nan  # fails `err <= bound`, as it must
+        worst = max(worst, d)
+    return worst / max(scale, 1e-300)
 
 
 def error_bound(gr_op, dtype, n):
@@ -230,34 +248,10 @@ def _time_ours(kind, v, gr_op, dev, repeat, warmup):
 
 
 def _run_once(kind, v, gr_op, dev):
-    """The variant's result (a NumPy scalar, or a CuPy view of the DeviceArray) for the error and
-    determinism columns: scans stay on the device, a 2^28-element copy home per variant would dominate."""
-    from . import reductions
-
+    """The variant's result on the host (a NumPy scalar or array) for the error and determinism columns."""
     if kind == "reduce":
         return reductions.reduce(gr_op, dev, variant=v.name)
-    from . import scans
-
-    return _cupy().asarray(scans.scan(gr_op, dev, variant=v.name))
-
-
-def _device_timer(cupy):
-    flush = cupy.empty(2 * cupy.cuda.Device().attributes["L2CacheSize"], dtype=cupy.uint8)
-    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-
-    def run(fn, repeat, warmup):
-        times = []
-        for i in range(warmup + repeat):
-            flush.fill(i & 0xFF)
-            start.record()
-            fn()
-            stop.record()
-            stop.synchronize()
-            if i >= warmup:
-                times.append(cupy.cuda.get_elapsed_time(start, stop) * 1e3)
-        return times
-
-    return run
+    return to_host(scans.scan(gr_op, dev, variant=v.name))
 
 
 def _host_timer(fn, repeat, warmup, budget_s=2.0):
@@ -274,52 +268,122 @@ def _host_timer(fn, repeat, warmup, budget_s=2.0):
     return times
 
 
-def _peers(kind, gr_op, dev, host, timer, repeat, warmup):
-    """(name, times_us) of each peer that is installed."""
-    cupy = _cupy()
-    out = []
-    cp_fn = {("reduce", o): getattr(cupy, o) for o in ("sum", "prod", "min", "max")}
-    cp_fn.update({("scan", "sum"): cupy.cumsum, ("scan", "prod"): cupy.cumprod})
-    if (kind, gr_op) in cp_fn:
-        out.append(("cupy", timer(lambda: cp_fn[kind, gr_op](dev), repeat, warmup)))
-    try:
-        import torch
-    except ImportError:
-        torch = None
-    if torch is not None and torch.cuda.is_available():
-        t = torch.as_tensor(dev, device="cuda")
-        th_fn = {("reduce", "sum"): torch.sum, ("reduce", "prod"): torch.prod, ("reduce", "min"): torch.min,
-                 ("reduce", "max"): torch.max, ("scan", "sum"): lambda x: torch.cumsum(x, 0),
-                 ("scan", "prod"): lambda x: torch.cumprod(x, 0), ("scan", "max"): lambda x: torch.cummax(x, 0),
-                 ("scan", "min"): lambda x: torch.cummin(x, 0)}
-        out.append(("torch", timer(lambda: th_fn[kind, gr_op](t), repeat, warmup)))
-    np_fn = {("reduce", o): getattr(np, o) for o in ("sum", "prod", "min", "max")}
-    np_fn.update({("scan", "sum"): np.cumsum, ("scan", "prod"): np.cumprod,
-                  ("scan", "max"): np.maximum.accumulate, ("scan", "min"): np.minimum.accumulate})
-    out.append(("numpy", _host_timer(lambda: np_fn[kind, gr_op](host), repeat, 1)))
-    return out
+# ----------------------------------------------------------------------------- peers
+
+PEERS = ("cupy", "torch", "numpy")  # the libraries measured beside ours, in table and plot order
+
+
+class _Unavailable(Exception):
+    """Why a peer is left out of a run: its rows are missing and the table says why."""
+
+
+def _cupy_peer(cupy, op):
+    fn = {"sum": cupy.sum, "prod": cupy.prod, "min": cupy.min, "max": cupy.max, "cumsum": cupy.cumsum,
+          "cumprod": cupy.cumprod}.get(op)
+    if fn is None:
+        raise _Unavailable(f"has no {op}")
+    return lambda dev, host: functools.partial(fn, cupy.asarray(dev))  # a view (CUDA Array Interface)
+
+
+def _torch_peer(torch, op):
+    if not torch.cuda.is_available():
+        raise _Unavailable("installed without CUDA")
+    fn = {"sum": torch.sum, "prod": torch.prod, "min": torch.min, "max": torch.max,
+          "cumsum": lambda x: torch.cumsum(x, 0), "cumprod": lambda x: torch.cumprod(x, 0),
+          "cummax": lambda x: torch.cummax(x, 0), "cummin": lambda x: torch.cummin(x, 0)}[op]
+    return lambda dev, host: functools.partial(fn, torch.from_dlpack(dev))  # a view (DLPack, stream-ordered)
+
+
+def _numpy_peer(numpy, op):
+    fn = {"sum": numpy.sum, "prod": numpy.prod, "min": numpy.min, "max": numpy.max, "cumsum": numpy.cumsum,
+          "cumprod": numpy.cumprod, "cummax": numpy.maximum.accumulate, "cummin": numpy.minimum.accumulate}[op]
+    return lambda dev, host: functools.partial(fn, host)
+
+
+_PEER_FACTORIES = {"cupy": _cupy_peer, "torch": _torch_peer, "numpy": _numpy_peer}
+
+
+def _peer_calls(op):
+    """{peer: bind(dev, host) -> the call to time} for the peers that can run `op` here, and {peer: why not}
+    for the others: a missing library is no error, its rows are left out."""
+    calls, missing = {}, {}
+    for name in PEERS:
+        try:
+            calls[name] = _PEER_FACTORIES[name](importlib.import_module(name), op)
+        except ModuleNotFoundError as e:
+            missing[name] = "not installed" if e.name == name else f"cannot be imported: {e}"
+        except ImportError as e:  # e.g. a CuPy built for another CUDA
+            missing[name] = f"cannot be imported: {e}"
+        except _Unavailable as e:
+            missing[name] = str(e)
+    return calls, missing
+
+
+def _time_peer(name, call, repeat, warmup):
+    if name == "numpy":  # on the host: a wall clock, one warm-up
+        return _host_timer(call, repeat, 1)
+    return _core.time_calls(call, repeat, warmup)
 
 
 def benchmark(op="sum", variants="all", sizes=DEFAULT_SIZES, dtype="float32", repeat=30, peers=True,
               progress=True, warmup=3, seed=None) -> "BenchmarkResult":
-    """Time each variant (and the peers) at each size; return a BenchmarkResult.
+    """Time each variant, and the peer libraries, at each size on the current device.
 
-    op: "sum", "prod", "min", "max" (reductions) or "cumsum", "cumprod", "cummin", "cummax" (scans).
-    variants: "all", a name, or a list of names (``cub`` is always added as the baseline).
-    sizes: element counts (see parse_sizes for the string form the command line takes).
-    peers: also time CuPy and PyTorch (if importable) on the same device arrays, and NumPy on the host.
-    progress: a tqdm progress bar (if tqdm is installed).
-    All arguments are checked before any work: unknown names, non-positive repeat, or a size that does
-    not fit in free device memory raise ValueError.
+    Parameters
+    ----------
+    op : str, optional
+        "sum", "prod", "min", "max" (reductions) or "cumsum", "cumprod", "cummin", "cummax" (scans).
+    variants : str or list of str, optional
+        "all", a variant name, or a list of names (``cub`` is always added as the baseline).
+    sizes : sequence of int, optional
+        Element counts (``parse_sizes`` turns the command line's "2^10:2^28" into such a list).
+    dtype : str or numpy.dtype, optional
+        The input dtype.
+    repeat : int, optional
+        Timed calls per row; the row shows their median, minimum and maximum.
+    peers : bool, optional
+        Also time CuPy and PyTorch, those installed, on views of the same device arrays, and NumPy on
+        the host.
+    progress : bool, optional
+        Show a tqdm progress bar (if tqdm is installed).
+    warmup : int, optional
+        Untimed calls before the timed ones.
+    seed : int, optional
+        Seed of the random inputs.
+
+    Returns
+    -------
+    BenchmarkResult
+        One row per variant and peer and size: time, GB/s, % of the device's ceiling, speed-ups, the
+        error against a float64 NumPy reference and whether it is within the bound for the op, dtype and
+        n, and determinism (two calls bitwise equal).  ``missing_peers`` names the peers that could not
+        be measured, and why; printing the result says so.
+
+    Raises
+    ------
+    ValueError
+        An unknown op, variant or dtype, a dtype a chosen variant lacks, a non-positive repeat or size, or
+        a size that does not fit in free device memory: checked before any work.
+    gpureduce.CudaError
+        There is no CUDA device (the message says why).
+
+    See Also
+    --------
+    device_info : The device and its ceilings.
+
+    Notes
+    -----
+    Needs only NumPy: inputs live in gpureduce.DeviceArrays; our variants are timed inside the extension
+    with CUDA events, the L2 flushed before every call; CuPy and PyTorch calls are timed the same way on
+    the legacy default stream; NumPy with a wall clock.  Results are checked on the host.
     """
     kind, gr_op, chosen, dtype, sizes = _validate(op, variants, sizes, dtype, repeat)
     if not isinstance(warmup, int) or warmup < 0:
         raise ValueError(f"warmup must be a non-negative int, got {warmup!r}")
-    cupy = _cupy()
-    _check_memory(cupy, sizes, dtype, kind)
+    _check_memory(sizes, dtype, kind)
+    peer_calls, missing = _peer_calls(op) if peers else ({}, {})
     rng = np.random.default_rng(seed)
-    timer = _device_timer(cupy)
-    steps = len(sizes) * (len(chosen) + (3 if peers else 0))
+    steps = len(sizes) * (len(chosen) + len(peer_calls))
     bar = None
     if progress:
         try:
@@ -332,9 +396,8 @@ def benchmark(op="sum", variants="all", sizes=DEFAULT_SIZES, dtype="float32", re
     try:
         for n in sizes:
             host = _random(n, dtype, gr_op, rng)
-            dev = cupy.asarray(host)
+            dev = _core.to_device(host)
             ref = _reference(host, kind, gr_op)
-            ref_dev = cupy.asarray(ref) if kind == "scan" else None
             scale = _error_scale(host, ref, gr_op)
             bound = error_bound(gr_op, dtype, n)
             out_item = np.dtype(np.int64 if np.dtype(dtype).kind in "iu" and gr_op in ("sum", "prod") else dtype).itemsize
@@ -347,24 +410,24 @@ def benchmark(op="sum", variants="all", sizes=DEFAULT_SIZES, dtype="float32", re
                 (times, _value), reps = _time_ours(kind, v, gr_op, dev, repeat, warmup)
                 first = _run_once(kind, v, gr_op, dev)
                 again = _run_once(kind, v, gr_op, dev)
-                err = _device_error(cupy, first, ref, ref_dev, scale)
+                err = _rel_error(first, ref, scale)
                 group.append(_row(v.name, op, n, dtype, times, moved, ceiling, reps, rel_error=err,
-                                  correct=err <= bound, deterministic=_bitwise_equal(cupy, first, again)))
+                                  correct=err <= bound, deterministic=_bitwise_equal(first, again)))
                 del first, again
                 if bar is not None:
                     bar.update(1)
-            if peers:
-                for name, times in _peers(kind, gr_op, dev, host, timer, repeat, warmup):
-                    group.append(_row(name, op, n, dtype, times, moved, ceiling, len(times), peer=True))
-                    if bar is not None:
-                        bar.update(1)
+            for name, bind in peer_calls.items():
+                times = _time_peer(name, bind(dev, host), repeat, warmup)
+                group.append(_row(name, op, n, dtype, times, moved, ceiling, len(times), peer=True))
+                if bar is not None:
+                    bar.update(1)
             _speedups(group)
             rows += group
-            del dev, ref_dev
+            del dev
     finally:
         if bar is not None:
             bar.close()
-    return BenchmarkResult(rows, device_info())
+    return BenchmarkResult(rows, device_info(), missing)
 
 
 def _row(name, op, n, dtype, times, moved, ceiling, repeats, rel_error=None, correct=None, deterministic=None,
@@ -394,12 +457,13 @@ COLUMNS = [
 
 
 class BenchmarkResult:
-    """Rows of a benchmark run with the device they ran on; prints as a table, renders in Jupyter,
-    exports to CSV / JSON / pandas, and plots."""
+    """Rows of a benchmark run with the device they ran on, and the peers that could not be measured
+    ({name: why}); prints as a table, renders in Jupyter, exports to CSV / JSON / pandas, and plots."""
 
-    def __init__(self, rows, device):
+    def __init__(self, rows, device, missing_peers=None):
         self.rows = list(rows)
         self.device = dict(device)
+        self.missing_peers = dict(missing_peers or {})
 
     def __len__(self):
         return len(self.rows)
@@ -427,6 +491,12 @@ class BenchmarkResult:
         ceil = f"read {d.get('read_gbps', 0):.0f} GB/s, copy {d.get('copy_gbps', 0):.0f} GB/s" if d else ""
         return f"{what} on {d.get('name', '?')} ({d.get('sm_count', '?')} SMs; ceilings: {ceil}); cold L2, medians"
 
+    def note(self):
+        """The line "peers not measured: cupy (not installed), ...", or "" when every peer asked for was."""
+        if not self.missing_peers:
+            return ""
+        return "peers not measured: " + ", ".join(f"{name} ({why})" for name, why in self.missing_peers.items())
+
     def __str__(self):
         heads = [h for _a, h, _f in COLUMNS]
         body = list(self._cells())
@@ -442,6 +512,8 @@ class BenchmarkResult:
                 out.append("")
             out.append(line(cells))
             prev_n = r.n
+        if self.note():
+            out.append(self.note())
         return "\n".join(out)
 
     def __repr__(self):
@@ -457,8 +529,9 @@ class BenchmarkResult:
             tds = "".join(f'<td style="text-align:{"left" if i == 0 else "right"}">{html.escape(c)}</td>'
                           for i, c in enumerate(cells))
             trs.append(f"<tr{style}>{tds}</tr>")
+        note = f"<p>{html.escape(self.note())}</p>" if self.note() else ""
         return (f"<div><p><b>{html.escape(self.title())}</b></p><table><thead><tr>{heads}</tr></thead>"
-                f"<tbody>{''.join(trs)}</tbody></table></div>")
+                f"<tbody>{''.join(trs)}</tbody></table>{note}</div>")
 
     def to_records(self):
         return [asdict(r) for r in self.rows]
@@ -483,7 +556,8 @@ class BenchmarkResult:
         return text
 
     def to_json(self, path=None):
-        text = json.dumps({"device": self.device, "rows": self.to_records()}, indent=1)
+        text = json.dumps({"device": self.device, "missing_peers": self.missing_peers, "rows": self.to_records()},
+                          indent=1)
         if path is not None:
             with open(path, "w", encoding="utf-8") as f:
                 f.write(text)
@@ -508,13 +582,12 @@ class BenchmarkResult:
         for r in self.rows:
             if r.pct_ceiling:
                 ceiling[r.n] = r.gbps * 100.0 / r.pct_ceiling
-        from matplotlib import colormaps
-
-        colors = colormaps["tab20"].resampled(max(len(names), 2))  # one colour per line: the default cycle has 10
-        for i, name in enumerate(names):
+        styles = series_styles(names)
+        for name in names:
             rs = sorted((r for r in self.rows if r.variant == name), key=lambda r: r.n)
             headline = name in ("auto", "cub")
-            style = dict(linestyle=":" if rs[0].peer else "-", marker="o", markersize=3, label=name, color=colors(i),
+            colour, marker = styles[name]
+            style = dict(linestyle=":" if rs[0].peer else "-", marker=marker, markersize=4, label=name, color=colour,
                          linewidth=2.5 if headline else 1.2, zorder=3 if headline else 2)
             ax_bw.plot([r.n for r in rs], [r.gbps for r in rs], **style)
             pts = [(r.n, cub[r.n] / r.median_us) for r in rs if r.n in cub]
@@ -537,3 +610,24 @@ class BenchmarkResult:
         if path is not None:
             fig.savefig(path, dpi=120)
         return fig
+
+
+# ----------------------------------------------------------------------------- plot styles
+
+# One series' look in every plot comes from its position in one list: the registry's names (both kinds, in
+# declaration order: "cub" and "auto" look the same in a sum plot and a cumsum plot), then PEERS.  Position
+# i gets colour i mod 10 and marker i mod 11: 10 and 11 are coprime, so the first 110 positions all differ
+# in their (colour, marker) pair, and neighbours differ in both.
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h")
+_SERIES = tuple(dict.fromkeys([v.name for v in ALL] + list(PEERS)))
+
+
+def series_styles(names) -> dict:
+    """{name: (colour, marker)} for matplotlib, stable across plots; names outside the registry and PEERS
+    (rows read back from another build) take the positions after them, in the order given."""
+    from matplotlib import colormaps
+
+    colours = colormaps["tab10"].colors
+    extra = [n for n in dict.fromkeys(names) if n not in _SERIES]
+    position = {n: i for i, n in enumerate(_SERIES + tuple(extra))}
+    return {n: (colours[position[n] % len(colours)], _MARKERS[position[n] % len(_MARKERS)]) for n in names}

@@ -10,7 +10,7 @@
 #include <string.h>
 
 static const char kAccepted[] =
-    "expected a NumPy array (or a sequence of numbers) or a device array exporting __cuda_array_interface__";
+    "expected a NumPy array, a sequence of numbers, or a device array exporting __cuda_array_interface__";
 
 void
 gr_buffer_release(gr_buffer *buf)
@@ -18,12 +18,37 @@ gr_buffer_release(gr_buffer *buf)
     Py_CLEAR(buf->owner);
 }
 
+/* What a dtype kind that NumPy cannot reduce holds, for the error message (NULL for the numeric kinds). */
+static const char *
+kind_name(const PyArray_Descr *descr)
+{
+    if (PyDataType_HASFIELDS(descr)) return "structured";
+    switch (descr->kind) {
+    case 'O': return "Python objects";
+    case 'U': return "str";
+    case 'S': return "bytes";
+    case 'V': return "void";
+    case 'M': return "datetime";
+    case 'm': return "timedelta";
+    default: return NULL;
+    }
+}
+
+/* TypeError naming the dtype first (the cause), then the dtypes gpureduce reduces, as
+ * gpureduce/_operands.py words it; `obj` (may be NULL) is the object whose conversion gave that dtype. */
 static int
-unsupported_dtype(const char *what)
+unsupported_dtype(const char *dtype, const PyArray_Descr *descr, PyObject *obj)
 {
     char names[512];
     gr_dtype_mask_names((1u << GR_DTYPE_COUNT) - 1, names, sizeof(names));
-    PyErr_Format(PyExc_TypeError, "unsupported dtype %s; gpureduce knows %s", what, names);
+    const char *kind = kind_name(descr);
+    char what[32] = "";
+    if (kind) PyOS_snprintf(what, sizeof(what), " (%s)", kind);
+    if (obj)
+        PyErr_Format(PyExc_TypeError, "unsupported dtype %s%s in the input, a %.200s: gpureduce reduces %s (%s)",
+                     dtype, what, Py_TYPE(obj)->tp_name, names, kAccepted);
+    else
+        PyErr_Format(PyExc_TypeError, "unsupported dtype %s%s: gpureduce reduces %s", dtype, what, names);
     return -1;
 }
 
@@ -43,15 +68,9 @@ buffer_from_host(PyObject *obj, gr_buffer *buf)
     PyArray_Descr *descr = PyArray_DESCR(arr);
     int dt = gr_dtype_from_descr(descr);
     if (dt < 0) {
-        if (descr->type_num == NPY_OBJECT || descr->type_num == NPY_STRING || descr->type_num == NPY_UNICODE ||
-            descr->type_num == NPY_VOID) {
-            PyErr_Format(PyExc_TypeError, "%s; got %.200s (numpy.asarray gives dtype %S)", kAccepted,
-                         Py_TYPE(obj)->tp_name, (PyObject *)descr);
-            Py_DECREF(arr);
-            return -1;
-        }
-        PyObject *s = PyObject_Str((PyObject *)descr);
-        unsupported_dtype(s ? PyUnicode_AsUTF8(s) : "?");
+        PyObject *s = PyObject_Str((PyObject *)descr); /* '<U3', 'object', 'datetime64[D]', ... */
+        const char *name = s ? PyUnicode_AsUTF8(s) : NULL;
+        if (name) unsupported_dtype(name, descr, obj);
         Py_XDECREF(s);
         Py_DECREF(arr);
         return -1;
@@ -117,8 +136,9 @@ parse_typestr(PyObject *typestr, int *dt_out)
         return -1;
     }
     int dt = gr_dtype_from_descr(descr);
+    if (dt < 0) unsupported_dtype(s, descr, NULL);
     Py_DECREF(descr);
-    if (dt < 0) return unsupported_dtype(s);
+    if (dt < 0) return -1;
     *dt_out = dt;
     return 0;
 }

@@ -1,11 +1,50 @@
 /* errors.c -- CUDA errors and gr_status codes as Python exceptions. */
 #include "ext.h"
 
+#include <stdlib.h>
+
 PyObject *
 gr_raise_cuda(PyObject *module, cudaError_t err, const char *what)
 {
     (void)cudaGetLastError(); /* clear a non-sticky error so the next call starts clean */
     PyErr_Format(gr_state(module)->CudaError, "%s: %s: %s", what, cudaGetErrorName(err), cudaGetErrorString(err));
+    return NULL;
+}
+
+PyObject *
+gr_raise_no_device(PyObject *module, cudaError_t err)
+{
+    (void)cudaGetLastError();
+    PyObject *type = gr_state(module)->CudaError;
+    int driver = 0, runtime = 0; /* cudaDriverGetVersion gives 0 when no driver is installed */
+    if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+    if (cudaRuntimeGetVersion(&runtime) != cudaSuccess) runtime = 0;
+    (void)cudaGetLastError();
+    const char *name = cudaGetErrorName(err);
+    /* Every text starts the same way, so callers (and tests) can match the case as a whole. */
+    if (err == cudaErrorInsufficientDriver && driver == 0) {
+        PyErr_Format(type,
+                     "no CUDA device is available: no NVIDIA driver was found (%s); gpureduce needs an NVIDIA driver "
+                     "and GPU to run its kernels (import works without one)",
+                     name);
+    }
+    else if (err == cudaErrorInsufficientDriver) {
+        PyErr_Format(type,
+                     "no CUDA device is available: the NVIDIA driver supports CUDA %d.%d, older than the CUDA %d.%d "
+                     "runtime gpureduce was built with (%s); update the NVIDIA driver",
+                     driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10, name);
+    }
+    else if (err == cudaErrorNoDevice) {
+        const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+        PyErr_Format(type, "no CUDA device is available: the NVIDIA driver (CUDA %d.%d) sees no GPU (%s); %s%s%s",
+                     driver / 1000, driver % 1000 / 10, name,
+                     visible ? "CUDA_VISIBLE_DEVICES is set to \"" : "nvidia-smi lists the GPUs the driver sees",
+                     visible ? visible : "", visible ? "\": unset it or name a GPU that exists" : "");
+    }
+    else {
+        PyErr_Format(type, "no CUDA device is available: initialising CUDA failed (%s: %s)", name,
+                     cudaGetErrorString(err));
+    }
     return NULL;
 }
 

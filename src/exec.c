@@ -27,10 +27,7 @@ gr_current_device(PyObject *module)
         int count = 0; /* cudaGetDeviceCount leaves it untouched when there is no driver */
         cudaError_t err = cudaGetDeviceCount(&count);
         if (err != cudaSuccess || count == 0) {
-            (void)cudaGetLastError();
-            if (err == cudaSuccess) err = cudaErrorNoDevice;
-            PyErr_Format(gr_state(module)->CudaError, "no CUDA device is available (%s: %s)", cudaGetErrorName(err),
-                         cudaGetErrorString(err));
+            gr_raise_no_device(module, err == cudaSuccess ? cudaErrorNoDevice : err);
             return -1;
         }
         g_device_count = count;

@@ -27,6 +27,9 @@ gr_module_state *gr_state(PyObject *module);
 /* Raise gpureduce.CudaError "<what>: <cudaErrorName>: <text>" and clear the runtime's last error.
  * Returns NULL for `return gr_raise_cuda(...)`. */
 PyObject *gr_raise_cuda(PyObject *module, cudaError_t err, const char *what);
+/* Raise gpureduce.CudaError "no CUDA device is available: <why>" for what cudaGetDeviceCount said (`err`,
+ * cudaErrorNoDevice when it found none), worded for the cause: no driver, an old driver, no GPU visible. */
+PyObject *gr_raise_no_device(PyObject *module, cudaError_t err);
 /* Map a gr_status to the exception that fits; `context` names the call. */
 PyObject *gr_raise_status(PyObject *module, gr_status st, int cuda_error, const char *context);
 
@@ -170,7 +173,12 @@ PyObject *gr_py_segments(PyObject *module, PyObject *const *args, Py_ssize_t nar
 PyObject *gr_py_copy_strided(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 PyObject *gr_py_describe(PyObject *module, PyObject *obj);
 PyObject *gr_py_variant_table(PyObject *module, PyObject *unused);
-PyObject *gr_py_device_count(PyObject *module, PyObject *unused);
+PyObject *gr_py_device_count(PyObject *module, PyObject *unused);      /* device.c */
+PyObject *gr_py_device_properties(PyObject *module, PyObject *unused); /* device.c */
+PyObject *gr_py_memory_info(PyObject *module, PyObject *unused);       /* device.c */
+PyObject *gr_py_to_device(PyObject *module, PyObject *obj);            /* make_array.c */
+PyObject *gr_py_empty(PyObject *module, PyObject *args, PyObject *kwargs); /* make_array.c */
 PyObject *gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs); /* timing.c */
+PyObject *gr_py_time_calls(PyObject *module, PyObject *args, PyObject *kwargs);  /* timing.c */
 
 #endif /* GPUREDUCE_EXT_H */

@@ -56,17 +56,6 @@ gr_py_variant_table(PyObject *module, PyObject *unused)
     return rows;
 }
 
-PyObject *
-gr_py_device_count(PyObject *module, PyObject *unused)
-{
-    int count = 0; /* left untouched when there is no driver */
-    if (cudaGetDeviceCount(&count) != cudaSuccess) {
-        (void)cudaGetLastError();
-        count = 0;
-    }
-    return PyLong_FromLong(count);
-}
-
 static PyMethodDef core_methods[] = {
     {"reduce", (PyCFunction)(void (*)(void))gr_py_reduce, METH_FASTCALL,
      "reduce(variant, op, a) -> NumPy scalar: reduce every element of `a` with operator `op`."},
@@ -88,9 +77,23 @@ static PyMethodDef core_methods[] = {
     {"variant_table", gr_py_variant_table, METH_NOARGS,
      "variant_table() -> tuple of (index, kind, name, properties, ops mask, dtypes mask, seed, doc)."},
     {"device_count", gr_py_device_count, METH_NOARGS, "device_count() -> number of CUDA devices (0 without a driver)."},
+    {"device_properties", gr_py_device_properties, METH_NOARGS,
+     "device_properties() -> dict: the current device's ordinal, name, compute capability, SM count, L2 and\n"
+     "memory sizes.  CudaError if there is no device."},
+    {"memory_info", gr_py_memory_info, METH_NOARGS,
+     "memory_info() -> (free, total): bytes of device memory on the current device (cudaMemGetInfo)."},
+    {"to_device", gr_py_to_device, METH_O,
+     "to_device(a) -> DeviceArray: a copy of the host array `a` (anything numpy.asarray takes, in C order) in\n"
+     "device memory of the current device, complete on return."},
+    {"empty", (PyCFunction)(void (*)(void))gr_py_empty, METH_VARARGS | METH_KEYWORDS,
+     "empty(shape, dtype, fill_byte=None) -> DeviceArray: a new array on the current device, uninitialised, or\n"
+     "every byte set to `fill_byte` (0xFF is NaN in every floating dtype, -1 in signed integers)."},
     {"time_device", (PyCFunction)(void (*)(void))gr_py_time_device, METH_VARARGS | METH_KEYWORDS,
      "time_device(what, a, repeats, warmup=3, flush_l2=True, variant=-1, op=0, exclusive=False) -> (times_us, value)\n"
      "Device-side timings for the benchmarks (what: 'reduce', 'scan', 'read' or 'copy')."},
+    {"time_calls", (PyCFunction)(void (*)(void))gr_py_time_calls, METH_VARARGS | METH_KEYWORDS,
+     "time_calls(fn, repeats, warmup=3, flush_l2=True) -> times_us\n"
+     "Device-side time of each fn() call, measured on the legacy default stream (peers such as CuPy, PyTorch)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,8 +1,10 @@
-/* timing.c -- _core.time_device(): device-side timings for the benchmarks.
+/* timing.c -- _core.time_device() and _core.time_calls(): device-side timings for the benchmarks.
  *
- * CUDA events bracket each call on the device's stream, so nothing Python does falls inside a measured
- * interval; before every call the L2 is flushed by writing a buffer twice its size (cold cache: a 64 MB
- * input must not be timed out of a 60 MB L2, DESIGN.md section 6).  Warm-up calls are made first.
+ * CUDA events bracket each call on the stream its work runs on, so nothing Python does between calls falls
+ * inside a measured interval; before every call the L2 is flushed by writing a buffer twice its size (cold
+ * cache: a 64 MB input must not be timed out of a 60 MB L2, DESIGN.md section 6).  Warm-up calls are made
+ * first.  time_device times gpureduce's own work on the device's stream; time_calls times a Python callable
+ * (a peer library's function) on the legacy default stream, where CuPy and PyTorch work unless told otherwise.
  */
 #include "ext.h"
 
@@ -37,6 +39,70 @@ flush_buffer(PyObject *module, int device, void **buf, size_t *bytes)
     *buf = g_flush[device];
     *bytes = g_flush_bytes[device];
     return 0;
+}
+
+/* The events and the flush buffer of one timing loop. */
+typedef struct {
+    cudaEvent_t start, stop;
+    void *flush; /* NULL: no flush */
+    size_t flush_bytes;
+} gr_timer;
+
+static int
+timer_open(PyObject *module, int device, int flush_l2, gr_timer *t)
+{
+    memset(t, 0, sizeof(*t));
+    if (flush_l2 && flush_buffer(module, device, &t->flush, &t->flush_bytes) < 0) return -1;
+    cudaError_t err = cudaEventCreate(&t->start);
+    if (err == cudaSuccess) err = cudaEventCreate(&t->stop);
+    if (err != cudaSuccess) {
+        gr_raise_cuda(module, err, "creating the timing events");
+        return -1;
+    }
+    return 0;
+}
+
+static void
+timer_close(gr_timer *t)
+{
+    if (t->start) (void)cudaEventDestroy(t->start);
+    if (t->stop) (void)cudaEventDestroy(t->stop);
+}
+
+/* Flush (call i's own byte, so no write is skipped) and start the clock on `stream`; no GIL needed. */
+static cudaError_t
+timer_begin(const gr_timer *t, int i, cudaStream_t stream)
+{
+    cudaError_t err = t->flush ? cudaMemsetAsync(t->flush, i & 0xff, t->flush_bytes, stream) : cudaSuccess;
+    return err == cudaSuccess ? cudaEventRecord(t->start, stream) : err;
+}
+
+/* Stop the clock on `stream`, wait for it, and give the interval in microseconds; no GIL needed. */
+static cudaError_t
+timer_end(const gr_timer *t, cudaStream_t stream, double *us)
+{
+    float ms = 0;
+    cudaError_t err = cudaEventRecord(t->stop, stream);
+    if (err == cudaSuccess) err = cudaEventSynchronize(t->stop);
+    if (err == cudaSuccess) err = cudaEventElapsedTime(&ms, t->start, t->stop);
+    *us = 1e3 * (double)ms;
+    return err;
+}
+
+static PyObject *
+times_to_list(const double *times, int count)
+{
+    PyObject *list = PyList_New(count);
+    if (!list) return NULL;
+    for (int i = 0; i < count; i++) {
+        PyObject *t = PyFloat_FromDouble(times[i]);
+        if (!t) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, t);
+    }
+    return list;
 }
 
 typedef enum { TIME_REDUCE, TIME_SCAN, TIME_READ, TIME_COPY } time_what;
@@ -89,18 +155,18 @@ gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
     PyObject *times_list = NULL, *result = NULL;
     double *times = NULL;
     gr_exec *ex = NULL;
-    cudaEvent_t start = NULL, stop = NULL;
+    gr_timer timer = {0};
     gr_buffer buf;
     if (gr_buffer_from_object(module, obj, &buf) < 0) return NULL;
     if (buf.is_host) {
-        PyErr_SetString(PyExc_TypeError, "time_device times device arrays: pass a CuPy/PyTorch/Numba array");
+        PyErr_SetString(PyExc_TypeError,
+                        "time_device times device arrays: pass a DeviceArray (_core.to_device) or a CuPy/PyTorch/"
+                        "Numba array");
         goto fail;
     }
     const int device = gr_buffer_device(module, &buf);
     if (device < 0) goto fail;
-    PyArray_Descr *in_descr = PyArray_DescrFromType(gr_dtype_to_typenum(buf.dtype));
-    const size_t in_bytes = (size_t)buf.n * (size_t)PyDataType_ELSIZE(in_descr);
-    Py_DECREF(in_descr);
+    const size_t in_bytes = (size_t)buf.n * gr_dtype_itemsize(buf.dtype);
     const gr_kind kind = what == TIME_SCAN ? GR_KIND_SCAN : GR_KIND_REDUCE;
     const gr_dtype out_dtype = gr_default_result_dtype(kind, (gr_op)op, buf.dtype);
 
@@ -123,9 +189,7 @@ gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
     if (with_variant ? gr_exec_reserve_for(module, ex, &a, "time_device") < 0
                      : gr_exec_reserve_workspace(module, ex, GR_WORKSPACE_ZEROED_BYTES) < 0)
         goto fail;
-    PyArray_Descr *out_descr = PyArray_DescrFromType(gr_dtype_to_typenum(out_dtype));
-    const size_t out_bytes = (size_t)buf.n * (size_t)PyDataType_ELSIZE(out_descr);
-    Py_DECREF(out_descr);
+    const size_t out_bytes = (size_t)buf.n * gr_dtype_itemsize(out_dtype);
     if (gr_exec_reserve_pinned(module, ex, GR_RESULT_BYTES) < 0 ||
         gr_exec_reserve_staging(module, ex, out_bytes > in_bytes ? out_bytes : in_bytes) < 0)
         goto fail;
@@ -133,29 +197,23 @@ gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
     a.workspace_bytes = ex->workspace_bytes;
     a.out = what == TIME_SCAN ? ex->staging : ex->result;
 
-    void *flush = NULL;
-    size_t flush_bytes = 0;
-    if (flush_l2 && flush_buffer(module, device, &flush, &flush_bytes) < 0) goto fail;
+    if (timer_open(module, device, flush_l2, &timer) < 0) goto fail;
     times = PyMem_Malloc(sizeof(double) * (size_t)repeats);
     if (!times) {
         PyErr_NoMemory();
         goto fail;
     }
 
-    cudaError_t err = cudaEventCreate(&start);
-    if (err == cudaSuccess) err = cudaEventCreate(&stop);
-    /* the producer's work (e.g. filling the input) completes first */
-    if (err == cudaSuccess && buf.has_stream) err = cudaStreamSynchronize(buf.stream);
+    cudaError_t err = cudaSuccess;
     Py_BEGIN_ALLOW_THREADS
+    /* the producer's work (e.g. filling the input) completes first */
+    if (buf.has_stream) err = cudaStreamSynchronize(buf.stream);
     for (int i = 0; i < warmup + repeats && err == cudaSuccess && st == GR_OK; i++) {
-        if (flush_l2) err = cudaMemsetAsync(flush, i & 0xff, flush_bytes, ex->stream);
-        if (err == cudaSuccess) err = cudaEventRecord(start, ex->stream);
+        double us = 0;
+        err = timer_begin(&timer, i, ex->stream);
         if (err == cudaSuccess) err = run_once(what, &a, in_bytes, ex, &st, &cuda_error);
-        if (err == cudaSuccess && st == GR_OK) err = cudaEventRecord(stop, ex->stream);
-        if (err == cudaSuccess && st == GR_OK) err = cudaEventSynchronize(stop);
-        float ms = 0;
-        if (err == cudaSuccess && st == GR_OK) err = cudaEventElapsedTime(&ms, start, stop);
-        if (i >= warmup) times[i - warmup] = 1e3 * (double)ms;
+        if (err == cudaSuccess && st == GR_OK) err = timer_end(&timer, ex->stream, &us);
+        if (i >= warmup) times[i - warmup] = us;
     }
     if (err == cudaSuccess && st == GR_OK && what == TIME_REDUCE) {
         err = cudaMemcpyAsync(ex->pinned, ex->result, 16, cudaMemcpyDeviceToHost, ex->stream);
@@ -171,13 +229,8 @@ gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
         goto fail;
     }
 
-    times_list = PyList_New(repeats);
+    times_list = times_to_list(times, repeats);
     if (!times_list) goto fail;
-    for (int i = 0; i < repeats; i++) {
-        PyObject *t = PyFloat_FromDouble(times[i]);
-        if (!t) goto fail;
-        PyList_SET_ITEM(times_list, i, t);
-    }
     if (what == TIME_REDUCE) {
         PyArray_Descr *d = PyArray_DescrFromType(gr_dtype_to_typenum(out_dtype));
         PyObject *value = PyArray_Scalar(ex->pinned, d, NULL);
@@ -190,8 +243,7 @@ gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
     }
     times_list = NULL; /* owned by result (or released by Py_BuildValue on failure) */
     if (!result) goto fail;
-    (void)cudaEventDestroy(start);
-    (void)cudaEventDestroy(stop);
+    timer_close(&timer);
     PyMem_Free(times);
     gr_exec_release(ex);
     gr_buffer_release(&buf);
@@ -199,8 +251,7 @@ gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
 
 fail:
     Py_XDECREF(times_list);
-    if (start) (void)cudaEventDestroy(start);
-    if (stop) (void)cudaEventDestroy(stop);
+    timer_close(&timer);
     PyMem_Free(times);
     if (ex) {
         ex->dirty = 1;
@@ -208,4 +259,57 @@ fail:
     }
     gr_buffer_release(&buf);
     return NULL;
+}
+
+PyObject *
+gr_py_time_calls(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"fn", "repeats", "warmup", "flush_l2", NULL};
+    PyObject *fn;
+    int repeats, warmup = 3, flush_l2 = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Oi|ip:time_calls", kwlist, &fn, &repeats, &warmup, &flush_l2))
+        return NULL;
+    if (!PyCallable_Check(fn)) {
+        PyErr_Format(PyExc_TypeError, "time_calls: fn must be callable, not %.200s", Py_TYPE(fn)->tp_name);
+        return NULL;
+    }
+    if (repeats < 1 || warmup < 0) {
+        PyErr_Format(PyExc_ValueError, "repeats must be >= 1 and warmup >= 0 (got %d and %d)", repeats, warmup);
+        return NULL;
+    }
+    /* The legacy default stream waits for, and is waited on by, every blocking stream (CuPy's and PyTorch's
+     * default ones included), so its events bracket whatever such a call enqueues. */
+    const cudaStream_t stream = cudaStreamLegacy;
+    gr_timer timer = {0};
+    double *times = NULL;
+    PyObject *result = NULL;
+    const int device = gr_current_device(module);
+    if (device < 0 || timer_open(module, device, flush_l2, &timer) < 0) goto done;
+    times = PyMem_Malloc(sizeof(double) * (size_t)repeats);
+    if (!times) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (int i = 0; i < warmup + repeats; i++) {
+        double us = 0;
+        cudaError_t err = timer_begin(&timer, i, stream);
+        if (err == cudaSuccess) {
+            PyObject *r = PyObject_CallNoArgs(fn);
+            if (!r) goto done;
+            Py_BEGIN_ALLOW_THREADS
+            err = timer_end(&timer, stream, &us);
+            Py_END_ALLOW_THREADS
+            Py_DECREF(r); /* after the stop: freeing the result is not the call's work */
+        }
+        if (err != cudaSuccess) {
+            gr_raise_cuda(module, err, "time_calls");
+            goto done;
+        }
+        if (i >= warmup) times[i - warmup] = us;
+    }
+    result = times_to_list(times, repeats);
+done:
+    timer_close(&timer);
+    PyMem_Free(times);
+    return result;
 }

@@ -1,0 +1,106 @@
+/* make_array.c -- _core.to_device() and _core.empty(): DeviceArrays made on request (the benchmark's inputs,
+ * a caller's out= buffers), so nothing of gpureduce needs another library to hold data on the device.
+ *
+ * Both allocate through gr_device_array_empty on the device's own stream, like gpureduce's results.
+ */
+#include "ext.h"
+
+PyObject *
+gr_py_to_device(PyObject *module, PyObject *obj)
+{
+    gr_buffer buf;
+    gr_exec *ex = NULL;
+    PyObject *array = NULL;
+    if (gr_buffer_from_object(module, obj, &buf) < 0) return NULL;
+    if (!buf.is_host) {
+        PyErr_Format(PyExc_TypeError, "to_device() copies host arrays to the device; %.200s is a device array already",
+                     Py_TYPE(obj)->tp_name);
+        goto fail;
+    }
+    const int device = gr_current_device(module);
+    if (device < 0) goto fail;
+    ex = gr_exec_acquire(module, device);
+    if (!ex) goto fail;
+    const size_t bytes = (size_t)buf.n * gr_dtype_itemsize(buf.dtype);
+    if (gr_exec_reserve_pinned(module, ex, gr_transfer_pinned_bytes(bytes)) < 0) goto fail;
+    array = gr_device_array_empty(module, buf.ndim, buf.shape, buf.dtype, device, ex->stream);
+    if (!array) goto fail;
+    void *dst = gr_device_array_data(array);
+    cudaError_t err, done;
+    Py_BEGIN_ALLOW_THREADS
+    int registered;
+    err = gr_upload_host(ex, dst, buf.ptr, bytes, ex->stream, &registered);
+    done = gr_upload_release(buf.ptr, registered, ex->stream);
+    /* The exec's pinned buffer must be idle before the exec goes back to the pool (transfer.c). */
+    if (done == cudaSuccess) done = cudaStreamSynchronize(ex->stream);
+    Py_END_ALLOW_THREADS
+    if (err == cudaSuccess) err = done;
+    if (err != cudaSuccess) {
+        gr_raise_cuda(module, err, "copying a host array to the device");
+        goto fail;
+    }
+    gr_exec_release(ex);
+    gr_buffer_release(&buf);
+    return array;
+
+fail:
+    Py_XDECREF(array);
+    gr_exec_release(ex);
+    gr_buffer_release(&buf);
+    return NULL;
+}
+
+PyObject *
+gr_py_empty(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"shape", "dtype", "fill_byte", NULL};
+    PyArray_Dims dims = {NULL, 0};
+    PyArray_Descr *descr = NULL;
+    PyObject *fill = Py_None, *array = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O&|O:empty", kwlist, PyArray_IntpConverter, &dims,
+                                     PyArray_DescrConverter, &descr, &fill))
+        goto done;
+    long byte = -1;
+    if (fill != Py_None) {
+        byte = PyLong_AsLong(fill);
+        if (byte == -1 && PyErr_Occurred()) goto done;
+        if (byte < 0 || byte > 0xff) {
+            PyErr_Format(PyExc_ValueError, "empty(): fill_byte must be None or 0..255, not %ld", byte);
+            goto done;
+        }
+    }
+    const int dt = PyDataType_HASFIELDS(descr) ? -1 : gr_dtype_from_descr(descr);
+    if (dt < 0) {
+        char names[512];
+        gr_dtype_mask_names((1u << GR_DTYPE_COUNT) - 1, names, sizeof(names));
+        PyErr_Format(PyExc_TypeError, "unsupported dtype %S: a DeviceArray holds %s", (PyObject *)descr, names);
+        goto done;
+    }
+    if (dims.len > GR_MAX_NDIM) {
+        PyErr_Format(PyExc_ValueError, "a DeviceArray has at most %d dimensions, not %d", GR_MAX_NDIM, dims.len);
+        goto done;
+    }
+    int64_t shape[GR_MAX_NDIM];
+    size_t bytes = gr_dtype_itemsize((gr_dtype)dt);
+    for (int i = 0; i < dims.len; i++) {
+        shape[i] = (int64_t)dims.ptr[i];
+        bytes *= (size_t)dims.ptr[i]; /* meaningful once gr_device_array_empty accepted the shape */
+    }
+    const int device = gr_current_device(module);
+    if (device < 0) goto done;
+    const cudaStream_t stream = gr_device_stream(module, device);
+    if (!stream) goto done;
+    array = gr_device_array_empty(module, dims.len, shape, (gr_dtype)dt, device, stream);
+    if (array && byte >= 0) {
+        /* Enqueued on the array's stream, which every consumer orders after (CAI v3, DLPack, get()). */
+        cudaError_t err = cudaMemsetAsync(gr_device_array_data(array), (int)byte, bytes, stream);
+        if (err != cudaSuccess) {
+            gr_raise_cuda(module, err, "filling a new DeviceArray");
+            Py_CLEAR(array);
+        }
+    }
+done:
+    PyDimMem_FREE(dims.ptr); /* PyArray_IntpConverter allocated it */
+    Py_XDECREF(descr);
+    return array;
+}
