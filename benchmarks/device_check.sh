@@ -1,70 +1,101 @@
 #!/usr/bin/env bash
-# The GPU CI of gpureduce, for the GPU machine: build, run the whole test suite (GPU tests included),
-# time every variant, and write a summary to commit under benchmarks/results/.
+# The GPU CI of gpureduce, for the GPU machine: the README's two commands verbatim from the clone's root (the
+# build for the visible GPU and the main job; the test extras and the whole suite, every GPU test required),
+# then the axis benchmark and the notebook, and a summary to commit under benchmarks/results/.
 #
 #   GR_COMMIT=$(git rev-parse --short HEAD) OUT=/some/dir bash benchmarks/device_check.sh
 #
 # GR_COMMIT names the commit being tested (the GPU machine gets a copy of the tree without .git).
-# GPUREDUCE_CUDA_ARCHS defaults to 90 here: the H200 needs no other machine code.
+# STEPS picks the parts (default "readme bench notebook"; a later call on the same machine can run the rest).
+# An offline machine gets its packages from wheels in the clone (git-ignored): .whl-build/ (the build's
+# requirements: setuptools, numpy) and .whl/ (nbformat and Jupyter, see benchmarks/run_notebook.py).
 set -uo pipefail
 OUT=${OUT:-/tmp/gpureduce-check}
+STEPS=${STEPS:-readme bench notebook}
 mkdir -p "$OUT"
-export GPUREDUCE_CUDA_ARCHS=${GPUREDUCE_CUDA_ARCHS:-90}
-export GPUREDUCE_BUILD_JOBS=${GPUREDUCE_BUILD_JOBS:-$(nproc)}
-export PYTHONUNBUFFERED=1
+export PYTHONUNBUFFERED=1 GPUREDUCE_REQUIRE_GPU=1 PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore
+if [ -d .whl-build ]; then
+    export PIP_NO_INDEX=1 PIP_FIND_LINKS="$PWD/.whl-build $PWD/.whl"
+fi
 commit=${GR_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 summary="$OUT/summary.md"
+has() { case " $STEPS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+rc=0
 
-t0=$(date +%s)
-python3 -m pip install --no-build-isolation --no-deps -e . >"$OUT/build.log" 2>&1
-build_rc=$?
-t1=$(date +%s)
-echo "build rc=$build_rc in $((t1 - t0)) s"
-[ $build_rc -eq 0 ] || { tail -n 40 "$OUT/build.log"; exit 1; }
-
-python3 -m pytest tests -q -rfE -p no:cacheprovider ${PYTEST_ARGS:-} --junitxml="$OUT/junit.xml" >"$OUT/pytest.log" 2>&1
-test_rc=$?
-t2=$(date +%s)
-result_line=$(grep -E "^(=+ )?[0-9]+ (passed|failed)" "$OUT/pytest.log" | tail -n 1)
-echo "tests rc=$test_rc in $((t2 - t1)) s: $result_line"
-
-# property-based examples run (tests/conftest.py prints "hypothesis examples run: N")
-examples=$(grep -oE "hypothesis examples run: [0-9]+" "$OUT/pytest.log" | grep -oE "[0-9]+$" || echo 0)
-python3 -m gpureduce >"$OUT/bench_reduce_2e24.txt" 2>&1
-GR_COMMIT=$commit python3 benchmarks/bench_axis.py --out "$OUT" >"$OUT/bench_axis.txt" 2>&1
-for extra in ${BENCH_SCRIPTS:-}; do python3 "$extra" >>"$OUT/bench_extra.txt" 2>&1; done
-t3=$(date +%s)
-
-{
-    echo "# GPU check of gpureduce at commit $commit"
-    echo
-    echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-    echo "- device: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null)"
-    echo "- python: $(python3 -c 'import sys, numpy; print(sys.version.split()[0], "numpy", numpy.__version__)')"
-    echo "- build (GPUREDUCE_CUDA_ARCHS=$GPUREDUCE_CUDA_ARCHS, $GPUREDUCE_BUILD_JOBS jobs): $((t1 - t0)) s, rc=$build_rc"
-    echo "- tests: \`$result_line\` in $((t2 - t1)) s (rc=$test_rc)"
-    echo "- hypothesis property tests: $examples examples run"
-    echo
-    echo "## Failures"
-    echo '```'
-    grep -E "^(FAILED|ERROR)" "$OUT/pytest.log" | head -n 60 || true
-    echo '```'
-    echo
-    echo "## Reduction variants (python -m gpureduce)"
-    echo '```'
-    cat "$OUT/bench_reduce_2e24.txt"
-    echo '```'
-    echo
-    echo "## Row and column sums (benchmarks/bench_axis.py)"
-    grep -E "^\|" "$OUT/bench_axis.txt" || tail -n 20 "$OUT/bench_axis.txt"
-    grep -E "at least as fast" "$OUT/bench_axis.txt" || true
-    if [ -s "$OUT/bench_extra.txt" ]; then
+if has readme; then
+    # --- README command 1, verbatim: install (builds for the GPU it sees), then the main job ---
+    t0=$(date +%s)
+    pip install . >"$OUT/install.log" 2>&1 && python -m gpureduce >"$OUT/main_job.txt" 2>&1
+    main_rc=$?
+    t1=$(date +%s)
+    echo "README command 1: rc=$main_rc in $((t1 - t0)) s"
+    [ $main_rc -eq 0 ] || { tail -n 30 "$OUT/install.log" "$OUT/main_job.txt"; rc=1; }
+    # --- README command 2, verbatim: the test extras, then every test (GPUREDUCE_REQUIRE_GPU=1) ---
+    pip install ".[test]" >>"$OUT/install.log" 2>&1 && pytest -q -rfE -p no:cacheprovider --junitxml="$OUT/junit.xml" >"$OUT/pytest.log" 2>&1
+    test_rc=$?
+    t2=$(date +%s)
+    result_line=$(grep -E "^(=+ )?[0-9]+ (passed|failed)" "$OUT/pytest.log" | tail -n 1)
+    examples=$(grep -oE "hypothesis examples run: [0-9]+" "$OUT/pytest.log" | grep -oE "[0-9]+$" || echo 0)
+    echo "README command 2: rc=$test_rc in $((t2 - t1)) s: $result_line"
+    [ $test_rc -eq 0 ] || rc=1
+    {
+        echo "# GPU check of gpureduce at commit $commit"
         echo
-        echo "## More benchmarks"
+        echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+        echo "- device: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null)"
+        echo "- python: $(python3 -c 'import sys, numpy; print(sys.version.split()[0], "numpy", numpy.__version__)')"
+        echo "- \`pip install . && python -m gpureduce\` from the clone's root: $((t1 - t0)) s, rc=$main_rc"
+        echo "  ($(grep -oE 'nvcc for [^;]*; [0-9]+ CUDA files' "$OUT/install.log" | head -n 1))"
+        echo "- \`pip install \".[test]\" && pytest\` with GPUREDUCE_REQUIRE_GPU=1: \`$result_line\` in $((t2 - t1)) s (rc=$test_rc)"
+        echo "- hypothesis property tests: $examples examples run"
+        echo
+        echo "## Failures"
         echo '```'
-        cat "$OUT/bench_extra.txt"
+        grep -E "^(FAILED|ERROR)" "$OUT/pytest.log" | head -n 60 || true
         echo '```'
+        echo
+        echo "## The main job (python -m gpureduce)"
+        echo '```'
+        cat "$OUT/main_job.txt"
+        echo '```'
+    } >"$summary"
+fi
+
+if has bench; then
+    GR_COMMIT=$commit python3 benchmarks/bench_axis.py --out "$OUT" >"$OUT/bench_axis.txt" 2>&1 || rc=1
+    for extra in ${BENCH_SCRIPTS:-}; do python3 "$extra" >>"$OUT/bench_extra.txt" 2>&1 || rc=1; done
+    {
+        echo
+        echo "## Row and column sums (benchmarks/bench_axis.py)"
+        grep -E "^\|" "$OUT/bench_axis.txt" || tail -n 20 "$OUT/bench_axis.txt"
+        grep -E "at least as fast" "$OUT/bench_axis.txt" || true
+        if [ -s "$OUT/bench_extra.txt" ]; then
+            echo
+            echo "## More benchmarks"
+            echo '```'
+            cat "$OUT/bench_extra.txt"
+            echo '```'
+        fi
+    } >>"$summary"
+fi
+
+if has notebook; then
+    # Jupyter beside the installed gpureduce, without touching the machine's own packages
+    t0=$(date +%s)
+    if [ -d .whl ]; then
+        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+        export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
     fi
-} >"$summary"
+    python3 benchmarks/run_notebook.py --out "$OUT/explore.ipynb" >"$OUT/notebook.txt" 2>&1
+    nb_rc=$?
+    [ $nb_rc -eq 0 ] || rc=1
+    {
+        echo
+        echo "## The notebook (benchmarks/run_notebook.py)"
+        echo "- examples/explore.ipynb executed by a Jupyter kernel: rc=$nb_rc in $(($(date +%s) - t0)) s"
+        tail -n 3 "$OUT/notebook.txt" | sed 's/^/  /'
+    } >>"$summary"
+fi
+
 cat "$summary"
-exit $test_rc
+exit $rc
