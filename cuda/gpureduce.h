@@ -133,9 +133,11 @@ typedef struct gr_segments {
     const void *initial;       /* host pointer to one value of out_dtype folded into every result; NULL = none */
 } gr_segments;
 
-/* Whether an instantiation exists for (op, in, out): the result dtype above, `in` itself for sum/prod/mean,
- * or a widening float/complex pair (float16 -> float32/float64, float32 -> float64, complex64 -> complex128). */
-int gr_segments_supported(gr_kind kind, gr_op op, gr_dtype in, gr_dtype out);
+/* Whether `variant` runs (op, in, out) along axes without a cast first.  auto: the result dtype above, `in`
+ * itself for sum/prod/mean, or a widening float/complex pair (float16 -> float32/float64, float32 -> float64,
+ * complex64 -> complex128).  cub: out == in, and argmin/argmax of any input.  Anything else: cast the input to
+ * the result dtype first (gr_copy_strided), then out == in runs on every axis variant. */
+int gr_segments_supported(gr_kind kind, gr_variant variant, gr_op op, gr_dtype in, gr_dtype out);
 
 /* Workspace bytes, then the work, as gr_workspace_size / gr_reduce (a->n is ignored). */
 gr_status gr_reduce_segments_workspace(const gr_args *a, const gr_segments *s, size_t *bytes, int *cuda_error);

@@ -7,7 +7,7 @@
 #include <cub/device/device_segmented_reduce.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
-#include "reduce_segments.cuh"
+#include "reduce_segments.cuh"  // seg_problem; no axis kernel is instantiated here
 
 namespace gr {
 
@@ -51,11 +51,7 @@ cudaError_t cub_segments(const SegProblem &p, const void *initial, unsigned *fla
         *bytes = 0;
         return cudaSuccess;
     }
-    if (p.R == 0) {  // as the axis kernels: identity / initial / NaN
-        *bytes = 0;
-        if (!scratch) return cudaSuccess;
-        return seg_run<Red, In>(p, initial, flags, scratch, sm_count, stream);
-    }
+    // Empty segments (R == 0) never come here: the router sends them to the axis kernels (segments_api.cu).
     auto in = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), VirtualElement<Red, In>{p});
     auto starts = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), SegmentStart{p.R});
     const size_t values_bytes = align_up(size_t(S) * sizeof(V), GR_WORKSPACE_ALIGN);
@@ -77,7 +73,7 @@ cudaError_t cub_segments(const SegProblem &p, const void *initial, unsigned *fla
 
 template <gr_op OP>
 gr_status reduce_segments_cub_op(const gr_args *a, const gr_segments *s, size_t *ws_bytes, int *cuda_error) {
-    return with_segment_types<GR_KIND_REDUCE, OP>(a->in_dtype, a->out_dtype, [&](auto in_tag, auto out_tag) -> gr_status {
+    return with_segment_types<true, GR_KIND_REDUCE, OP>(a->in_dtype, a->out_dtype, [&](auto in_tag, auto out_tag) -> gr_status {
         using In = tag_type<decltype(in_tag)>;
         using Out = tag_type<decltype(out_tag)>;
         using Red = typename reducer_for<OP, In, Out>::type;
@@ -86,7 +82,6 @@ gr_status reduce_segments_cub_op(const gr_args *a, const gr_segments *s, size_t 
         cudaError_t e = cub_segments<Red, In>(p, s->initial, nullptr, nullptr, &scratch, a->sm_count,
                                               static_cast<cudaStream_t>(a->stream));
         if (e != cudaSuccess) return cuda_status(e, cuda_error);
-        scratch = scratch > seg_workspace<Red, In>(p, a->sm_count) ? scratch : seg_workspace<Red, In>(p, a->sm_count);
         const size_t need = GR_WORKSPACE_ZEROED_BYTES + scratch;
         if (ws_bytes) {
             *ws_bytes = need;

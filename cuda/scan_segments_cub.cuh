@@ -65,7 +65,7 @@ cudaError_t cub_scan_segments(const ScanProblem &p, bool exclusive, char *scratc
 
 template <gr_op OP>
 gr_status scan_segments_cub_op(const gr_args *a, const gr_segments *s, size_t *ws_bytes, int *cuda_error) {
-    return with_segment_types<GR_KIND_SCAN, OP>(a->in_dtype, a->out_dtype, [&](auto in_tag, auto out_tag) -> gr_status {
+    return with_segment_types<true, GR_KIND_SCAN, OP>(a->in_dtype, a->out_dtype, [&](auto in_tag, auto out_tag) -> gr_status {
         using In = tag_type<decltype(in_tag)>;
         using Out = tag_type<decltype(out_tag)>;
         using Op = typename op_functor<OP>::type;

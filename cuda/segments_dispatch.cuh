@@ -52,14 +52,49 @@ constexpr bool segments_supported(gr_kind kind, gr_op op, gr_dtype in, gr_dtype 
     }
 }
 
-// Calls f(tag<In>{}, tag<Out>{}) for a supported (op, in, out) triple of `kind`, instantiating only those.
-template <gr_kind KIND, gr_op OP, class F>
+// Which kernels exist.  Two economies keep the build small without changing a result:
+//  * one kernel serves dtypes whose bits give the same answer: sums and products that keep an unsigned
+//    type wrap exactly as the signed type of that width, and bool's min/max/argmin/argmax are uint8's
+//    (the bytes are 0 or 1).  kernel_types() maps a call onto the types whose kernels run it.
+//  * the CUB baseline is instantiated for inputs already in the result type (and arg reductions of any
+//    input); the caller casts any other input to the result type first, as NumPy's buffered casts do.
+struct KernelTypes {
+    gr_dtype in, out;
+};
+
+constexpr gr_dtype signed_twin(gr_dtype d) {
+    switch (d) {
+    case GR_UINT8: return GR_INT8;
+    case GR_UINT16: return GR_INT16;
+    case GR_UINT32: return GR_INT32;
+    case GR_UINT64: return GR_INT64;
+    default: return d;
+    }
+}
+
+constexpr KernelTypes kernel_types(gr_op op, gr_dtype in, gr_dtype out) {
+    if ((op == GR_OP_SUM || op == GR_OP_PROD) && in == out) return {signed_twin(in), signed_twin(out)};
+    if (in == GR_BOOL && (op == GR_OP_MIN || op == GR_OP_MAX)) return {GR_UINT8, out == GR_BOOL ? GR_UINT8 : out};
+    if (in == GR_BOOL && (op == GR_OP_ARGMIN || op == GR_OP_ARGMAX)) return {GR_UINT8, out};
+    return {in, out};
+}
+
+// Whether kernels of this variant family (kCub: CUB's, else gpureduce's) exist for exactly (op, in, out).
+constexpr bool instantiated(bool cub, gr_kind kind, gr_op op, gr_dtype in, gr_dtype out) {
+    if (!segments_supported(kind, op, in, out)) return false;
+    const KernelTypes k = kernel_types(op, in, out);
+    if (k.in != in || k.out != out) return false;  // served by its twin's kernels
+    return !cub || in == out || op == GR_OP_ARGMIN || op == GR_OP_ARGMAX;
+}
+
+// Calls f(tag<In>{}, tag<Out>{}) for an instantiated (op, in, out) triple of `kind`, instantiating only those.
+template <bool kCub, gr_kind KIND, gr_op OP, class F>
 gr_status with_segment_types(gr_dtype in, gr_dtype out, F &&f) {
     return with_dtype(in, [&](auto in_tag) {
         using In = tag_type<decltype(in_tag)>;
         return with_dtype(out, [&](auto out_tag) -> gr_status {
             using Out = tag_type<decltype(out_tag)>;
-            if constexpr (segments_supported(KIND, OP, dtype_of<In>::value, dtype_of<Out>::value)) return f(in_tag, out_tag);
+            if constexpr (instantiated(kCub, KIND, OP, dtype_of<In>::value, dtype_of<Out>::value)) return f(in_tag, out_tag);
             else return GR_ERR_UNSUPPORTED_DTYPE;
         });
     });

@@ -80,7 +80,7 @@ def scan(variant: int, op: int, a: Any, exclusive: bool, out: Any | None, /) -> 
 def result_dtype(op: int, in_dtype: int, /) -> int:
     """The dtype code NumPy's function of `op` gives for input dtype code `in_dtype` with dtype=None."""
 
-def segments_supported(kind: int, op: int, in_dtype: int, out_dtype: int, /) -> bool: ...
+def segments_supported(kind: int, variant: int, op: int, in_dtype: int, out_dtype: int, /) -> bool: ...
 def describe(a: Any, /) -> tuple[int, tuple[int, ...], tuple[int, ...], int, int]:
     """(dtype code, shape, strides in elements, is_host 0/1, readonly 0/1) of a device array's interface."""
 

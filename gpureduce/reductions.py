@@ -268,7 +268,7 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
 def _reduce_axes(v, op, x: Operand, axes, rt, rshape, out, out_desc, initial, mask):
     """The axis machinery: cast if no kernel reads x.dtype into rt, plan (gathering if needed), run."""
     op_code = OP_NAMES.index(op)
-    if not _core.segments_supported(_core.KIND_REDUCE, op_code, dtype_code(x.dtype), dtype_code(rt)):
+    if not _core.segments_supported(_core.KIND_REDUCE, v.index, op_code, dtype_code(x.dtype), dtype_code(rt)):
         if op == "mean" and rt.kind not in "fc":
             raise TypeError(f"mean with an integer or bool dtype= ({rt}) is not supported; pass a floating dtype")
         x = cast(x, rt)

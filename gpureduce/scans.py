@@ -24,7 +24,7 @@ def _scan_axes(v, op, x: Operand, axis, rt, out, exclusive):
     """A scan through the axis machinery (cuda/scan_segments.cuh): along `axis` of x, or of x flattened in C
     order when axis is None.  Returns the result (host array, DeviceArray, or `out`)."""
     op_code = OP_NAMES.index(op)
-    if not _core.segments_supported(_core.KIND_SCAN, op_code, dtype_code(x.dtype), dtype_code(rt)):
+    if not _core.segments_supported(_core.KIND_SCAN, v.index, op_code, dtype_code(x.dtype), dtype_code(rt)):
         x = cast(x, rt)
     if axis is None:
         if not x.c_contiguous:

@@ -19,15 +19,17 @@ py_result_dtype(PyObject *module, PyObject *args)
     return PyLong_FromLong((long)gr_default_result_dtype(GR_KIND_REDUCE, (gr_op)op, (gr_dtype)in));
 }
 
-/* segments_supported(kind, op, in, out) -> bool: an axis kernel exists for that triple (no cast needed). */
+/* segments_supported(kind, variant, op, in, out) -> bool: the variant runs that triple along axes with no cast
+ * first (gr_segments_supported). */
 static PyObject *
 py_segments_supported(PyObject *module, PyObject *args)
 {
-    int kind, op, in, out;
-    if (!PyArg_ParseTuple(args, "iiii", &kind, &op, &in, &out)) return NULL;
-    if (op < 0 || op >= GR_OP_COUNT || in < 0 || in >= GR_DTYPE_COUNT || out < 0 || out >= GR_DTYPE_COUNT)
+    int kind, variant, op, in, out;
+    if (!PyArg_ParseTuple(args, "iiiii", &kind, &variant, &op, &in, &out)) return NULL;
+    if (variant < 0 || variant >= GR_VARIANT_COUNT || op < 0 || op >= GR_OP_COUNT || in < 0 || in >= GR_DTYPE_COUNT ||
+        out < 0 || out >= GR_DTYPE_COUNT)
         Py_RETURN_FALSE;
-    return PyBool_FromLong(gr_segments_supported((gr_kind)kind, (gr_op)op, (gr_dtype)in, (gr_dtype)out));
+    return PyBool_FromLong(gr_segments_supported((gr_kind)kind, (gr_variant)variant, (gr_op)op, (gr_dtype)in, (gr_dtype)out));
 }
 
 gr_module_state *
@@ -65,7 +67,8 @@ static PyMethodDef core_methods[] = {
     {"result_dtype", py_result_dtype, METH_VARARGS,
      "result_dtype(op, in_dtype) -> the result dtype code of `op` over `in_dtype` with dtype=None (NumPy's rule)."},
     {"segments_supported", py_segments_supported, METH_VARARGS,
-     "segments_supported(kind, op, in_dtype, out_dtype) -> bool: an axis kernel exists for that triple."},
+     "segments_supported(kind, variant, op, in_dtype, out_dtype) -> bool: the variant runs that triple along axes\n"
+     "without casting the input first."},
     {"describe", gr_py_describe, METH_O,
      "describe(a) -> (dtype code, shape, strides in elements, is_host, readonly) of a device array, read from its\n"
      "__cuda_array_interface__ without touching the device."},

@@ -288,7 +288,7 @@ gr_py_segments(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         goto fail;
     }
     const gr_dtype in_dtype = (gr_dtype)in.dtype;
-    if (!gr_segments_supported((gr_kind)kind, (gr_op)op, in_dtype, out_dtype)) {
+    if (!gr_segments_supported((gr_kind)kind, (gr_variant)variant, (gr_op)op, in_dtype, out_dtype)) {
         PyErr_Format(PyExc_TypeError, "no kernel for %s -> %s with this operator", gr_dtype_name(in_dtype),
                      gr_dtype_name(out_dtype));
         goto fail;
