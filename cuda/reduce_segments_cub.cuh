@@ -66,7 +66,7 @@ cudaError_t cub_segments(const SegProblem &p, const void *initial, unsigned *fla
     GR_CUDA_TRY(cub::DeviceSegmentedReduce::Reduce(scratch + values_bytes, temp, in, values, S, starts, starts + 1,
                                                    CombineOp<Red>{}, Red::identity(), stream));
     const int64_t blocks = ceil_div(S, 256), cap = int64_t(sm_count) * 32;
-    finish_segments_kernel<Red><<<unsigned(blocks < cap ? blocks : cap), 256, 0, stream>>>(p, values,
+    finish_segments_kernel<typename Red::Partials><<<unsigned(blocks < cap ? blocks : cap), 256, 0, stream>>>(p, values,
                                                                                           Red::from_initial(initial));
     return cudaGetLastError();
 }

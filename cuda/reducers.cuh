@@ -5,6 +5,8 @@
 //   element(x, r)         element x, at position r along the reduced axis, as a V
 //   combine(a, b)         associative and commutative, so any tree gives the same answer up to rounding
 //   finish(v)             V -> the result type
+// and Partials: the Reducer over V itself (same V, combine, finish), for the passes that read partials, not
+// the input, so they are instantiated once per V and result type instead of once per input type.
 // sum/prod/min/max fold in accumulator<Out> (float16 in float32); mean carries (sum, count) and divides at the
 // end; argmin/argmax carry (value, position) and keep the first extreme, NaN first, as NumPy's do.
 #pragma once
@@ -19,6 +21,7 @@ struct FoldReducer {
     using Acc = typename accumulator<Out>::type;
     using V = Acc;
     using Result = Out;
+    using Partials = FoldReducer<Op, Out, Out>;
     __host__ __device__ __forceinline__ static V identity() { return Op::template identity<Acc>(); }
     __host__ __device__ __forceinline__ static V element(const In &x, int64_t) { return convert<Acc>(x); }
     __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) { return Op()(a, b); }
@@ -40,6 +43,7 @@ struct MeanReducer {
     using Acc = typename accumulator<Out>::type;
     using V = SumCount<Acc>;
     using Result = Out;
+    using Partials = MeanReducer<Out, Out>;
     __host__ __device__ __forceinline__ static V identity() { return {Acc(0), 0}; }
     __host__ __device__ __forceinline__ static V element(const In &x, int64_t) { return {convert<Acc>(x), 1}; }
     __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) { return {a.sum + b.sum, a.count + b.count}; }
@@ -67,6 +71,7 @@ struct ArgReducer {
     using Acc = typename accumulator<In>::type;
     using V = ValueIndex<Acc>;
     using Result = int64_t;
+    using Partials = ArgReducer<Better, Acc>;
     __host__ __device__ __forceinline__ static V identity() { return {Better::template identity<Acc>(), INT64_MAX}; }
     __host__ __device__ __forceinline__ static V element(const In &x, int64_t r) { return {convert<Acc>(x), r}; }
     __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) {

@@ -100,6 +100,9 @@ __device__ __forceinline__ typename Red::V fold_contiguous(const In *row, int64_
 
 template <class In>
 constexpr bool kVectorizable = 16 % sizeof(In) == 0;
+// Several elements per 16-byte vector: what the packed-rows/columns kernels need (never a 16-byte complex128).
+template <class In>
+constexpr bool kPackable = kVectorizable<In> && sizeof(In) < 16;
 
 // Folds elements r, r + step, ... < r1 of the segment at `base`/`mbase` into v: kUnroll loads in flight per
 // thread, each group folded as a pairwise tree (a fixed order, so results are deterministic).
@@ -522,7 +525,8 @@ size_t seg_workspace(const SegProblem &p, int sm_count) {
     return plan.chunks > 1 ? align_up(size_t(p.c0 * p.c1 * plan.chunks) * sizeof(typename Red::V), GR_WORKSPACE_ALIGN) : 0;
 }
 
-template <class Red, class In>
+// Needs no element of the input: instantiated per Red::Partials, shared by every input type.
+template <class Red>
 __global__ void fill_identity_kernel(SegProblem p, typename Red::V init) {
     const int64_t S = p.c0 * p.c1;
     for (int64_t s = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < S; s += int64_t(gridDim.x) * blockDim.x)
@@ -538,7 +542,7 @@ cudaError_t seg_run(const SegProblem &p, const void *initial, unsigned *flags, c
     const V init = Red::from_initial(initial);
     if (p.R == 0) {  // every segment empty: identity (with initial), mean's NaN, ...
         const int64_t blocks = ceil_div(S, kSegBlock);
-        fill_identity_kernel<Red, In><<<unsigned(blocks < 4096 ? blocks : 4096), kSegBlock, 0, stream>>>(p, init);
+        fill_identity_kernel<typename Red::Partials><<<unsigned(blocks < 4096 ? blocks : 4096), kSegBlock, 0, stream>>>(p, init);
         return cudaGetLastError();
     }
     const SegPlan plan = seg_plan<In>(p, sm_count);
@@ -550,14 +554,14 @@ cudaError_t seg_run(const SegProblem &p, const void *initial, unsigned *flags, c
                                                                                   plan.vec_rows, partials, init);
         break;
     case SegPlan::PACKED_COLUMNS:
-        if constexpr (kVectorizable<In>) {
+        if constexpr (kPackable<In>) {
             GR_CUDA_TRY(check_grid(plan.grid));
             packed_columns_kernel<Red, In><<<unsigned(plan.grid), kSegBlock, 0, stream>>>(p, partials, flags, init);
             return cudaGetLastError();  // single pass
         }
         break;
     case SegPlan::PACKED_ROWS:
-        if constexpr (kVectorizable<In>) {
+        if constexpr (kPackable<In>) {
             GR_CUDA_TRY(check_grid(plan.grid));
             packed_rows_kernel<Red, In><<<unsigned(plan.grid), kSegBlock, 0, stream>>>(p, init);
         }
@@ -576,19 +580,21 @@ cudaError_t seg_run(const SegProblem &p, const void *initial, unsigned *flags, c
     }
     GR_CUDA_TRY(cudaGetLastError());
     if (!partials) return cudaSuccess;
-    // Second pass: each segment's chunk partials, contiguous, folded by a group of lanes.
+    // Second pass: each segment's chunk partials, contiguous, folded by a group of lanes.  It reads V values,
+    // not the input, so it runs on Red::Partials: one instantiation for every input type with the same V.
+    using Partials = typename Red::Partials;
     SegProblem q = p;
     q.in = partials;
     q.R = plan.chunks;
     q.mask = nullptr;
     if (plan.chunks >= 256 && S <= int64_t(sm_count) * 64) {  // many partials per segment: a block each
-        partials_block_kernel<Red><<<unsigned(S), kSegBlock, 0, stream>>>(q, init);
+        partials_block_kernel<Partials><<<unsigned(S), kSegBlock, 0, stream>>>(q, init);
         return cudaGetLastError();
     }
     const int64_t warps = ceil_div(S, kWarp / plan.second_group);
     const int64_t blocks = ceil_div(warps, kSegBlock / kWarp);
     const int64_t grid = blocks < int64_t(sm_count) * 32 ? blocks : int64_t(sm_count) * 32;
-    rows_kernel<Red, V, true><<<unsigned(grid), kSegBlock, 0, stream>>>(q, plan.second_group, 1, plan.chunks, false,
+    rows_kernel<Partials, V, true><<<unsigned(grid), kSegBlock, 0, stream>>>(q, plan.second_group, 1, plan.chunks, false,
                                                                       nullptr, init);
     return cudaGetLastError();
 }
