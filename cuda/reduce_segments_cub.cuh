@@ -7,6 +7,7 @@
 #include <cub/device/device_segmented_reduce.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
+#include "divisor.cuh"
 #include "reduce_segments.cuh"  // seg_problem; no axis kernel is instantiated here
 
 namespace gr {
@@ -14,10 +15,10 @@ namespace gr {
 template <class Red, class In>
 struct VirtualElement {  // flat index -> the Reducer's value of that element
     SegProblem p;
+    Divisor by_R, by_c1;  // no 64-bit division in CUB's unrolled loads (divisor.cuh)
     __host__ __device__ typename Red::V operator()(int64_t i) const {
-        const int64_t s = i / p.R, r = i - s * p.R;
-        int64_t i0, i1;
-        seg_split(p, s, i0, i1);
+        const int64_t s = int64_t(by_R.quotient(uint64_t(i))), r = i - s * p.R;
+        const int64_t i0 = int64_t(by_c1.quotient(uint64_t(s))), i1 = s - i0 * p.c1;
         return seg_load<Red, In>(p, i0 * p.is0 + i1 * p.is1, i0 * p.ms0 + i1 * p.ms1, r);
     }
 };
@@ -52,7 +53,8 @@ cudaError_t cub_segments(const SegProblem &p, const void *initial, unsigned *fla
         return cudaSuccess;
     }
     // Empty segments (R == 0) never come here: the router sends them to the axis kernels (segments_api.cu).
-    auto in = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), VirtualElement<Red, In>{p});
+    const VirtualElement<Red, In> element{p, Divisor::of(uint64_t(p.R)), Divisor::of(uint64_t(p.c1))};
+    auto in = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), element);
     auto starts = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), SegmentStart{p.R});
     const size_t values_bytes = align_up(size_t(S) * sizeof(V), GR_WORKSPACE_ALIGN);
     size_t temp = 0;

@@ -6,28 +6,50 @@
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/permutation_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
+#include "divisor.cuh"
 #include "scan_segments.cuh"
 
 namespace gr {
 
+// Flat index i of the virtual sequence -> (i0, i1, r), with no 64-bit division in CUB's unrolled loads
+// (divisor.cuh).
+struct FlatIndex {
+    Divisor by_R, by_c1;
+    int64_t R, c1;
+    __host__ static FlatIndex of(const ScanProblem &p) {
+        return {Divisor::of(uint64_t(p.R)), Divisor::of(uint64_t(p.c1)), p.R, p.c1};
+    }
+    __host__ __device__ __forceinline__ int64_t segment(int64_t i) const { return int64_t(by_R.quotient(uint64_t(i))); }
+    __host__ __device__ __forceinline__ void split(int64_t i, int64_t &i0, int64_t &i1, int64_t &r) const {
+        const int64_t s = segment(i);
+        r = i - s * R;
+        i0 = int64_t(by_c1.quotient(uint64_t(s)));
+        i1 = s - i0 * c1;
+    }
+};
+
 struct SegmentOf {
-    int64_t R;
-    __host__ __device__ int64_t operator()(int64_t i) const { return i / R; }
+    FlatIndex f;
+    __host__ __device__ int64_t operator()(int64_t i) const { return f.segment(i); }
 };
 
 template <class In, class Acc>
 struct ScanElement {
     ScanProblem p;
+    FlatIndex f;
     __host__ __device__ Acc operator()(int64_t i) const {
-        const int64_t s = i / p.R, r = i - s * p.R, i0 = s / p.c1, i1 = s - i0 * p.c1;
+        int64_t i0, i1, r;
+        f.split(i, i0, i1, r);
         return convert<Acc>(static_cast<const In *>(p.in)[i0 * p.is0 + i1 * p.is1 + r * p.ir]);
     }
 };
 
 struct ScanOutIndex {
     ScanProblem p;
+    FlatIndex f;
     __host__ __device__ int64_t operator()(int64_t i) const {
-        const int64_t s = i / p.R, r = i - s * p.R, i0 = s / p.c1, i1 = s - i0 * p.c1;
+        int64_t i0, i1, r;
+        f.split(i, i0, i1, r);
         return i0 * p.os0 + i1 * p.os1 + r * p.orr;
     }
 };
@@ -44,9 +66,10 @@ cudaError_t cub_scan_segments(const ScanProblem &p, bool exclusive, char *scratc
     *bytes = 0;
     if (n == 0) return cudaSuccess;
     auto count = thrust::counting_iterator<int64_t>(0);
-    auto keys = thrust::make_transform_iterator(count, SegmentOf{p.R});
-    auto values = thrust::make_transform_iterator(count, ScanElement<In, Acc>{p});
-    auto out = thrust::make_permutation_iterator(static_cast<Out *>(p.out), thrust::make_transform_iterator(count, ScanOutIndex{p}));
+    const FlatIndex f = FlatIndex::of(p);
+    auto keys = thrust::make_transform_iterator(count, SegmentOf{f});
+    auto values = thrust::make_transform_iterator(count, ScanElement<In, Acc>{p, f});
+    auto out = thrust::make_permutation_iterator(static_cast<Out *>(p.out), thrust::make_transform_iterator(count, ScanOutIndex{p, f}));
     size_t temp = 0;
     void *storage = scratch;
     for (int pass = scratch ? 1 : 0; pass < 2; pass++) {
