@@ -61,6 +61,12 @@ if has readme; then
     } >"$summary"
 fi
 
+# A later call on a fresh machine (STEPS without readme): install first, as README command 1 does.
+if ! has readme && ! (cd /tmp && python3 -c "import gpureduce._core" 2>/dev/null); then
+    pip install . >"$OUT/install.log" 2>&1 || { tail -n 30 "$OUT/install.log"; exit 1; }
+fi
+[ -f "$summary" ] || echo "# GPU check of gpureduce at commit $commit (steps: $STEPS)" >"$summary"
+
 if has bench; then
     GR_COMMIT=$commit python3 benchmarks/bench_axis.py --out "$OUT" >"$OUT/bench_axis.txt" 2>&1 || rc=1
     for extra in ${BENCH_SCRIPTS:-}; do python3 "$extra" >>"$OUT/bench_extra.txt" 2>&1 || rc=1; done
