@@ -17,6 +17,18 @@ export PYTHONUNBUFFERED=1 GPUREDUCE_REQUIRE_GPU=1 PIP_BREAK_SYSTEM_PACKAGES=1 PI
 if [ -d .whl-build ]; then
     export PIP_NO_INDEX=1 PIP_FIND_LINKS="$PWD/.whl-build $PWD/.whl"
 fi
+# `pip` and `python` of one environment, as a user's shell has them (on the GPU machine's image `pip` belongs
+# to another interpreter than `python3`): a virtual environment that also sees the machine's packages (CuPy,
+# PyTorch), else both names bound to python3.
+if [ -z "${VIRTUAL_ENV:-}" ]; then
+    if python3 -m venv --system-site-packages /tmp/gpureduce-venv >/dev/null 2>&1; then
+        . /tmp/gpureduce-venv/bin/activate
+    else
+        pip() { python3 -m pip "$@"; }
+        python() { python3 "$@"; }
+    fi
+fi
+echo "pip: $(pip --version); python: $(command -v python) $(python --version 2>&1)"
 commit=${GR_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 summary="$OUT/summary.md"
 has() { case " $STEPS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
