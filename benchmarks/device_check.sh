@@ -17,16 +17,10 @@ export PYTHONUNBUFFERED=1 GPUREDUCE_REQUIRE_GPU=1 PIP_BREAK_SYSTEM_PACKAGES=1 PI
 if [ -d .whl-build ]; then
     export PIP_NO_INDEX=1 PIP_FIND_LINKS="$PWD/.whl-build $PWD/.whl"
 fi
-# `pip` and `python` of one environment, as a user's shell has them (on the GPU machine's image `pip` belongs
-# to another interpreter than `python3`): a virtual environment that also sees the machine's packages (CuPy,
-# PyTorch), else both names bound to python3.
-if [ -z "${VIRTUAL_ENV:-}" ]; then
-    if python3 -m venv --system-site-packages /tmp/gpureduce-venv >/dev/null 2>&1; then
-        . /tmp/gpureduce-venv/bin/activate
-    else
-        pip() { python3 -m pip "$@"; }
-        python() { python3 "$@"; }
-    fi
+# `pip` and `python` of one environment, as a user's shell has them (on the GPU machine's image `python` is a
+# venv's, with PyTorch and CuPy, while `pip` on PATH is the system's).
+if [ "$(pip --version 2>/dev/null | sed 's/.* from //')" != "$(python -m pip --version 2>/dev/null | sed 's/.* from //')" ]; then
+    pip() { python -m pip "$@"; }
 fi
 echo "pip: $(pip --version); python: $(command -v python) $(python --version 2>&1)"
 commit=${GR_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
@@ -55,7 +49,7 @@ if has readme; then
         echo
         echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
         echo "- device: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null)"
-        echo "- python: $(python3 -c 'import sys, numpy; print(sys.version.split()[0], "numpy", numpy.__version__)')"
+        echo "- python: $(python -c 'import sys, numpy; print(sys.version.split()[0], "numpy", numpy.__version__)')"
         echo "- \`pip install . && python -m gpureduce\` from the clone's root: $((t1 - t0)) s, rc=$main_rc"
         echo "  ($(grep -oE 'nvcc for [^;]*; [0-9]+ CUDA files' "$OUT/install.log" | head -n 1))"
         echo "- \`pip install \".[test]\" && pytest\` with GPUREDUCE_REQUIRE_GPU=1: \`$result_line\` in $((t2 - t1)) s (rc=$test_rc)"
@@ -74,14 +68,14 @@ if has readme; then
 fi
 
 # A later call on a fresh machine (STEPS without readme): install first, as README command 1 does.
-if ! has readme && ! (cd /tmp && python3 -c "import gpureduce._core" 2>/dev/null); then
+if ! has readme && ! (cd /tmp && python -c "import gpureduce._core" 2>/dev/null); then
     pip install . >"$OUT/install.log" 2>&1 || { tail -n 30 "$OUT/install.log"; exit 1; }
 fi
 [ -f "$summary" ] || echo "# GPU check of gpureduce at commit $commit (steps: $STEPS)" >"$summary"
 
 if has bench; then
-    GR_COMMIT=$commit python3 benchmarks/bench_axis.py --out "$OUT" >"$OUT/bench_axis.txt" 2>&1 || rc=1
-    for extra in ${BENCH_SCRIPTS:-}; do python3 "$extra" >>"$OUT/bench_extra.txt" 2>&1 || rc=1; done
+    GR_COMMIT=$commit python benchmarks/bench_axis.py --out "$OUT" >"$OUT/bench_axis.txt" 2>&1 || rc=1
+    for extra in ${BENCH_SCRIPTS:-}; do python "$extra" >>"$OUT/bench_extra.txt" 2>&1 || rc=1; done
     {
         echo
         echo "## Row and column sums (benchmarks/bench_axis.py)"
@@ -101,10 +95,10 @@ if has notebook; then
     # Jupyter beside the installed gpureduce, without touching the machine's own packages
     t0=$(date +%s)
     if [ -d .whl ]; then
-        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+        python -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
         export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
     fi
-    python3 benchmarks/run_notebook.py --out "$OUT/explore.ipynb" >"$OUT/notebook.txt" 2>&1
+    python benchmarks/run_notebook.py --out "$OUT/explore.ipynb" >"$OUT/notebook.txt" 2>&1
     nb_rc=$?
     [ $nb_rc -eq 0 ] || rc=1
     {
