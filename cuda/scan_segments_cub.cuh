@@ -33,13 +33,20 @@ struct SegmentOf {
     __host__ __device__ int64_t operator()(int64_t i) const { return f.segment(i); }
 };
 
-template <class In, class Acc>
+// Element i of the scanned sequence.  An exclusive scan is the inclusive scan of the input shifted by one
+// within each segment (the identity first), so CUB's scan-by-key is instantiated once, not twice.
+template <class Op, class In, class Acc>
 struct ScanElement {
     ScanProblem p;
     FlatIndex f;
+    bool exclusive;
     __host__ __device__ Acc operator()(int64_t i) const {
         int64_t i0, i1, r;
         f.split(i, i0, i1, r);
+        if (exclusive) {
+            if (r == 0) return Op::template identity<Acc>();
+            r -= 1;
+        }
         return convert<Acc>(static_cast<const In *>(p.in)[i0 * p.is0 + i1 * p.is1 + r * p.ir]);
     }
 };
@@ -59,30 +66,56 @@ struct ScanCombine {
     __host__ __device__ Acc operator()(const Acc &a, const Acc &b) const { return Op()(a, b); }
 };
 
+// The bytes spanned by `count` elements of `size` bytes from `base`, with these element strides (any sign).
+struct Span {
+    const char *lo = nullptr;
+    size_t bytes = 0;
+};
+
+inline Span span_of(const void *base, size_t size, const int64_t (&extent)[3], const int64_t (&stride)[3]) {
+    int64_t lo = 0, hi = 0;
+    for (int d = 0; d < 3; d++) {
+        const int64_t reach = (extent[d] - 1) * stride[d];
+        (reach < 0 ? lo : hi) += reach;
+    }
+    return {static_cast<const char *>(base) + lo * int64_t(size), size_t(hi - lo + 1) * size};
+}
+
+// An exclusive scan reads element r - 1 for output r; CUB writes a tile's outputs once its own inputs are read,
+// so an output that shares memory with the input (out= the input itself) would feed the next tile a result,
+// not an input.  Such an input is read from a copy in the workspace.
+template <class In, class Out>
+Span input_copy_needed(const ScanProblem &p, bool exclusive) {
+    if (!exclusive) return {};
+    const Span in = span_of(p.in, sizeof(In), {p.c0, p.c1, p.R}, {p.is0, p.is1, p.ir});
+    const Span out = span_of(p.out, sizeof(Out), {p.c0, p.c1, p.R}, {p.os0, p.os1, p.orr});
+    return in.lo < out.lo + out.bytes && out.lo < in.lo + in.bytes ? in : Span{};
+}
+
 template <class Op, class In, class Out>
-cudaError_t cub_scan_segments(const ScanProblem &p, bool exclusive, char *scratch, size_t *bytes, cudaStream_t stream) {
+cudaError_t cub_scan_segments(ScanProblem p, bool exclusive, char *scratch, size_t *bytes, cudaStream_t stream) {
     using Acc = typename accumulator<Out>::type;
     const int64_t n = p.c0 * p.c1 * p.R;
     *bytes = 0;
     if (n == 0) return cudaSuccess;
+    const Span copy = input_copy_needed<In, Out>(p, exclusive);
+    const size_t copy_bytes = align_up(copy.bytes, GR_WORKSPACE_ALIGN);
+    if (scratch && copy.bytes) {
+        GR_CUDA_TRY(cudaMemcpyAsync(scratch, copy.lo, copy.bytes, cudaMemcpyDeviceToDevice, stream));
+        p.in = scratch + (static_cast<const char *>(p.in) - copy.lo);
+    }
     auto count = thrust::counting_iterator<int64_t>(0);
     const FlatIndex f = FlatIndex::of(p);
     auto keys = thrust::make_transform_iterator(count, SegmentOf{f});
-    auto values = thrust::make_transform_iterator(count, ScanElement<In, Acc>{p, f});
+    auto values = thrust::make_transform_iterator(count, ScanElement<Op, In, Acc>{p, f, exclusive});
     auto out = thrust::make_permutation_iterator(static_cast<Out *>(p.out), thrust::make_transform_iterator(count, ScanOutIndex{p, f}));
     size_t temp = 0;
-    void *storage = scratch;
-    for (int pass = scratch ? 1 : 0; pass < 2; pass++) {
-        if (exclusive)
-            GR_CUDA_TRY(cub::DeviceScan::ExclusiveScanByKey(pass ? storage : nullptr, temp, keys, values, out,
-                                                            ScanCombine<Op, Acc>{}, Op::template identity<Acc>(), n,
-                                                            cuda::std::equal_to<>{}, stream));
-        else
-            GR_CUDA_TRY(cub::DeviceScan::InclusiveScanByKey(pass ? storage : nullptr, temp, keys, values, out,
-                                                            ScanCombine<Op, Acc>{}, n, cuda::std::equal_to<>{}, stream));
-        if (!scratch) break;
-    }
-    *bytes = temp;
+    GR_CUDA_TRY(cub::DeviceScan::InclusiveScanByKey(nullptr, temp, keys, values, out, ScanCombine<Op, Acc>{}, n,
+                                                    cuda::std::equal_to<>{}, stream));
+    if (scratch)
+        GR_CUDA_TRY(cub::DeviceScan::InclusiveScanByKey(scratch + copy_bytes, temp, keys, values, out,
+                                                        ScanCombine<Op, Acc>{}, n, cuda::std::equal_to<>{}, stream));
+    *bytes = copy_bytes + temp;
     return cudaSuccess;
 }
 

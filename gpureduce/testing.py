@@ -353,7 +353,8 @@ def error_bound(op, x, result_dtype, variant="auto", axis=None, *, keepdims=Fals
             factors = np.arange(n, dtype=np.float64) + (not exclusive)
             shape = [1] * abs_x.ndim
             shape[ax] = n
-            scale = np.sqrt(factors.reshape(shape)) * abs_ref
+            with np.errstate(over="ignore"):  # a product near the dtype's limit: an infinite bound is right
+                scale = np.sqrt(factors.reshape(shape)) * abs_ref
     else:
         n = _reduced_count(x.shape, axis) + (initial is not None)
         if n == 0:  # the identity, exactly

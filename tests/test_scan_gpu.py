@@ -219,6 +219,18 @@ def test_in_place_and_overlapping_out(variant, rng):
     assert_matches_numpy("cumsum", buf[1:], out=buf[:-1], exclusive=True, variant=variant)
 
 
+@pytest.mark.parametrize("variant", [v.name for v in gpureduce.variants(kind="scan") if "axes" in v.properties])
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("exclusive", [False, True])
+def test_axis_scan_in_place(variant, axis, exclusive, rng):
+    """out= the input along an axis, over many CUB tiles: an exclusive scan reads element r - 1 for output r,
+    so the cub variant must read a copy when the output is the input."""
+    cupy = _cupy()
+    host = rng.integers(-1000, 1000, (3, 40_001) if axis == 1 else (40_001, 3)).astype(np.int64)
+    x = cupy.asarray(host)
+    assert_matches_numpy("cumsum", x, axis=axis, out=x, exclusive=exclusive, variant=variant)
+
+
 # ---------------------------------------------------------------- device inputs
 
 @pytest.mark.parametrize("offset", [1, 3])
