@@ -51,7 +51,6 @@ if has readme; then
         echo "- device: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null)"
         echo "- python: $(python -c 'import sys, numpy; print(sys.version.split()[0], "numpy", numpy.__version__)')"
         echo "- \`pip install . && python -m gpureduce\` from the clone's root: $((t1 - t0)) s, rc=$main_rc"
-        echo "  ($(grep -oE 'nvcc for [^;]*; [0-9]+ CUDA files' "$OUT/install.log" | head -n 1))"
         echo "- \`pip install \".[test]\" && pytest\` with GPUREDUCE_REQUIRE_GPU=1: \`$result_line\` in $((t2 - t1)) s (rc=$test_rc)"
         echo "- hypothesis property tests: $examples examples run"
         echo

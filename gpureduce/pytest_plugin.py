@@ -6,13 +6,14 @@ With the environment variable ``GPUREDUCE_REQUIRE_GPU=1`` (a GPU runner, where a
 driver) the session stops with a usage error instead, naming the cause, as soon as gpu tests are collected.
 
 An installed gpureduce registers this module through its ``pytest11`` entry point, so every pytest session
-of that environment has the marker; ``-p no:<entry point name>`` turns it off.  A source checkout built in
+of that environment has the marker; ``-p no:gpureduce.pytest_plugin`` turns it off (the entry point carries
+the module's own name, so ``-p gpureduce.pytest_plugin`` finds it registered already).  A source checkout built in
 place has no entry point: its ``conftest.py`` calls :func:`register` from ``pytest_configure``.
 
 The plugin costs nothing until a ``gpu``-marked test is collected: only then does it ask gpureduce for the
 device count (which initialises the CUDA runtime), once per session.  Being a submodule, it is imported
 after the ``gpureduce`` package itself: a gpureduce that cannot be imported at all stops pytest at start-up
-with that ImportError (``-p no:<entry point name>`` runs without the plugin).
+with that ImportError (``-p no:gpureduce.pytest_plugin`` runs without the plugin).
 """
 from __future__ import annotations
 
@@ -32,9 +33,9 @@ def register(config: pytest.Config) -> None:
     """Register this plugin in `config` unless it already is.
 
     For a ``conftest.py`` that must work both with an installed gpureduce (the ``pytest11`` entry point has
-    registered the plugin under the name "gpureduce") and with a source tree built in place (nothing has):
-    registering one module under a second name raises "Plugin already registered", so the check is on the
-    module object, whatever name it was registered under (``-p gpureduce.pytest_plugin`` uses another).
+    registered the plugin) and with a source tree built in place (nothing has): registering one module under
+    a second name raises "Plugin already registered", so the check is on the module object, whatever name it
+    was registered under.
 
     Parameters
     ----------
