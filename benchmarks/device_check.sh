@@ -7,8 +7,11 @@
 #
 # GR_COMMIT names the commit being tested (the GPU machine gets a copy of the tree without .git).
 # STEPS picks the parts (default "readme bench notebook"; a later call on the same machine can run the rest).
-# An offline machine gets its packages from wheels in the clone (git-ignored): .whl-build/ (the build's
-# requirements: setuptools, numpy) and .whl/ (nbformat and Jupyter, see benchmarks/run_notebook.py).
+# An offline machine gets its packages from wheels in the clone (git-ignored, carried by the device tool):
+# .whl-build/ (the build's requirements, for pip's isolated build environment) and .whl/ (nbformat and Jupyter,
+# see benchmarks/run_notebook.py).  Make .whl-build/ with
+#   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+#     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d .whl-build numpy==2.3.5 setuptools==80.9.0
 set -uo pipefail
 OUT=${OUT:-/tmp/gpureduce-check}
 STEPS=${STEPS:-readme bench notebook}
