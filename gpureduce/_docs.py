@@ -1,15 +1,18 @@
-"""The "Variants" paragraph of the public functions' docstrings, generated from the registry at import time.
+"""What the public functions' docstrings share, generated at import time: the "Variants" paragraph and the
+descriptions of the parameters every function takes.
 
 ``help(gpureduce.sum)`` lists the variants that implement ``sum``, read from the table compiled from
 cuda/variants.def (``gpureduce._registry``): a variant added there shows up in every docstring without an
-edit here.  Nothing in this module names a variant.
+edit here, and so does a dtype in the description of `a`.  Nothing in this module names a variant or a dtype.
+A docstring line that holds only ``%(name)s`` is replaced by the shared description `name` (SHARED).
 """
 from __future__ import annotations
 
 import inspect
+import re
 import textwrap
 
-from ._registry import variants
+from ._registry import DTYPE_NAMES, variants
 
 _WIDTH = 100
 # The order the markers are shown in, and what each registry property is called in the list.
@@ -78,6 +81,28 @@ def variants_paragraph(kind: str, op: str | None = None) -> str:
     return "\n".join(lines)
 
 
+# Parameter descriptions shared by every reduction and scan.
+SHARED = {
+    "a": ("A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array "
+          "exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in "
+          f"place whatever its strides, on the stream it names.  Dtypes: {', '.join(DTYPE_NAMES)}."),
+}
+_PLACEHOLDER = re.compile(r"(\s*)%\((\w+)\)s")
+
+
+def _fill_shared(lines):
+    out = []
+    for line in lines:
+        m = _PLACEHOLDER.fullmatch(line)
+        if m is None or m.group(2) not in SHARED:
+            out.append(line)
+            continue
+        indent = m.group(1)
+        out.extend(textwrap.wrap(SHARED[m.group(2)], _WIDTH, initial_indent=indent, subsequent_indent=indent,
+                                 break_on_hyphens=False))
+    return out
+
+
 def _section_start(lines, name):
     """Index of the line holding numpydoc section header `name` (underlined with dashes), or None."""
     for i in range(len(lines) - 1):
@@ -87,11 +112,12 @@ def _section_start(lines, name):
 
 
 def with_variants(doc: str, kind: str, op: str | None = None) -> str:
-    """`doc` (a numpydoc docstring) with the Variants paragraph at the end of its Notes section.
+    """`doc` (a numpydoc docstring) with its shared descriptions filled in and the Variants paragraph at the end
+    of its Notes section.
 
     The Notes section is made if missing; it goes before Examples (numpydoc's order), else at the end.
     """
-    lines = inspect.cleandoc(doc).splitlines()
+    lines = _fill_shared(inspect.cleandoc(doc).splitlines())
     paragraph = variants_paragraph(kind, op).splitlines()
     examples = _section_start(lines, "Examples")
     end = examples if examples is not None else len(lines)

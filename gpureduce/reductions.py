@@ -123,9 +123,7 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
         The reduction.  `dtype` is taken by sum, prod and mean; `initial` by sum, prod, min and max; `where`
         by all but argmin and argmax, which take only `axis` (an int or None), `out` and `keepdims`.
     a : array_like or device array
-        A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array
-        exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in
-        place whatever its strides.  Dtypes: bool, (u)int8/16/32/64, float16/32/64, complex64/128.
+        %(a)s
     axis : None, int or tuple of ints, optional
         The axes to reduce; None (default) reduces all of them.  Negative axes count from the end.
     dtype : dtype, optional
@@ -330,9 +328,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, wh
     Parameters
     ----------
     a : array_like or device array
-        A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array
-        exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in
-        place whatever its strides.  Dtypes: bool, (u)int8/16/32/64, float16/32/64, complex64/128.
+        %(a)s
     axis : None, int or tuple of ints, optional
         The axes to sum over; None (default) sums all elements.  Negative axes count from the end.
     dtype : dtype, optional
@@ -410,9 +406,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, w
     Parameters
     ----------
     a : array_like or device array
-        A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array
-        exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in
-        place whatever its strides.  Dtypes: bool, (u)int8/16/32/64, float16/32/64, complex64/128.
+        %(a)s
     axis : None, int or tuple of ints, optional
         The axes to multiply over; None (default) multiplies all elements.  Negative axes count from the end.
     dtype : dtype, optional
@@ -483,9 +477,7 @@ def min(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True, *,
     Parameters
     ----------
     a : array_like or device array
-        A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array
-        exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in
-        place whatever its strides.  Dtypes: bool, (u)int8/16/32/64, float16/32/64, complex64/128.
+        %(a)s
     axis : None, int or tuple of ints, optional
         The axes to reduce; None (default) reduces all elements.  Negative axes count from the end.
     out : numpy.ndarray or device array, optional
@@ -559,9 +551,7 @@ def max(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True, *,
     Parameters
     ----------
     a : array_like or device array
-        A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array
-        exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in
-        place whatever its strides.  Dtypes: bool, (u)int8/16/32/64, float16/32/64, complex64/128.
+        %(a)s
     axis : None, int or tuple of ints, optional
         The axes to reduce; None (default) reduces all elements.  Negative axes count from the end.
     out : numpy.ndarray or device array, optional
@@ -635,9 +625,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, vari
     Parameters
     ----------
     a : array_like or device array
-        A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array
-        exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in
-        place whatever its strides.  Dtypes: bool, (u)int8/16/32/64, float16/32/64, complex64/128.
+        %(a)s
     axis : None, int or tuple of ints, optional
         The axes to average over; None (default) averages all elements.  Negative axes count from the end.
     dtype : floating or complex dtype, optional
@@ -712,9 +700,7 @@ def argmin(a, axis=None, out=None, *, keepdims=False, variant: str = "auto"):
     Parameters
     ----------
     a : array_like or device array
-        A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array
-        exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in
-        place whatever its strides.  Dtypes: bool, (u)int8/16/32/64, float16/32/64, complex64/128.
+        %(a)s
     axis : None or int, optional
         The axis to search; None (default) gives an index into the array flattened in C order.
     out : numpy.ndarray or device array, optional
@@ -779,9 +765,7 @@ def argmax(a, axis=None, out=None, *, keepdims=False, variant: str = "auto"):
     Parameters
     ----------
     a : array_like or device array
-        A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array
-        exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in
-        place whatever its strides.  Dtypes: bool, (u)int8/16/32/64, float16/32/64, complex64/128.
+        %(a)s
     axis : None or int, optional
         The axis to search; None (default) gives an index into the array flattened in C order.
     out : numpy.ndarray or device array, optional

@@ -67,9 +67,7 @@ def scan(op: str, a, axis=None, dtype=None, out=None, *, exclusive: bool = False
     op : {"sum", "prod", "min", "max"}
         The operator.
     a : array_like or device array
-        A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array
-        exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in
-        place on the stream it names.  Dtypes: bool, (u)int8/16/32/64, float16/32/64, complex64/128.
+        %(a)s
     axis : None or int, optional
         None (default) scans the array flattened in C order, like ``numpy.cumsum(a)``; an int (negative
         counts from the end) scans along that axis, every other index independently.
@@ -188,9 +186,7 @@ def cumsum(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, varia
     Parameters
     ----------
     a : array_like or device array
-        A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array
-        exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in
-        place on the stream it names.  Dtypes: bool, (u)int8/16/32/64, float16/32/64, complex64/128.
+        %(a)s
     axis : None or int, optional
         None (default) scans the array flattened in C order; an int (negative counts from the end) scans along
         that axis, every other index independently.
@@ -263,9 +259,7 @@ def cumprod(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, vari
     Parameters
     ----------
     a : array_like or device array
-        A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array
-        exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in
-        place on the stream it names.  Dtypes: bool, (u)int8/16/32/64, float16/32/64, complex64/128.
+        %(a)s
     axis : None or int, optional
         None (default) scans the array flattened in C order; an int (negative counts from the end) scans along
         that axis, every other index independently.
@@ -335,9 +329,7 @@ def cummax(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "a
     Parameters
     ----------
     a : array_like or device array
-        A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array
-        exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in
-        place on the stream it names.  Dtypes: bool, (u)int8/16/32/64, float16/32/64, complex64/128.
+        %(a)s
     axis : None or int, optional
         None (default) scans the array flattened in C order; an int (negative counts from the end) scans along
         that axis, every other index independently.
@@ -404,9 +396,7 @@ def cummin(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "a
     Parameters
     ----------
     a : array_like or device array
-        A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array
-        exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in
-        place on the stream it names.  Dtypes: bool, (u)int8/16/32/64, float16/32/64, complex64/128.
+        %(a)s
     axis : None or int, optional
         None (default) scans the array flattened in C order; an int (negative counts from the end) scans along
         that axis, every other index independently.
