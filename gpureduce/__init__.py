@@ -25,9 +25,11 @@ def variants(op=None, kind=None):
     Parameters
     ----------
     op : str, optional
-        Only the variants whose flat kernels implement this operator ("sum", "prod", "min" or "max"; the
-        ``ops`` field).  The variants with the "axes" property also implement mean, argmin and argmax
-        through the axis machinery.  An operator nobody implements gives an empty list.
+        Only the variants that implement this function or operator: a reduction ("sum", "prod", "min",
+        "max", "mean", "argmin", "argmax") or a scan ("cumsum", "cumprod", "cummax", "cummin", whose
+        variants are the scan variants of its operator).  A flat kernel implements the operators of its
+        ``ops`` field; a variant with the "axes" property also implements mean, argmin and argmax through
+        the axis machinery.  An unknown name gives an empty list.
     kind : {"reduce", "scan"}, optional
         Only the variants of this kind.
 

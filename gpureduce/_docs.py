@@ -19,15 +19,6 @@ _WIDTH = 100
 _MARKERS = (("default", "default"), ("axes", "axes"), ("baseline", "baseline"), ("block_local", "block-local"))
 
 
-def implements(v, op: str | None) -> bool:
-    """Whether variant `v` implements `op` (any operator when None).
-
-    The flat kernels implement the operators of their ``ops`` mask; a variant flagged "axes" also runs the
-    axis machinery, which implements every operator of its kind (mean, argmin and argmax included).
-    """
-    return op is None or op in v.ops or "axes" in v.properties
-
-
 def _markers(v) -> list:
     marks = [label for prop, label in _MARKERS if prop in v.properties]
     if not v.deterministic:
@@ -42,7 +33,7 @@ def variants_paragraph(kind: str, op: str | None = None) -> str:
     means; "axes": covers every argument, layout and dtype; "not deterministic": results may differ in the
     last bits from run to run), its one-line doc and, for the others, the dtypes it reduces or scans.
     """
-    listed = [v for v in variants(kind=kind) if implements(v, op)]
+    listed = variants(kind=kind, op=op)
     if op is None:
         source = f'``gpureduce.variants(kind="{kind}")``'
     elif all(op in v.ops for v in listed):

@@ -70,11 +70,29 @@ def _load():
 ALL = _load()
 
 
+# The public scan functions, named "cum" + their operator (cumsum -> sum), for the operators scan variants have.
+SCAN_FUNCTIONS = {"cum" + op: op for op in OP_NAMES if any(v.kind == "scan" and op in v.ops for v in ALL)}
+
+
+def implements(v: Variant, op: str) -> bool:
+    """Whether `v` implements operator `op`: its flat kernels' operators, and for a variant flagged "axes" every
+    operator of the axis machinery (a reduction variant's: mean, argmin and argmax too)."""
+    return op in v.ops or ("axes" in v.properties and v.kind == "reduce" and op in OP_NAMES)
+
+
 def variants(kind: str | None = None, op: str | None = None):
-    """The registered variants, in declaration order, optionally only those of one kind / operator."""
+    """The registered variants, in declaration order, optionally only those of one kind that implement `op`.
+
+    `op` is an operator ("sum", "mean", "argmax", ...: of either kind) or a scan function ("cumsum", ...:
+    the scan variants of its operator); an unknown name gives an empty list.
+    """
     if kind is not None and kind not in KINDS.values():
         raise ValueError(f"unknown kind {kind!r}; kinds are {', '.join(sorted(KINDS.values()))}")
-    return [v for v in ALL if (kind is None or v.kind == kind) and (op is None or op in v.ops)]
+    if op in SCAN_FUNCTIONS:
+        if kind not in (None, "scan"):
+            return []
+        kind, op = "scan", SCAN_FUNCTIONS[op]
+    return [v for v in ALL if (kind is None or v.kind == kind) and (op is None or implements(v, op))]
 
 
 _RESOLVED = {}

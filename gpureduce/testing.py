@@ -65,7 +65,7 @@ import numpy as np
 
 import gpureduce
 
-from ._registry import DTYPE_NAMES
+from ._registry import DTYPE_NAMES, OP_NAMES, SCAN_FUNCTIONS
 
 try:  # NumPy >= 2.0
     from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
@@ -77,8 +77,8 @@ __all__ = ["SLACK", "assert_matches_numpy", "error_bound", "for_all_dtypes", "fo
 
 SLACK = 8.0
 
-REDUCTIONS = ("sum", "prod", "min", "max", "mean", "argmin", "argmax")
-SCANS = {"cumsum": "sum", "cumprod": "prod", "cummax": "max", "cummin": "min"}  # function -> scan operator
+REDUCTIONS = OP_NAMES  # the reduction functions are named after their operators
+SCANS = SCAN_FUNCTIONS  # function -> scan operator
 _SUM_LIKE = ("sum", "mean", "cumsum")
 _PROD_LIKE = ("prod", "cumprod")
 # gpureduce's accumulator type where it differs from the result dtype (cuda/types.cuh, `accumulator`)
@@ -578,9 +578,7 @@ def _variant_names(kind, op):
         return [v.name for v in gpureduce.variants(kind=kind)]
     if _kind(op) == "scan" and kind == "reduce":
         raise ValueError(f"{op} is a scan, not a reduction")
-    if op in ("mean", "argmin", "argmax"):  # no flat kernel: only the variants with the axis machinery
-        return [v.name for v in gpureduce.variants(kind=kind) if "axes" in v.properties]
-    return [v.name for v in gpureduce.variants(kind=kind, op=SCANS.get(op, op))]
+    return [v.name for v in gpureduce.variants(kind=kind, op=op)]
 
 
 def for_all_variants(kind, op=None, name="variant"):

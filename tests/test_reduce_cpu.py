@@ -28,6 +28,20 @@ def test_auto_is_the_deterministic_default_and_cub_the_baseline():
 def test_variants_filters():
     assert gpureduce.variants(op="sum", kind="reduce") == REDUCE
     assert gpureduce.variants(op="nonsense") == []
+
+
+def test_variants_filter_by_every_public_function_name():
+    """Issue 12 item 6: variants("cumsum") was empty; every public reduction and scan name filters the list."""
+    scans = gpureduce.variants(kind="scan")
+    for name, op in (("cumsum", "sum"), ("cumprod", "prod"), ("cummax", "max"), ("cummin", "min")):
+        got = gpureduce.variants(name)
+        assert got and got == [v for v in scans if op in v.ops], name
+        assert gpureduce.variants(name, kind="reduce") == []
+    axes = [v for v in REDUCE if "axes" in v.properties]
+    assert axes
+    for name in ("mean", "argmin", "argmax"):
+        assert gpureduce.variants(name) == axes, name
+        assert gpureduce.variants(name, kind="scan") == []
     with pytest.raises(ValueError, match="unknown kind"):
         gpureduce.variants(kind="sideways")
 
