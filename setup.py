@@ -26,7 +26,10 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
+# cuda/ by layer: abi/ (the C ABI, gpureduce.h, and the one list variants.def), primitives/, variants/, axis/,
+# bench/.  Every #include inside cuda/ is written relative to cuda/ ("primitives/warp.cuh"), so nvcc gets -I cuda.
 CUDA_DIR = ROOT / "cuda"
+CUDA_ABI_DIR = CUDA_DIR / "abi"  # the C extension's `#include "gpureduce.h"` (src/ext.h)
 CUDA_SOURCES = sorted(str(p.relative_to(ROOT)) for p in CUDA_DIR.rglob("*.cu"))
 C_SOURCES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "src").glob("*.c"))
 # nvcc 13 no longer builds sm_70.  Machine code runs on every GPU of the same major version with an equal or
@@ -122,15 +125,15 @@ class BuildExtWithNvcc(build_ext):
         jobs = max(1, int(os.environ.get("GPUREDUCE_BUILD_JOBS", os.cpu_count() or 1)))
         print(f"gpureduce: nvcc for sm_{', sm_'.join(archs)} (+ PTX compute_{archs[-1]}), chosen by {origin}; "
               f"{len(sources)} CUDA files, {jobs} at a time", flush=True)
-        # The heaviest files first (the axis kernels and CUB's: many instantiations each), so the parallel jobs
-        # finish together instead of one long file starting last.
-        order = sorted(sources, key=lambda s: not any(w in Path(s).stem for w in ("segments", "cub", "copy")))
+        # The heaviest files first (the axis kernels of cuda/axis/ and CUB's: many instantiations each), so the
+        # parallel jobs finish together instead of one long file starting last.
+        order = sorted(sources, key=lambda s: not (Path(s).parent.name == "axis" or "cub" in Path(s).stem))
         done_count = [0]
         started = time.monotonic()
 
         def compile_one(src):
             rel = Path(src).relative_to("cuda")
-            obj = out_dir / rel.with_suffix(".o")
+            obj = out_dir / rel.with_suffix(".o")  # cuda/axis/x.cu -> <out_dir>/axis/x.o: one folder per layer
             obj.parent.mkdir(parents=True, exist_ok=True)
             src_path = ROOT / src
             cached = obj.exists() and obj.stat().st_mtime > max(src_path.stat().st_mtime, newest_header)
@@ -156,7 +159,8 @@ cuda_lib = CUDA_HOME / ("lib64" if (CUDA_HOME / "lib64").exists() else "lib")
 core = Extension(
     "gpureduce._core",
     sources=C_SOURCES + CUDA_SOURCES,
-    include_dirs=[numpy.get_include(), str(CUDA_HOME / "include"), str(CUDA_DIR), str(ROOT / "src")],
+    include_dirs=[numpy.get_include(), str(CUDA_HOME / "include"), str(CUDA_ABI_DIR), str(CUDA_DIR),
+                  str(ROOT / "src")],
     library_dirs=[str(cuda_lib)],
     # cudart is linked statically: the wheel needs the driver only.  The .cu objects need the C++ runtime.
     libraries=["cudart_static", "stdc++", "dl", "rt", "pthread"],

@@ -40,9 +40,10 @@ import os
 import platform
 import re
 import statistics
-import subprocess
 import sys
 import time
+
+from _common import commit
 
 DEFAULT_SHAPES = "2^20x2,2^20x32,2^14x2^10,1024x2^16"
 DEFAULT_AXES = "1,0"
@@ -282,15 +283,6 @@ def write_outputs(out_dir, meta, cases):
 
 # ----------------------------------------------------------------------------- measuring (GPU)
 
-def _commit():
-    if os.environ.get("GR_COMMIT"):
-        return os.environ["GR_COMMIT"]
-    try:
-        r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True,
-                           timeout=10)
-        return r.stdout.strip() or "unknown"
-    except Exception:
-        return "unknown"
 
 
 def _cuda_version(v):
@@ -416,7 +408,7 @@ def measure(args, shapes, axes):
     info = device_info()
     timer = Timer(cupy)
     meta = dict(
-        date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), commit=_commit(), device=info,
+        date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), commit=commit(), device=info,
         versions={"gpureduce": gpureduce.__version__, "cupy": cupy.__version__ + _cupy_accelerators(cupy),
                   "torch": torch.__version__ if torch else None, "numpy": np.__version__,
                   "CUDA runtime": _cuda_version(cupy.cuda.runtime.runtimeGetVersion()),

@@ -6,7 +6,9 @@
 #   GR_COMMIT=$(git rev-parse --short HEAD) OUT=/some/dir bash benchmarks/device_check.sh
 #
 # GR_COMMIT names the commit being tested (the GPU machine gets a copy of the tree without .git).
-# STEPS picks the parts (default "readme bench notebook"; a later call on the same machine can run the rest).
+# STEPS picks the parts (default "readme bench overhead notebook"; a later call on the same machine can run the
+# rest): readme = build, main job and the whole suite; bench = the axis benchmark; overhead = the wall-clock of a
+# call against CuPy and PyTorch (benchmarks/bench_overhead.py); notebook = examples/explore.ipynb executed.
 # An offline machine gets its packages from wheels in the clone (git-ignored, carried by the device tool):
 # .whl-build/ (the build's requirements, for pip's isolated build environment) and .whl/ (nbformat and Jupyter,
 # see benchmarks/run_notebook.py).  Make .whl-build/ with
@@ -14,7 +16,7 @@
 #     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d .whl-build numpy==2.3.5 setuptools==80.9.0
 set -uo pipefail
 OUT=${OUT:-/tmp/gpureduce-check}
-STEPS=${STEPS:-readme bench notebook}
+STEPS=${STEPS:-readme bench overhead notebook}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 GPUREDUCE_REQUIRE_GPU=1 PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore
 if [ -d .whl-build ]; then
@@ -90,6 +92,16 @@ if has bench; then
             cat "$OUT/bench_extra.txt"
             echo '```'
         fi
+    } >>"$summary"
+fi
+
+if has overhead; then
+    GR_COMMIT=$commit python benchmarks/bench_overhead.py ${OVERHEAD_ARGS:-} --out "$OUT/overhead_h200" \
+        >"$OUT/bench_overhead.txt" 2>&1 || rc=1
+    {
+        echo
+        echo "## The cost of one call (benchmarks/bench_overhead.py; full tables in overhead_h200.md)"
+        sed -n '/^## Targets/,$p' "$OUT/overhead_h200.md" 2>/dev/null || tail -n 20 "$OUT/bench_overhead.txt"
     } >>"$summary"
 fi
 

@@ -19,7 +19,7 @@ from ._version import __version__  # noqa: E402
 def variants(op=None, kind=None):
     """The registered algorithm variants, in declaration order, optionally filtered.
 
-    The list is the one compiled into the extension from ``cuda/variants.def``: every name that a
+    The list is the one compiled into the extension from ``cuda/abi/variants.def``: every name that a
     ``variant=`` argument accepts, with what the variant supports.
 
     Parameters

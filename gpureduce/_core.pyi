@@ -1,5 +1,6 @@
 """Type stub of gpureduce._core, the C extension (src/): its method table (src/module.c), the constants its
-exec slot adds, CudaError (src/errors.c) and the DeviceArray type (src/device_array.c).
+exec slot adds, CudaError (src/errors.c), the Operand type (src/operand.c) and the DeviceArray type
+(src/device_array.c).
 
 The entry points take the codes gpureduce/_registry.py reads from this module (variant index, ``op_names``
 index, ``dtype_names`` index, ``KIND_*``); gpureduce's public functions are the documented way in.
@@ -14,6 +15,7 @@ from typing_extensions import CapsuleType
 # ---- constants (core_exec in src/module.c) ----
 KIND_REDUCE: Final[int]
 KIND_SCAN: Final[int]
+KIND_COPY: Final[int]
 PROP_DETERMINISTIC: Final[int]
 PROP_BASELINE: Final[int]
 PROP_DEFAULT: Final[int]
@@ -70,47 +72,49 @@ class DeviceArray:
     ) -> CapsuleType: ...
     def __dlpack_device__(self) -> tuple[Literal[2], int]: ...
 
+# ---- Operand (src/operand.c) ----
+@final
+class Operand:
+    """An array read by the intake (``intake``): host memory (an aligned, native ndarray) or device memory
+    read in place; made by gpureduce only."""
+
+    @property
+    def obj(self) -> Any: ...
+    @property
+    def array(self) -> NDArray[Any] | None: ...
+    @property
+    def dtype(self) -> np.dtype[Any]: ...
+    @property
+    def code(self) -> int: ...
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+    @property
+    def strides(self) -> tuple[int, ...]: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def host(self) -> bool: ...
+    @property
+    def readonly(self) -> bool: ...
+    @property
+    def protocol(self) -> Literal["numpy", "cuda_array_interface", "dlpack", "gpureduce"]: ...
+    def view(self, shape: tuple[int, ...], strides: tuple[int, ...], /) -> Operand: ...
+
 # ---- functions (core_methods in src/module.c) ----
-def reduce(variant: int, op: int, a: Any, /) -> np.generic:
-    """Whole-array reduction of a dense `a` with a flat variant: a NumPy scalar of NumPy's result dtype."""
+def intake(obj: Any, role: str = "the input", /) -> Operand:
+    """Read an array without touching the device: a NumPy array (or anything numpy.asarray takes), a DLPack
+    exporter, a ``__cuda_array_interface__`` exporter or a DeviceArray.  `role` names it in errors."""
 
-def scan(variant: int, op: int, a: Any, exclusive: bool, out: Any | None, /) -> NDArray[Any] | DeviceArray | Any:
-    """Scan of `a` flattened in C order: an ndarray (host input), a DeviceArray (device input) or `out`."""
+def run(plan: tuple[Any, ...], /) -> np.generic | NDArray[Any] | DeviceArray | Any:
+    """The one runner: a plan of gpureduce/_plan.py (kind, variant, op, result dtype, a, where, out, layout,
+    result shape, initial, exclusive) -> a NumPy scalar (0-d), an ndarray (host input), a new DeviceArray
+    (device input), or `out`'s object."""
 
-def result_dtype(op: int, in_dtype: int, /) -> int:
-    """The dtype code NumPy's function of `op` gives for input dtype code `in_dtype` with dtype=None."""
+def result_dtype(kind: int, op: int, in_dtype: int, /) -> int:
+    """The dtype code NumPy's function of `op` gives for input dtype code `in_dtype` with dtype=None
+    (``len(dtype_names)`` where there is none)."""
 
 def segments_supported(kind: int, variant: int, op: int, in_dtype: int, out_dtype: int, /) -> bool: ...
-def describe(a: Any, /) -> tuple[int, tuple[int, ...], tuple[int, ...], int, int]:
-    """(dtype code, shape, strides in elements, is_host 0/1, readonly 0/1) of a device array's interface."""
-
-def segments(
-    kind: int,
-    variant: int,
-    op: int,
-    a: Any,
-    out_dtype: int,
-    segments: tuple[int, int, int, int, int, int, int, int, int, int, int, int],
-    result_shape: tuple[int, ...],
-    out: Any | None,
-    where: Any | None,
-    initial: bytes | None,
-    exclusive: bool,
-    /,
-) -> NDArray[Any] | DeviceArray | Any:
-    """One axis reduction or scan: an ndarray (host operands, no out), a new DeviceArray, or `out`."""
-
-def copy_strided(
-    a: Any,
-    out_dtype: int,
-    shape: tuple[int, ...],
-    in_strides: tuple[int, ...],
-    out: Any | None,
-    out_strides: tuple[int, ...],
-    /,
-) -> DeviceArray | Any:
-    """A strided copy with a cast into a new C-ordered DeviceArray, or into the device array `out`."""
-
 def variant_table() -> tuple[tuple[int, int, str, int, int, int, str, str], ...]:
     """One row per variant: (index, kind, name, properties, ops mask, dtypes mask, seed, doc)."""
 
@@ -142,3 +146,6 @@ def time_device(
 def time_calls(fn: Callable[[], Any], repeats: int, warmup: int = 3, flush_l2: bool = True) -> list[float]:
     """Device-side times in microseconds of `repeats` calls of fn() (work on the legacy default stream or a
     blocking stream: CuPy's, PyTorch's), the L2 flushed before each."""
+
+def time_stages(plan: tuple[Any, ...], repeats: int, warmup: int = 10) -> dict[str, float]:
+    """Median host-clock microseconds of the runner's stages: prepare, enqueue, complete, finish."""

@@ -2,7 +2,7 @@
 descriptions of the parameters every function takes.
 
 ``help(gpureduce.sum)`` lists the variants that implement ``sum``, read from the table compiled from
-cuda/variants.def (``gpureduce._registry``): a variant added there shows up in every docstring without an
+cuda/abi/variants.def (``gpureduce._registry``): a variant added there shows up in every docstring without an
 edit here, and so does a dtype in the description of `a`.  Nothing in this module names a variant or a dtype.
 A docstring line that holds only ``%(name)s`` is replaced by the shared description `name` (SHARED).
 """
@@ -75,8 +75,9 @@ def variants_paragraph(kind: str, op: str | None = None) -> str:
 # Parameter descriptions shared by every reduction and scan.
 SHARED = {
     "a": ("A NumPy array (any layout or byte order) or anything ``numpy.asarray`` accepts, or a device array "
-          "exporting ``__cuda_array_interface__`` (CuPy, PyTorch, Numba, ``gpureduce.DeviceArray``), read in "
-          f"place whatever its strides, on the stream it names.  Dtypes: {', '.join(DTYPE_NAMES)}."),
+          "exporting DLPack or ``__cuda_array_interface__`` (CuPy, PyTorch, JAX, Numba, "
+          "``gpureduce.DeviceArray``), read in place whatever its strides.  Dtypes: "
+          f"{', '.join(DTYPE_NAMES)}."),
 }
 _PLACEHOLDER = re.compile(r"(\s*)%\((\w+)\)s")
 

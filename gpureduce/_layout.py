@@ -1,8 +1,8 @@
 """Axis merging: an n-d reduction or scan over any strided layout -> the segment form of the kernels.
 
-The kernels (cuda/segments.cuh, cuda/scan_segments.cuh) take at most two kept dimensions (i0, i1) and one
+The kernels (cuda/axis/segments.cuh, cuda/axis/scan_segments.cuh) take at most two kept dimensions (i0, i1) and one
 reduced dimension r, each with an element stride for the input, the where= mask and the output
-(``gr_segments`` in cuda/gpureduce.h).  This module folds an array's axes into that form:
+(``gr_segments`` in cuda/abi/gpureduce.h).  This module folds an array's axes into that form:
 
 * size-1 axes carry nothing and are dropped;
 * neighbouring kept axes merge when every operand steps through them as through one axis
@@ -41,7 +41,7 @@ class Segments:
     reduce_mask_stride: int
 
     def as_tuple(self):
-        """The 12 ints _core.segments takes: (c0, c1, is0, is1, ir, os0, os1, or, ms0, ms1, mr, R)."""
+        """The 12 ints of a plan's layout (src/run.c): (c0, c1, is0, is1, ir, os0, os1, or, ms0, ms1, mr, R)."""
         return (*self.count, *self.in_strides, self.reduce_in_stride, *self.out_strides, self.reduce_out_stride,
                 *self.mask_strides, self.reduce_mask_stride, self.reduce_count)
 

@@ -1,4 +1,4 @@
-"""The variant registry, as Python sees it: a view of the one list in cuda/variants.def.
+"""The variant registry, as Python sees it: a view of the one list in cuda/abi/variants.def.
 
 Nothing here names a variant: names, docs, properties, operators and dtypes all come from the table
 compiled into the extension (``_core.variant_table()``).

@@ -1,58 +1,15 @@
-"""Scans with NumPy's names, result dtypes and errors: cumsum, cumprod, cummax, cummin, and scan(op, ...)."""
-from __future__ import annotations
+"""Scans with NumPy's names, result dtypes and errors: cumsum, cumprod, cummax, cummin, and scan(op, ...).
 
-import numpy as np
+Each call is one plan (gpureduce/_plan.py) run by the one runner (src/run.c), as for the reductions."""
+from __future__ import annotations
 
 from . import _core
 from ._docs import document_variants
-from ._layout import c_strides, plan
-from ._operands import Operand, cast, copy_into, default_dtype, dtype_code, operand, out_operand
-from ._registry import OP_NAMES, resolve, variants
-
-try:  # NumPy >= 2.0
-    from numpy.lib.array_utils import normalize_axis_index
-except ImportError:  # NumPy 1.x
-    from numpy.core.multiarray import normalize_axis_index
+from ._plan import AXIS_VARIANTS as _AXIS_VARIANTS, SCAN_OPS, prepare_scan
 
 __all__ = ["scan", "cumsum", "cumprod", "cummax", "cummin"]
 
-SCAN_OPS = ("sum", "prod", "min", "max")
-# the variants that also scan along axes (flagged "axes" in cuda/variants.def)
-AXIS_VARIANTS = tuple(v.name for v in variants(kind="scan") if "axes" in v.properties)
-
-def _scan_axes(v, op, x: Operand, axis, rt, out, exclusive):
-    """A scan through the axis machinery (cuda/scan_segments.cuh): along `axis` of x, or of x flattened in C
-    order when axis is None.  Returns the result (host array, DeviceArray, or `out`)."""
-    op_code = OP_NAMES.index(op)
-    if not _core.segments_supported(_core.KIND_SCAN, v.index, op_code, dtype_code(x.dtype), dtype_code(rt)):
-        x = cast(x, rt)
-    if axis is None:
-        if not x.c_contiguous:
-            x = cast(x, x.dtype)  # a C-ordered copy: NumPy scans the array flattened in C order
-        x = Operand(x.obj, x.host, x.dtype, (x.size,), (1,))
-        ax = 0
-    else:
-        ax = axis
-    rshape = tuple(x.shape)
-    out_desc = None
-    if out is not None:
-        out_desc = out_operand(out, rshape)
-    direct = out_desc is not None and not out_desc.host and out_desc.dtype == rt
-    if direct and axis is None and not out_desc.c_contiguous:
-        direct = False
-    out_strides = (1,) if (direct and axis is None) else out_desc.strides if direct else c_strides(rshape)
-    seg = plan(x.shape, x.strides, {ax}, out_strides=out_strides, scan=True)
-    if seg is None and direct:
-        direct, out_strides = False, c_strides(rshape)
-        seg = plan(x.shape, x.strides, {ax}, out_strides=out_strides, scan=True)
-    if seg is None:  # both in C order: the kept axes merge into one
-        x = cast(x, x.dtype)
-        seg = plan(x.shape, x.strides, {ax}, out_strides=out_strides, scan=True)
-    result = _core.segments(_core.KIND_SCAN, v.index, op_code, x.obj, dtype_code(rt),
-                            seg.as_tuple(), rshape, out if direct else None, None, None, bool(exclusive))
-    if out is not None and not direct:
-        return copy_into(out, out_desc, result)
-    return result
+AXIS_VARIANTS = _AXIS_VARIANTS["scan"]  # the variants that also scan along axes ("axes")
 
 
 @document_variants("scan")
@@ -88,10 +45,9 @@ def scan(op: str, a, axis=None, dtype=None, out=None, *, exclusive: bool = False
 
     Returns
     -------
-    numpy.ndarray, gpureduce.DeviceArray or `out`
+    numpy.ndarray, device array or `out`
         Shape ``(a.size,)`` for ``axis=None``, else ``a.shape``; NumPy's result dtype.  `out` when given.
-        Otherwise a ``numpy.ndarray`` for a host `a`, complete on return, and a ``gpureduce.DeviceArray``
-        for a device `a`, computed asynchronously.
+        Otherwise a ``numpy.ndarray`` for a host `a`, complete on return, and a device array of `a`'s kind for a device `a`, computed asynchronously.
 
     Raises
     ------
@@ -115,10 +71,12 @@ def scan(op: str, a, axis=None, dtype=None, out=None, *, exclusive: bool = False
 
     Notes
     -----
-    The work runs on the current CUDA device.  A device `a` is read on the stream its
-    ``__cuda_array_interface__`` names (version 3), else on the stream of a device `out`, else on
-    gpureduce's own stream for the device; a ``DeviceArray`` result exports the stream it is ready on, so
-    CuPy, PyTorch (through DLPack) and Numba consumers wait for it.  Host arrays are staged through pinned
+    The work runs on the current CUDA device.  A device `a` is read in place: a PyTorch tensor on PyTorch's
+    current stream, any other DLPack exporter on the legacy default stream its producer is told to order
+    its work before, a ``__cuda_array_interface__`` exporter on the stream it names (version 3), else on
+    the stream of a device `out`, else on gpureduce's own stream.  The result comes back in `a`'s own kind
+    without a copy (a CuPy array, a tensor, a JAX array; a ``gpureduce.DeviceArray`` for other device
+    arrays), asynchronously, ordered before the consumer's stream.  Host arrays are staged through pinned
     buffers; a host result is complete on return.
 
     Integer scans wrap around on overflow, as NumPy's do; NaN propagates through cummax and cummin (every
@@ -141,42 +99,18 @@ def scan(op: str, a, axis=None, dtype=None, out=None, *, exclusive: bool = False
     >>> gpureduce.scan("max", np.array([1.0, 3.0, 2.0, 5.0]))
     array([1., 3., 3., 5.])
 
-    A device array gives a ``DeviceArray``, which CuPy and PyTorch view without a copy:
+    A device array gives an array of its own kind (here CuPy's), without a copy:
 
     >>> import cupy as cp                                   # doctest: +SKIP
     >>> r = gpureduce.scan("sum", cp.arange(1, 6, dtype=cp.int32))   # doctest: +SKIP
     >>> r                                                   # doctest: +SKIP
-    DeviceArray([ 1,  3,  6, 10, 15], dtype=int64, device=0)
-    >>> cp.asarray(r)                                       # doctest: +SKIP
     array([ 1,  3,  6, 10, 15])
     """
-    if op not in SCAN_OPS:
-        raise ValueError(f"unknown operator {op!r}; operators are {', '.join(SCAN_OPS)}")
-    v = resolve("scan", variant, op)
-    if not isinstance(exclusive, (bool, np.bool_)):
-        raise TypeError(f"exclusive must be a bool (True or False), not {type(exclusive).__name__}")
-    x = operand(a)
-    if isinstance(axis, (tuple, list)):
-        raise TypeError(f"'{type(axis).__name__}' object cannot be interpreted as an integer")
-    ax = None if axis is None else normalize_axis_index(axis, max(len(x.shape), 1))
-    if ax is not None and len(x.shape) == 0:
-        ax = None  # a 0-d array scans like a 1-d one, as NumPy's cumsum does
-    if dtype is not None:
-        rt = np.dtype(dtype)
-        dtype_code(rt)
-    else:
-        rt = default_dtype(op, x.dtype)
-    one_d = ax is None or len(x.shape) == 1
-    plain = (one_d and rt == default_dtype(op, x.dtype) and x.dtype in v.numpy_dtypes and
-             (x.host or x.c_contiguous) and (out is None or np.dtype(getattr(out, "dtype", rt)) == rt))
-    if plain:
-        return _core.scan(v.index, OP_NAMES.index(op), x.obj, bool(exclusive), out)
-    if variant not in AXIS_VARIANTS:
-        raise ValueError(f"variant {variant!r} scans a whole array flattened in C order, of dtypes "
-                         f"{', '.join(v.dtypes)}, in the result dtype NumPy picks, and nothing else; the variants "
-                         f"that cover every NumPy argument (axis, dtype, all dtypes and layouts) are: "
-                         f"{', '.join(AXIS_VARIANTS)}")
-    return _scan_axes(v, op, x, ax, rt, out, exclusive)
+    if not isinstance(variant, str):
+        raise TypeError(f"variant must be a str, not {type(variant).__name__}")
+    plan, post = prepare_scan(op, a, axis, dtype, out, exclusive, variant)
+    result = _core.run(plan)
+    return result if post is None else post(result)
 
 
 @document_variants("scan", "sum")
@@ -205,10 +139,10 @@ def cumsum(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, varia
 
     Returns
     -------
-    numpy.ndarray, gpureduce.DeviceArray or `out`
+    numpy.ndarray, device array or `out`
         Shape ``(a.size,)`` for ``axis=None``, else ``a.shape``; NumPy's result dtype (int32 sums in int64),
         or `dtype`.  `out` when given.  Otherwise a ``numpy.ndarray`` for a host `a`, complete on return, and
-        a ``gpureduce.DeviceArray`` for a device `a`, computed asynchronously on its stream.
+        a device array of `a`'s kind for a device `a`, computed asynchronously on its stream.
 
     Raises
     ------
@@ -278,10 +212,10 @@ def cumprod(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, vari
 
     Returns
     -------
-    numpy.ndarray, gpureduce.DeviceArray or `out`
+    numpy.ndarray, device array or `out`
         Shape ``(a.size,)`` for ``axis=None``, else ``a.shape``; NumPy's result dtype (int32 multiplies in
         int64), or `dtype`.  `out` when given.  Otherwise a ``numpy.ndarray`` for a host `a`, complete on
-        return, and a ``gpureduce.DeviceArray`` for a device `a`, computed asynchronously on its stream.
+        return, and a device array of `a`'s kind for a device `a`, computed asynchronously on its stream.
 
     Raises
     ------
@@ -346,10 +280,9 @@ def cummax(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "a
 
     Returns
     -------
-    numpy.ndarray, gpureduce.DeviceArray or `out`
+    numpy.ndarray, device array or `out`
         Shape ``(a.size,)`` for ``axis=None``, else ``a.shape``; `a`'s dtype.  `out` when given.  Otherwise a
-        ``numpy.ndarray`` for a host `a`, complete on return, and a ``gpureduce.DeviceArray`` for a device
-        `a`, computed asynchronously on its stream.
+        ``numpy.ndarray`` for a host `a`, complete on return, and a device array of `a`'s kind for a device `a`, computed asynchronously on its stream.
 
     Raises
     ------
@@ -413,10 +346,9 @@ def cummin(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "a
 
     Returns
     -------
-    numpy.ndarray, gpureduce.DeviceArray or `out`
+    numpy.ndarray, device array or `out`
         Shape ``(a.size,)`` for ``axis=None``, else ``a.shape``; `a`'s dtype.  `out` when given.  Otherwise a
-        ``numpy.ndarray`` for a host `a`, complete on return, and a ``gpureduce.DeviceArray`` for a device
-        `a`, computed asynchronously on its stream.
+        ``numpy.ndarray`` for a host `a`, complete on return, and a device array of `a`'s kind for a device `a`, computed asynchronously on its stream.
 
     Raises
     ------

@@ -6,7 +6,7 @@ same result dtype and shape, integer and bool results (and min, max, argmin, arg
 exactly, and floating or complex results of sum, prod, mean, cumsum and cumprod within :func:`error_bound`
 of a float64 / complex128 reference computed by NumPy on the upcast input.  :func:`for_all_variants` and
 :func:`for_all_dtypes` are ``pytest.mark.parametrize`` decorators over the variant names registered in the
-compiled extension (``gpureduce.variants()``, generated from ``cuda/variants.def``) and over the 14 dtypes
+compiled extension (``gpureduce.variants()``, generated from ``cuda/abi/variants.def``) and over the 14 dtypes
 gpureduce knows; stack them on a test function.  pytest itself is imported only when one of them is
 called, so this module imports without it.
 
@@ -16,7 +16,7 @@ Why a bound and not NumPy's value: a parallel sum adds in a tree; NumPy sums pai
 and serially along strided ones: both round, differently.  Neither is the truth, so results are compared
 with the exact value (closely approximated in float64) and must lie within what the algorithm's rounding
 can explain.  NumPy's own float16 sums along a strided axis accumulate in float16 and miss that mark by
-far; gpureduce accumulates float16 in float32 (``cuda/types.cuh``), and the bound holds it to that.
+far; gpureduce accumulates float16 in float32 (``cuda/primitives/types.cuh``), and the bound holds it to that.
 
 The bound, per output element (``eps(t) = numpy.finfo(t).eps``)::
 
@@ -81,7 +81,7 @@ REDUCTIONS = OP_NAMES  # the reduction functions are named after their operators
 SCANS = SCAN_FUNCTIONS  # function -> scan operator
 _SUM_LIKE = ("sum", "mean", "cumsum")
 _PROD_LIKE = ("prod", "cumprod")
-# gpureduce's accumulator type where it differs from the result dtype (cuda/types.cuh, `accumulator`)
+# gpureduce's accumulator type where it differs from the result dtype (cuda/primitives/types.cuh, `accumulator`)
 _ACCUMULATOR = {np.dtype(np.float16): np.dtype(np.float32)}
 _DTYPE_KINDS = "biufc"
 
@@ -126,9 +126,9 @@ def to_numpy(a):
     if callable(getattr(a, "cpu", None)) and callable(getattr(a, "numpy", None)):  # PyTorch
         return a.detach().cpu().numpy()
     if hasattr(a, "__cuda_array_interface__"):  # any other device array: a device copy made by gpureduce
-        from ._operands import cast, operand
+        from ._operands import cast, intake
 
-        x = operand(a)
+        x = intake(a)
         return to_numpy(cast(x, x.dtype).obj)
     if hasattr(a, "__dlpack__") and not hasattr(a, "__array__"):
         return np.from_dlpack(a, device="cpu", copy=True)
@@ -584,7 +584,7 @@ def _variant_names(kind, op):
 def for_all_variants(kind, op=None, name="variant"):
     """Parametrize a test over the registered variant names of one kind.
 
-    The names come from ``gpureduce.variants()`` (the table compiled from ``cuda/variants.def``), never from
+    The names come from ``gpureduce.variants()`` (the table compiled from ``cuda/abi/variants.def``), never from
     a list kept by hand: a new variant is tested as soon as it is registered.
 
     Parameters

@@ -4,14 +4,13 @@
  * is produced on) and goes back there (cudaFreeAsync on that same stream) when the array dies, so a result
  * costs no cudaMalloc once the pool is warm.  The array exports that stream through
  * __cuda_array_interface__ v3 and orders a consumer's stream after it in __dlpack__; get() / __array__
- * bring the values home.  The stream must outlive the array, so gpureduce only ever gives its results the
+ * bring the values home (DLPack export: dlpack_export.c).  The stream must outlive the array, so gpureduce
+ * only ever gives its results a default stream (legacy or per-thread, which cannot be destroyed) or the
  * device's own stream (exec.c), which lives as long as the module (kept alive by every DeviceArray through
- * its type), and orders that stream after the work that produced them: a caller's temporary stream may
- * be destroyed before the result.
+ * its type), ordered after the work that produced them: a caller's temporary stream may be destroyed
+ * before the result.
  */
 #include "ext.h"
-
-#include "dlpack.h"
 
 typedef struct {
     PyObject_HEAD
@@ -35,74 +34,6 @@ static size_t
 nbytes_of(const DeviceArrayObject *self)
 {
     return (size_t)self->size * (size_t)PyDataType_ELSIZE(self->descr);
-}
-
-/* ---------------------------------------------------------------- memory */
-
-static unsigned char g_pool_ready[GR_MAX_DEVICES];
-
-/* Keep freed blocks in the device's default pool instead of handing them back to the driver at every
- * synchronisation (the default threshold, 0, does that): results then cost no allocation once warm. */
-static int
-prepare_pool(PyObject *module, int device)
-{
-    if (g_pool_ready[device]) return 0;
-    cudaMemPool_t pool;
-    cudaError_t err = cudaDeviceGetDefaultMemPool(&pool, device);
-    if (err == cudaSuccess) {
-        uint64_t threshold = UINT64_MAX;
-        err = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
-    }
-    if (err != cudaSuccess) {
-        gr_raise_cuda(module, err, "configuring the device's memory pool");
-        return -1;
-    }
-    g_pool_ready[device] = 1;
-    return 0;
-}
-
-int
-gr_device_alloc(PyObject *module, int device, size_t bytes, cudaStream_t stream, void **ptr)
-{
-    *ptr = NULL;
-    if (prepare_pool(module, device) < 0) return -1;
-    /* At least one byte: an empty array still gets a valid, non-null pointer, which some consumers want. */
-    cudaError_t err = cudaMallocAsync(ptr, bytes ? bytes : 1, stream);
-    if (err != cudaSuccess) {
-        *ptr = NULL;
-        char what[96];
-        PyOS_snprintf(what, sizeof(what), "allocating %zu bytes of device memory", bytes);
-        gr_raise_cuda(module, err, what);
-        return -1;
-    }
-    return 0;
-}
-
-/* Make `device` current for work on an array that need not live on the current device; *previous gets
- * the device to restore with leave_device (-1: nothing to restore).  0, or -1 with CudaError set. */
-static int
-enter_device(PyObject *module, int device, int *previous)
-{
-    *previous = -1;
-    int current = 0;
-    cudaError_t err = cudaGetDevice(&current);
-    if (err == cudaSuccess && current != device) {
-        err = cudaSetDevice(device);
-        if (err == cudaSuccess) *previous = current;
-    }
-    if (err != cudaSuccess) {
-        gr_raise_cuda(module, err, "selecting the array's device");
-        return -1;
-    }
-    return 0;
-}
-
-static void
-leave_device(int previous)
-{
-    /* Going back to a device that was current a moment ago cannot fail short of a dead context, which
-     * the next CUDA call reports anyway: clear it here so it is not reported twice. */
-    if (previous >= 0 && cudaSetDevice(previous) != cudaSuccess) (void)cudaGetLastError();
 }
 
 /* ---------------------------------------------------------------- construction, destruction */
@@ -151,6 +82,24 @@ void *
 gr_device_array_data(PyObject *array)
 {
     return DA(array)->ptr;
+}
+
+int
+gr_is_device_array(PyObject *module, PyObject *obj)
+{
+    return Py_TYPE(obj) == (PyTypeObject *)gr_state(module)->DeviceArrayType;
+}
+
+void
+gr_device_array_describe(PyObject *array, gr_dtype *dtype, int *ndim, const int64_t **shape, int *device,
+                         cudaStream_t *stream)
+{
+    const DeviceArrayObject *self = DA(array);
+    *dtype = self->dtype;
+    *ndim = self->ndim;
+    *shape = self->shape;
+    *device = self->device;
+    *stream = self->stream;
 }
 
 /* A destructor cannot raise: an unexpected CUDA failure is reported as an "unraisable" exception
@@ -321,7 +270,7 @@ DeviceArray_get(PyObject *op, PyObject *unused)
 
     gr_exec *ex = NULL;
     int previous = -1;
-    if (enter_device(module, self->device, &previous) < 0) goto fail;
+    if (gr_enter_device(module, self->device, &previous) < 0) goto fail;
     ex = gr_exec_acquire(module, self->device);
     if (!ex) goto fail;
     const size_t bytes = nbytes_of(self);
@@ -336,12 +285,12 @@ DeviceArray_get(PyObject *op, PyObject *unused)
         goto fail;
     }
     gr_exec_release(ex); /* only its pinned buffer was used, and that is idle again */
-    leave_device(previous);
+    gr_leave_device(previous);
     return (PyObject *)host;
 
 fail:
     gr_exec_release(ex);
-    leave_device(previous);
+    gr_leave_device(previous);
     Py_DECREF(host);
     return NULL;
 }
@@ -409,251 +358,6 @@ done:
     return result;
 }
 
-/* ---------------------------------------------------------------- DLPack */
-
-/* What a capsule owns: a reference to the exported array (which keeps the memory alive) and the managed
- * tensor with its shape and strides.  Freed by the tensor's deleter, which a consumer may call from any
- * thread, with or without the GIL: hence the raw allocator and PyGILState. */
-typedef struct {
-    PyObject *array;
-    union {
-        DLManagedTensor legacy;
-        DLManagedTensorVersioned versioned;
-    } managed;
-    int64_t dims[]; /* shape, then strides (in elements) */
-} dlpack_ctx;
-
-static void
-dlpack_ctx_free(dlpack_ctx *ctx)
-{
-    if (Py_IsInitialized()) { /* at exit, after finalisation, the reference is simply dropped */
-        PyGILState_STATE gil = PyGILState_Ensure();
-        Py_DECREF(ctx->array);
-        PyGILState_Release(gil);
-    }
-    PyMem_RawFree(ctx);
-}
-
-static void
-legacy_deleter(DLManagedTensor *self)
-{
-    dlpack_ctx_free((dlpack_ctx *)self->manager_ctx);
-}
-
-static void
-versioned_deleter(DLManagedTensorVersioned *self)
-{
-    dlpack_ctx_free((dlpack_ctx *)self->manager_ctx);
-}
-
-/* A capsule nobody consumed still owns its tensor; a consumer renames the capsule to "used_..." when it
- * takes the tensor over, and then calls the deleter itself.  PyCapsule_IsValid never raises. */
-static void
-legacy_capsule_destructor(PyObject *capsule)
-{
-    if (!PyCapsule_IsValid(capsule, GR_DLPACK_CAPSULE)) return;
-    DLManagedTensor *t = PyCapsule_GetPointer(capsule, GR_DLPACK_CAPSULE);
-    if (t->deleter) t->deleter(t);
-}
-
-static void
-versioned_capsule_destructor(PyObject *capsule)
-{
-    if (!PyCapsule_IsValid(capsule, GR_DLPACK_VERSIONED_CAPSULE)) return;
-    DLManagedTensorVersioned *t = PyCapsule_GetPointer(capsule, GR_DLPACK_VERSIONED_CAPSULE);
-    if (t->deleter) t->deleter(t);
-}
-
-static DLDataType
-dlpack_dtype(gr_dtype dt, size_t itemsize)
-{
-    uint8_t code;
-    switch (dt) {
-    case GR_BOOL: code = kDLBool; break;
-    case GR_INT8: case GR_INT16: case GR_INT32: case GR_INT64: code = kDLInt; break;
-    case GR_UINT8: case GR_UINT16: case GR_UINT32: case GR_UINT64: code = kDLUInt; break;
-    case GR_FLOAT16: case GR_FLOAT32: case GR_FLOAT64: code = kDLFloat; break;
-    case GR_COMPLEX64: case GR_COMPLEX128: code = kDLComplex; break;
-    default: code = kDLOpaqueHandle; break; /* unreachable: every gr_dtype is listed */
-    }
-    return (DLDataType){.code = code, .bits = (uint8_t)(8 * itemsize), .lanes = 1};
-}
-
-static PyObject *
-dlpack_capsule(DeviceArrayObject *self, int versioned, int copied)
-{
-    dlpack_ctx *ctx = PyMem_RawCalloc(1, sizeof(dlpack_ctx) + 2 * (size_t)self->ndim * sizeof(int64_t));
-    if (!ctx) return PyErr_NoMemory();
-    int64_t *shape = ctx->dims, *strides = ctx->dims + self->ndim, stride = 1;
-    for (int i = self->ndim - 1; i >= 0; i--) {
-        shape[i] = self->shape[i];
-        strides[i] = stride;
-        stride *= self->shape[i];
-    }
-    const DLTensor tensor = {
-        .data = self->ptr,
-        .device = {.device_type = kDLCUDA, .device_id = self->device},
-        .ndim = self->ndim,
-        .dtype = dlpack_dtype(self->dtype, (size_t)PyDataType_ELSIZE(self->descr)),
-        .shape = shape,
-        .strides = strides,
-        .byte_offset = 0,
-    };
-    Py_INCREF(self);
-    ctx->array = (PyObject *)self;
-    PyObject *capsule;
-    if (versioned) {
-        DLManagedTensorVersioned *m = &ctx->managed.versioned;
-        m->version = (DLPackVersion){.major = GR_DLPACK_MAJOR, .minor = GR_DLPACK_MINOR};
-        m->manager_ctx = ctx;
-        m->deleter = versioned_deleter;
-        m->flags = copied ? DLPACK_FLAG_BITMASK_IS_COPIED : 0;
-        m->dl_tensor = tensor;
-        capsule = PyCapsule_New(m, GR_DLPACK_VERSIONED_CAPSULE, versioned_capsule_destructor);
-    }
-    else {
-        DLManagedTensor *m = &ctx->managed.legacy;
-        m->dl_tensor = tensor;
-        m->manager_ctx = ctx;
-        m->deleter = legacy_deleter;
-        capsule = PyCapsule_New(m, GR_DLPACK_CAPSULE, legacy_capsule_destructor);
-    }
-    if (!capsule) dlpack_ctx_free(ctx);
-    return capsule;
-}
-
-/* A new DeviceArray holding a copy of `self`, produced on the same stream. */
-static PyObject *
-device_array_copy(PyObject *module, DeviceArrayObject *self)
-{
-    int previous;
-    if (enter_device(module, self->device, &previous) < 0) return NULL;
-    PyObject *copy = gr_device_array_empty(module, self->ndim, self->shape, self->dtype, self->device, self->stream);
-    if (copy) {
-        cudaError_t err = cudaMemcpyAsync(DA(copy)->ptr, self->ptr, nbytes_of(self), cudaMemcpyDeviceToDevice,
-                                          self->stream);
-        if (err != cudaSuccess) {
-            Py_CLEAR(copy);
-            gr_raise_cuda(module, err, "copying a DeviceArray for __dlpack__(copy=True)");
-        }
-    }
-    leave_device(previous);
-    return copy;
-}
-
-/* The consumer's stream argument of __dlpack__ (CUDA numbering): *sync = 0 for -1 (no ordering wanted). */
-static int
-parse_consumer_stream(PyObject *stream, cudaStream_t *out, int *sync)
-{
-    *sync = 1;
-    if (stream == Py_None) { /* the protocol: None means the legacy default stream */
-        *out = cudaStreamLegacy;
-        return 0;
-    }
-    if (!PyLong_Check(stream)) {
-        PyErr_Format(PyExc_TypeError, "__dlpack__: stream must be None or an int, not %.200s",
-                     Py_TYPE(stream)->tp_name);
-        return -1;
-    }
-    int overflow;
-    const long long s = PyLong_AsLongLongAndOverflow(stream, &overflow);
-    if (s == -1 && PyErr_Occurred()) return -1;
-    if (overflow == 0 && s == -1) {
-        *sync = 0;
-        return 0;
-    }
-    if (overflow < 0 || s == 0 || s < -1) {
-        PyErr_Format(PyExc_ValueError,
-                     "__dlpack__: stream=%R is not a CUDA stream: pass None or 1 (legacy default stream), 2 "
-                     "(per-thread default stream), a stream handle, or -1 for no synchronisation (0 is ambiguous)",
-                     stream);
-        return -1;
-    }
-    if (s == 1) *out = cudaStreamLegacy;
-    else if (s == 2) *out = cudaStreamPerThread;
-    else {
-        const unsigned long long handle = PyLong_AsUnsignedLongLong(stream);
-        if (handle == (unsigned long long)-1 && PyErr_Occurred()) return -1;
-        *out = (cudaStream_t)(uintptr_t)handle;
-    }
-    return 0;
-}
-
-static PyObject *
-DeviceArray_dlpack(PyObject *op, PyObject *args, PyObject *kwargs)
-{
-    static char *kwlist[] = {"stream", "max_version", "dl_device", "copy", NULL};
-    PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", kwlist, &stream, &max_version, &dl_device,
-                                     &copy))
-        return NULL;
-    DeviceArrayObject *self = DA(op);
-    PyObject *module = PyType_GetModule(Py_TYPE(op));
-    if (!module) return NULL;
-
-    int versioned = 0;
-    if (max_version != Py_None) {
-        if (!PyTuple_Check(max_version) || PyTuple_GET_SIZE(max_version) != 2) {
-            PyErr_SetString(PyExc_TypeError, "__dlpack__: max_version must be None or a tuple (major, minor)");
-            return NULL;
-        }
-        const long major = PyLong_AsLong(PyTuple_GET_ITEM(max_version, 0));
-        if (major == -1 && PyErr_Occurred()) return NULL;
-        versioned = major >= GR_DLPACK_MAJOR;
-    }
-    if (dl_device != Py_None) {
-        long type = -1, id = -1;
-        if (PyTuple_Check(dl_device) && PyTuple_GET_SIZE(dl_device) == 2) {
-            type = PyLong_AsLong(PyTuple_GET_ITEM(dl_device, 0));
-            if (!(type == -1 && PyErr_Occurred())) id = PyLong_AsLong(PyTuple_GET_ITEM(dl_device, 1));
-            if (PyErr_Occurred()) return NULL;
-        }
-        if (type != kDLCUDA || id != self->device) {
-            PyErr_Format(PyExc_BufferError,
-                         "__dlpack__: a DeviceArray on CUDA device %d can only be exported to dl_device=(%d, %d); "
-                         "got %R (use .get() for a host copy)",
-                         self->device, (int)kDLCUDA, self->device, dl_device);
-            return NULL;
-        }
-    }
-    int copied = 0;
-    if (copy != Py_None) {
-        copied = PyObject_IsTrue(copy);
-        if (copied < 0) return NULL;
-    }
-    cudaStream_t consumer = NULL;
-    int sync;
-    if (parse_consumer_stream(stream, &consumer, &sync) < 0) return NULL;
-
-    DeviceArrayObject *exported = self;
-    if (copied) {
-        exported = (DeviceArrayObject *)device_array_copy(module, self);
-        if (!exported) return NULL;
-    }
-    else Py_INCREF(exported);
-    PyObject *capsule = NULL;
-    if (sync && consumer != self->stream) {
-        int previous;
-        if (enter_device(module, self->device, &previous) < 0) goto done;
-        cudaError_t err = gr_stream_wait(consumer, self->stream);
-        leave_device(previous);
-        if (err != cudaSuccess) {
-            gr_raise_cuda(module, err, "__dlpack__: ordering the consumer's stream after the array's");
-            goto done;
-        }
-    }
-    capsule = dlpack_capsule(exported, versioned, copied);
-done:
-    Py_DECREF(exported);
-    return capsule;
-}
-
-static PyObject *
-DeviceArray_dlpack_device(PyObject *op, PyObject *unused)
-{
-    return Py_BuildValue("(ii)", (int)kDLCUDA, DA(op)->device);
-}
-
 /* ---------------------------------------------------------------- the type */
 
 static PyMethodDef DeviceArray_methods[] = {
@@ -662,11 +366,11 @@ static PyMethodDef DeviceArray_methods[] = {
     {"__array__", (PyCFunction)(void (*)(void))DeviceArray_array, METH_VARARGS | METH_KEYWORDS,
      "__array__(dtype=None, copy=None) -> numpy.ndarray\n\nA host copy (NumPy protocol); copy=False raises "
      "ValueError since the values must be copied."},
-    {"__dlpack__", (PyCFunction)(void (*)(void))DeviceArray_dlpack, METH_VARARGS | METH_KEYWORDS,
+    {"__dlpack__", (PyCFunction)(void (*)(void))gr_device_array_dlpack, METH_VARARGS | METH_KEYWORDS,
      "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None) -> PyCapsule\n\nExport without a copy "
      "(unless copy=True) as a DLPack capsule, versioned when max_version >= (1, 0); `stream` (the consumer's) is "
      "ordered after the array's stream."},
-    {"__dlpack_device__", DeviceArray_dlpack_device, METH_NOARGS, "__dlpack_device__() -> (2, device): kDLCUDA."},
+    {"__dlpack_device__", gr_device_array_dlpack_device, METH_NOARGS, "__dlpack_device__() -> (2, device): kDLCUDA."},
     {NULL, NULL, 0, NULL},
 };
 

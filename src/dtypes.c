@@ -1,17 +1,28 @@
-/* dtypes.c -- gr_dtype <-> NumPy dtype. */
+/* dtypes.c -- gr_dtype <-> NumPy dtype, from one table read on the hot path (no dtype objects made). */
 #include "ext.h"
+
+#include <string.h>
 
 static const struct {
     const char *name;
     int typenum;
+    char kind;
+    unsigned char itemsize;
 } kDtypes[GR_DTYPE_COUNT] = {
-    [GR_BOOL] = {"bool", NPY_BOOL},          [GR_INT8] = {"int8", NPY_INT8},
-    [GR_INT16] = {"int16", NPY_INT16},       [GR_INT32] = {"int32", NPY_INT32},
-    [GR_INT64] = {"int64", NPY_INT64},       [GR_UINT8] = {"uint8", NPY_UINT8},
-    [GR_UINT16] = {"uint16", NPY_UINT16},    [GR_UINT32] = {"uint32", NPY_UINT32},
-    [GR_UINT64] = {"uint64", NPY_UINT64},    [GR_FLOAT16] = {"float16", NPY_FLOAT16},
-    [GR_FLOAT32] = {"float32", NPY_FLOAT32}, [GR_FLOAT64] = {"float64", NPY_FLOAT64},
-    [GR_COMPLEX64] = {"complex64", NPY_COMPLEX64}, [GR_COMPLEX128] = {"complex128", NPY_COMPLEX128},
+    [GR_BOOL] = {"bool", NPY_BOOL, 'b', 1},
+    [GR_INT8] = {"int8", NPY_INT8, 'i', 1},
+    [GR_INT16] = {"int16", NPY_INT16, 'i', 2},
+    [GR_INT32] = {"int32", NPY_INT32, 'i', 4},
+    [GR_INT64] = {"int64", NPY_INT64, 'i', 8},
+    [GR_UINT8] = {"uint8", NPY_UINT8, 'u', 1},
+    [GR_UINT16] = {"uint16", NPY_UINT16, 'u', 2},
+    [GR_UINT32] = {"uint32", NPY_UINT32, 'u', 4},
+    [GR_UINT64] = {"uint64", NPY_UINT64, 'u', 8},
+    [GR_FLOAT16] = {"float16", NPY_FLOAT16, 'f', 2},
+    [GR_FLOAT32] = {"float32", NPY_FLOAT32, 'f', 4},
+    [GR_FLOAT64] = {"float64", NPY_FLOAT64, 'f', 8},
+    [GR_COMPLEX64] = {"complex64", NPY_COMPLEX64, 'c', 8},
+    [GR_COMPLEX128] = {"complex128", NPY_COMPLEX128, 'c', 16},
 };
 
 const char *
@@ -23,10 +34,7 @@ gr_dtype_name(gr_dtype dt)
 size_t
 gr_dtype_itemsize(gr_dtype dt)
 {
-    PyArray_Descr *d = PyArray_DescrFromType(kDtypes[dt].typenum);
-    const size_t size = (size_t)PyDataType_ELSIZE(d);
-    Py_DECREF(d);
-    return size;
+    return kDtypes[dt].itemsize;
 }
 
 int
@@ -35,18 +43,24 @@ gr_dtype_to_typenum(gr_dtype dt)
     return kDtypes[dt].typenum;
 }
 
+PyArray_Descr *
+gr_dtype_descr(gr_dtype dt)
+{
+    /* NumPy's builtin descriptors are singletons that live as long as NumPy: a borrowed reference is safe. */
+    PyArray_Descr *d = PyArray_DescrFromType(kDtypes[dt].typenum);
+    Py_XDECREF(d);
+    return d;
+}
+
 int
 gr_dtype_from_descr(PyArray_Descr *descr)
 {
-    /* Compare by kind and size: NPY_LONG and NPY_LONGLONG are both int64 here. */
+    if (PyDataType_HASFIELDS(descr) || PyDataType_HASSUBARRAY(descr)) return -1;
+    /* By kind and size: NPY_LONG and NPY_LONGLONG are both int64 here. */
     const char kind = descr->kind;
     const npy_intp size = PyDataType_ELSIZE(descr);
-    for (int dt = 0; dt < GR_DTYPE_COUNT; dt++) {
-        PyArray_Descr *d = PyArray_DescrFromType(kDtypes[dt].typenum);
-        const int match = d->kind == kind && PyDataType_ELSIZE(d) == size;
-        Py_DECREF(d);
-        if (match) return dt;
-    }
+    for (int dt = 0; dt < GR_DTYPE_COUNT; dt++)
+        if (kDtypes[dt].kind == kind && kDtypes[dt].itemsize == size) return dt;
     return -1;
 }
 
@@ -61,4 +75,34 @@ gr_dtype_mask_names(unsigned mask, char *buf, size_t size)
         if (w < 0) break;
         used += (size_t)w;
     }
+}
+
+/* What a dtype kind that NumPy cannot reduce holds, for the error message (NULL for the numeric kinds). */
+static const char *
+kind_name(const PyArray_Descr *descr)
+{
+    if (!descr) return NULL;
+    if (PyDataType_HASFIELDS(descr)) return "structured";
+    switch (descr->kind) {
+    case 'O': return "Python objects";
+    case 'U': return "str";
+    case 'S': return "bytes";
+    case 'V': return "void";
+    case 'M': return "datetime";
+    case 'm': return "timedelta";
+    default: return NULL;
+    }
+}
+
+int
+gr_unsupported_dtype(const char *dtype, const PyArray_Descr *descr, const char *where, const char *hint)
+{
+    char names[512];
+    gr_dtype_mask_names((1u << GR_DTYPE_COUNT) - 1, names, sizeof(names));
+    const char *kind = kind_name(descr);
+    char what[32] = "";
+    if (kind) PyOS_snprintf(what, sizeof(what), " (%s)", kind);
+    PyErr_Format(PyExc_TypeError, "unsupported dtype %s%s%s: gpureduce reduces %s%s", dtype, what, where ? where : "",
+                 names, hint ? hint : "");
+    return -1;
 }

@@ -1,4 +1,5 @@
-/* exec.c -- devices, and the cached per-device execution resources (streams, workspace, staging).
+/* exec.c -- devices, and the cached per-device execution resources (streams, workspace, staging, events,
+ * the stream-ordered memory pool).
  *
  * Nothing here allocates per call once warm: a gr_exec is leased for a call and returned to a small
  * per-device pool, and its buffers only ever grow.  All pool bookkeeping runs with the GIL held.
@@ -78,6 +79,76 @@ gr_device_stream(PyObject *module, int device)
     return g_stream[device];
 }
 
+/* ---------------------------------------------------------------- memory and the current device */
+
+static unsigned char g_pool_ready[GR_MAX_DEVICES];
+
+/* Keep freed blocks in the device's default pool instead of handing them back to the driver at every
+ * synchronisation (the default threshold, 0, does that): results then cost no allocation once warm.  Up to a
+ * sixteenth of the device's memory only: beyond that, blocks go back at the next synchronisation, so memory
+ * gpureduce no longer uses is there for CuPy's and PyTorch's allocators. */
+static int
+prepare_pool(PyObject *module, int device)
+{
+    if (g_pool_ready[device]) return 0;
+    cudaMemPool_t pool;
+    cudaError_t err = cudaDeviceGetDefaultMemPool(&pool, device);
+    if (err == cudaSuccess) {
+        size_t free_bytes = 0, total_bytes = 0;
+        err = cudaMemGetInfo(&free_bytes, &total_bytes);
+        uint64_t threshold = (uint64_t)total_bytes / 16;
+        if (err == cudaSuccess) err = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+    }
+    if (err != cudaSuccess) {
+        gr_raise_cuda(module, err, "configuring the device's memory pool");
+        return -1;
+    }
+    g_pool_ready[device] = 1;
+    return 0;
+}
+
+int
+gr_device_alloc(PyObject *module, int device, size_t bytes, cudaStream_t stream, void **ptr)
+{
+    *ptr = NULL;
+    if (prepare_pool(module, device) < 0) return -1;
+    /* At least one byte: an empty array still gets a valid, non-null pointer, which some consumers want. */
+    cudaError_t err = cudaMallocAsync(ptr, bytes ? bytes : 1, stream);
+    if (err != cudaSuccess) {
+        *ptr = NULL;
+        char what[96];
+        PyOS_snprintf(what, sizeof(what), "allocating %zu bytes of device memory", bytes);
+        gr_raise_cuda(module, err, what);
+        return -1;
+    }
+    return 0;
+}
+
+int
+gr_enter_device(PyObject *module, int device, int *previous)
+{
+    *previous = -1;
+    int current = 0;
+    cudaError_t err = cudaGetDevice(&current);
+    if (err == cudaSuccess && current != device) {
+        err = cudaSetDevice(device);
+        if (err == cudaSuccess) *previous = current;
+    }
+    if (err != cudaSuccess) {
+        gr_raise_cuda(module, err, "selecting the array's device");
+        return -1;
+    }
+    return 0;
+}
+
+void
+gr_leave_device(int previous)
+{
+    /* Going back to a device that was current a moment ago cannot fail short of a dead context, which
+     * the next CUDA call reports anyway: clear it here so it is not reported twice. */
+    if (previous >= 0 && cudaSetDevice(previous) != cudaSuccess) (void)cudaGetLastError();
+}
+
 static void
 exec_destroy(gr_exec *ex)
 {
@@ -88,6 +159,7 @@ exec_destroy(gr_exec *ex)
     if (ex->result) (void)cudaFree(ex->result);
     if (ex->pinned) (void)cudaFreeHost(ex->pinned);
     if (ex->done) (void)cudaEventDestroy(ex->done);
+    if (ex->hop) (void)cudaEventDestroy(ex->hop);
     (void)cudaGetLastError();
     PyMem_Free(ex);
 }
@@ -111,6 +183,7 @@ gr_exec_acquire(PyObject *module, int device)
         }
         err = cudaMalloc(&ex->result, GR_RESULT_BYTES);
         if (err == cudaSuccess) err = cudaEventCreateWithFlags(&ex->done, cudaEventDisableTiming);
+        if (err == cudaSuccess) err = cudaEventCreateWithFlags(&ex->hop, cudaEventDisableTiming);
         if (err != cudaSuccess) {
             exec_destroy(ex);
             return (gr_exec *)gr_raise_cuda(module, err, "allocating execution resources");
@@ -141,8 +214,12 @@ gr_exec_begin(PyObject *module, gr_exec *ex, cudaStream_t stream)
 }
 
 cudaError_t
-gr_exec_end(gr_exec *ex, cudaStream_t stream)
+gr_exec_end(gr_exec *ex, cudaStream_t stream, int synchronised)
 {
+    if (synchronised) { /* the buffers are idle: the next call need not wait for anything */
+        ex->last_stream = NULL;
+        return cudaSuccess;
+    }
     ex->last_stream = stream;
     return cudaEventRecord(ex->done, stream);
 }

@@ -15,10 +15,11 @@
 
 #include "gpureduce.h"
 
-/* ---- module state (module.c) ---- */
+/* ---- module state (state.c: a leaf every file may call) ---- */
 typedef struct {
     PyObject *CudaError;       /* gpureduce.CudaError, a RuntimeError */
     PyObject *DeviceArrayType; /* gpureduce.DeviceArray (device_array.c) */
+    PyObject *OperandType;     /* gpureduce._core.Operand (operand.c) */
 } gr_module_state;
 
 gr_module_state *gr_state(PyObject *module);
@@ -50,10 +51,23 @@ int gr_outcome_raise(PyObject *module, const gr_outcome *o, const char *context)
 const char *gr_dtype_name(gr_dtype dt);
 size_t gr_dtype_itemsize(gr_dtype dt);
 int gr_dtype_to_typenum(gr_dtype dt);
+/* The NumPy dtype of `dt` (a borrowed reference, alive as long as NumPy). */
+PyArray_Descr *gr_dtype_descr(gr_dtype dt);
 /* NumPy dtype -> gr_dtype; -1 if there is no such gr_dtype (object, str, datetime, ...). */
 int gr_dtype_from_descr(PyArray_Descr *descr);
 /* "float32, float64, int32, int64" for a GR_DTBIT mask, into buf. */
 void gr_dtype_mask_names(unsigned mask, char *buf, size_t size);
+/* TypeError "unsupported dtype <dtype> (<kind>)<where>: gpureduce reduces <all dtypes><hint>": the cause
+ * first, then what works (the same words as gpureduce/_operands.py).  Returns -1. */
+int gr_unsupported_dtype(const char *dtype, const PyArray_Descr *descr, const char *where, const char *hint);
+
+/* ---- the variant registry's C face (variants.c) ---- */
+/* The table entry of variant index `variant` if it is of `kind` and implements `op`, else NULL with a
+ * ValueError. */
+const gr_variant_info *gr_checked_variant(long variant, long op, gr_kind kind);
+PyObject *gr_py_variant_table(PyObject *module, PyObject *unused);
+PyObject *gr_py_result_dtype(PyObject *module, PyObject *args);
+PyObject *gr_py_segments_supported(PyObject *module, PyObject *args);
 
 /* ---- devices and execution resources (exec.c) ---- */
 #define GR_MAX_DEVICES 64 /* device ordinals gpureduce handles: 0 .. GR_MAX_DEVICES - 1 */
@@ -63,11 +77,19 @@ int gr_device_sm_count(int device);
 /* The device's own stream (created on first use, never destroyed while the module lives).  NULL with
  * CudaError set on failure. */
 cudaStream_t gr_device_stream(PyObject *module, int device);
+/* Stream-ordered memory from the default pool of `device` (the current device), which is set on first use
+ * to keep freed blocks for reuse.  Free with cudaFreeAsync on a stream ordered after the last use.
+ * 0, or -1 with CudaError set. */
+int gr_device_alloc(PyObject *module, int device, size_t bytes, cudaStream_t stream, void **ptr);
+/* Make `device` current; *previous gets the device to restore with gr_leave_device (-1: nothing to
+ * restore).  0, or -1 with CudaError set. */
+int gr_enter_device(PyObject *module, int device, int *previous);
+void gr_leave_device(int previous);
 
 /* What one call borrows for its device work: a stream of ours, a workspace whose first
  * GR_WORKSPACE_ZEROED_BYTES are zero, a device staging buffer for host inputs, pinned host memory for
- * small transfers and results, and a device slot for a scalar result.  Leased whole while the GIL is
- * released, so two threads never share one. */
+ * small transfers and results, a device slot for a scalar result, and an event to order streams.  Leased
+ * whole while the GIL is released, so two threads never share one. */
 typedef struct gr_exec {
     int device;
     cudaStream_t stream; /* the device's stream (gr_device_stream), not owned */
@@ -79,27 +101,29 @@ typedef struct gr_exec {
     size_t pinned_bytes;
     void *result; /* device, GR_RESULT_BYTES */
     int dirty;    /* a call failed: re-zero the workspace counters before reuse */
+    cudaEvent_t hop;           /* orders one stream after another (gr_stream_wait) */
     cudaEvent_t done;          /* recorded after the last work that used these buffers ... */
-    cudaStream_t last_stream;  /* ... on this stream */
+    cudaStream_t last_stream;  /* ... on this stream (NULL: idle, nothing to wait for) */
 } gr_exec;
 
 #define GR_RESULT_BYTES 256
 #define GR_PINNED_SMALL (4u << 20) /* host inputs up to this size go through the pinned buffer */
+#define GR_STAGING_KEPT ((size_t)256 << 20) /* host inputs up to this size are staged in the exec's own buffer */
 
 gr_exec *gr_exec_acquire(PyObject *module, int device);
 void gr_exec_release(gr_exec *ex);
 /* Bracket the device work of a call that runs on `stream`: begin orders it after the buffers' previous
- * use if that was on another stream (0, or -1 with CudaError); end records that use (no GIL needed).
- * Calls that leave work in flight (asynchronous results) must use them. */
+ * use if that was on another stream (0, or -1 with CudaError); end records that use (no GIL needed), or
+ * notes that the buffers are idle when the call synchronised `stream` (`synchronised`). */
 int gr_exec_begin(PyObject *module, gr_exec *ex, cudaStream_t stream);
-cudaError_t gr_exec_end(gr_exec *ex, cudaStream_t stream);
+cudaError_t gr_exec_end(gr_exec *ex, cudaStream_t stream, int synchronised);
 /* Grow a buffer of the exec to at least `bytes` (never per call once warm).  0 or -1 with CudaError set. */
 int gr_exec_reserve_workspace(PyObject *module, gr_exec *ex, size_t bytes);
 int gr_exec_reserve_staging(PyObject *module, gr_exec *ex, size_t bytes);
-/* The workspace the call described by `a` needs (gr_workspace_size), reserved.  0, or -1 with an exception
- * naming `context`. */
-int gr_exec_reserve_for(PyObject *module, gr_exec *ex, const gr_args *a, const char *context);
 int gr_exec_reserve_pinned(PyObject *module, gr_exec *ex, size_t bytes);
+/* The workspace the flat call described by `a` needs (gr_workspace_size), reserved.  0, or -1 with an
+ * exception naming `context`. */
+int gr_exec_reserve_for(PyObject *module, gr_exec *ex, const gr_args *a, const char *context);
 /* Free every cached resource (module teardown). */
 void gr_exec_release_all(void);
 
@@ -114,65 +138,72 @@ cudaError_t gr_upload_host(gr_exec *ex, void *dst, const void *src, size_t bytes
 cudaError_t gr_upload_release(const void *src, int registered, cudaStream_t stream);
 /* Copy device `src` to host `dst` after the work enqueued on `stream`; complete on return (synchronises). */
 cudaError_t gr_download_host(gr_exec *ex, void *dst, const void *src, size_t bytes, cudaStream_t stream);
-/* Order what is enqueued next on `waiter` after what is enqueued so far on `producer` (an event). */
-cudaError_t gr_stream_wait(cudaStream_t waiter, cudaStream_t producer);
+/* Order what is enqueued next on `waiter` after what is enqueued so far on `producer`, through the exec's
+ * event (no event is created per call). */
+cudaError_t gr_stream_wait(gr_exec *ex, cudaStream_t waiter, cudaStream_t producer);
 
-/* ---- device arrays (device_array.c) ---- */
+/* ---- device arrays (device_array.c, dlpack_export.c) ---- */
 #define GR_MAX_NDIM 64
 /* The gpureduce.DeviceArray type, created for `module` (its exec slot stores it in the module state). */
 PyObject *gr_device_array_type_new(PyObject *module);
-/* Stream-ordered memory from the default pool of `device` (the current device), which is set on first use
- * to keep freed blocks for reuse.  Free with cudaFreeAsync on a stream ordered after the last use.
- * 0, or -1 with CudaError set. */
-int gr_device_alloc(PyObject *module, int device, size_t bytes, cudaStream_t stream, void **ptr);
 /* A new DeviceArray owning uninitialised memory allocated on `stream`, where the work that fills it must be
  * enqueued; it exports `stream` and frees the memory there.  `device` must be current.  NULL on error. */
 PyObject *gr_device_array_empty(PyObject *module, int ndim, const int64_t *shape, gr_dtype dtype, int device,
                                 cudaStream_t stream);
+int gr_is_device_array(PyObject *module, PyObject *obj);
+/* What a DeviceArray is: its memory, dtype, shape (C order), device and stream. */
 void *gr_device_array_data(PyObject *array);
+void gr_device_array_describe(PyObject *array, gr_dtype *dtype, int *ndim, const int64_t **shape, int *device,
+                              cudaStream_t *stream);
+/* DeviceArray.__dlpack__ and __dlpack_device__ (dlpack_export.c). */
+PyObject *gr_device_array_dlpack(PyObject *op, PyObject *args, PyObject *kwargs);
+PyObject *gr_device_array_dlpack_device(PyObject *op, PyObject *unused);
 
-/* ---- input buffers (buffer.c) ---- */
-typedef struct gr_buffer {
-    void *ptr;            /* device pointer, or host pointer when is_host: element (0, ..., 0) */
+/* ---- the one intake (operand.c) ---- */
+/* Where an operand came from: decides how it is read and released. */
+typedef enum { GR_FROM_NUMPY, GR_FROM_CAI, GR_FROM_DLPACK, GR_FROM_GPUREDUCE } gr_protocol;
+
+/* One array operand of a call (input, where= or out=), read without touching the device: a host ndarray
+ * (aligned, native byte order) or device memory read in place. */
+typedef struct gr_operand {
+    void *ptr;            /* element (0, ..., 0): device pointer, or host pointer when is_host */
     gr_dtype dtype;
-    int64_t n;            /* number of elements */
     int ndim;
+    int64_t size;         /* number of elements */
     int64_t shape[GR_MAX_NDIM];
-    int64_t strides[GR_MAX_NDIM]; /* in elements (a device array's byte strides must be multiples of the itemsize) */
-    int dense;            /* C- or Fortran-contiguous: the n elements are ptr[0 .. n) in some order */
-    int readonly;
+    int64_t strides[GR_MAX_NDIM]; /* in elements */
     int is_host;
-    int device;           /* device of a device buffer */
-    int has_stream;       /* the producer named a stream (CAI v3 "stream") */
+    int readonly;
+    int device;           /* the device the producer named (DLPack, DeviceArray); -1 when unknown or host */
+    int has_stream;       /* the producer named a stream (CAI v3), or was told ours (DLPack) ... */
     cudaStream_t stream;  /* ... this one: our work is enqueued on it */
-    PyObject *owner;      /* keeps the memory alive (a new reference) */
-} gr_buffer;
+    gr_protocol protocol;
+} gr_operand;
 
-/* Describe `obj` (NumPy array or array-like, or an object exporting __cuda_array_interface__).
- * Host inputs are made C-contiguous, aligned and native-endian; device arrays keep their layout (strides), and
- * the flat entry points (reduce, scan) refuse the ones that are not dense.  Touches no device, so argument errors
- * (dtype, malformed interface) come first, also on a machine without a GPU.  0, or -1 with an exception. */
-int gr_buffer_from_object(PyObject *module, PyObject *obj, gr_buffer *buf);
-/* The device the work runs on: the current one, after checking that a device buffer's pointer is device
- * memory of that device.  Sets buf->device and returns it, or -1 with an exception. */
-int gr_buffer_device(PyObject *module, gr_buffer *buf);
+/* Read `obj` (`role` names it in errors: "the input", "where=", "out=") into a new _core.Operand object
+ * holding a gr_operand and what keeps its memory alive.  NULL with an exception. */
+PyObject *gr_intake(PyObject *module, PyObject *obj, const char *role);
+/* The gr_operand inside a _core.Operand (NULL with TypeError naming `role` if `obj` is not one). */
+const gr_operand *gr_operand_of(PyObject *module, PyObject *obj, const char *role);
 /* 0 if `ptr` is device (or managed) memory of `device`, else -1 with a ValueError naming `what`. */
 int gr_check_device_pointer(PyObject *module, const void *ptr, int device, const char *what);
-void gr_buffer_release(gr_buffer *buf);
+/* 0 if a device operand can be read on `device`: by the device its producer named, else by asking CUDA
+ * (skipped for empty operands). */
+int gr_check_operand_device(PyObject *module, const gr_operand *o, int device, const char *what);
+PyObject *gr_operand_type_new(PyObject *module);
 
-/* The table entry of variant index `variant` if it is of `kind` and implements `op`, else NULL with a
- * ValueError (reduce.c). */
-const gr_variant_info *gr_checked_variant(long variant, long op, gr_kind kind);
-/* TypeError naming the dtypes variant `v` supports, unless it supports `dt`.  0 or -1. */
-int gr_check_variant_dtype(const gr_variant_info *v, gr_dtype dt);
+/* ---- the one runner (run.c) ---- */
+#define GR_KIND_COPY 2 /* a plan kind beside GR_KIND_REDUCE and GR_KIND_SCAN: a strided copy with a cast */
+/* A call's device work, prepared with the GIL and run without it (timing.c times the stages). */
+typedef struct gr_job gr_job;
+gr_job *gr_job_prepare(PyObject *module, PyObject *plan);   /* NULL with an exception */
+void gr_job_enqueue(gr_job *job);                           /* no GIL */
+void gr_job_complete(gr_job *job);                          /* no GIL: waits when the result needs it */
+PyObject *gr_job_finish(PyObject *module, gr_job *job);     /* the result, or NULL; frees the job */
 
 /* ---- Python-visible functions ---- */
-PyObject *gr_py_reduce(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
-PyObject *gr_py_scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs); /* scan.c */
-PyObject *gr_py_segments(PyObject *module, PyObject *const *args, Py_ssize_t nargs); /* segments.c */
-PyObject *gr_py_copy_strided(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
-PyObject *gr_py_describe(PyObject *module, PyObject *obj);
-PyObject *gr_py_variant_table(PyObject *module, PyObject *unused);
+PyObject *gr_py_run(PyObject *module, PyObject *plan);               /* run.c */
+PyObject *gr_py_intake(PyObject *module, PyObject *const *args, Py_ssize_t nargs); /* operand.c */
 PyObject *gr_py_device_count(PyObject *module, PyObject *unused);      /* device.c */
 PyObject *gr_py_device_properties(PyObject *module, PyObject *unused); /* device.c */
 PyObject *gr_py_memory_info(PyObject *module, PyObject *unused);       /* device.c */
@@ -180,5 +211,6 @@ PyObject *gr_py_to_device(PyObject *module, PyObject *obj);            /* make_a
 PyObject *gr_py_empty(PyObject *module, PyObject *args, PyObject *kwargs); /* make_array.c */
 PyObject *gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs); /* timing.c */
 PyObject *gr_py_time_calls(PyObject *module, PyObject *args, PyObject *kwargs);  /* timing.c */
+PyObject *gr_py_time_stages(PyObject *module, PyObject *args, PyObject *kwargs); /* timing.c */
 
 #endif /* GPUREDUCE_EXT_H */

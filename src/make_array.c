@@ -8,11 +8,13 @@
 PyObject *
 gr_py_to_device(PyObject *module, PyObject *obj)
 {
-    gr_buffer buf;
     gr_exec *ex = NULL;
     PyObject *array = NULL;
-    if (gr_buffer_from_object(module, obj, &buf) < 0) return NULL;
-    if (!buf.is_host) {
+    PyObject *operand = gr_intake(module, obj, "the input");
+    if (!operand) return NULL;
+    const gr_operand *in = gr_operand_of(module, operand, "the input");
+    PyObject *contiguous = NULL; /* the host values in C order, as the new array holds them */
+    if (!in->is_host) {
         PyErr_Format(PyExc_TypeError, "to_device() copies host arrays to the device; %.200s is a device array already",
                      Py_TYPE(obj)->tp_name);
         goto fail;
@@ -21,16 +23,21 @@ gr_py_to_device(PyObject *module, PyObject *obj)
     if (device < 0) goto fail;
     ex = gr_exec_acquire(module, device);
     if (!ex) goto fail;
-    const size_t bytes = (size_t)buf.n * gr_dtype_itemsize(buf.dtype);
+    PyArray_Descr *descr = gr_dtype_descr(in->dtype);
+    Py_INCREF(descr); /* PyArray_FromAny steals it */
+    contiguous = PyArray_FromAny(obj, descr, 0, 0, NPY_ARRAY_CARRAY_RO, NULL);
+    if (!contiguous) goto fail;
+    const void *src = PyArray_DATA((PyArrayObject *)contiguous);
+    const size_t bytes = (size_t)in->size * gr_dtype_itemsize(in->dtype);
     if (gr_exec_reserve_pinned(module, ex, gr_transfer_pinned_bytes(bytes)) < 0) goto fail;
-    array = gr_device_array_empty(module, buf.ndim, buf.shape, buf.dtype, device, ex->stream);
+    array = gr_device_array_empty(module, in->ndim, in->shape, in->dtype, device, ex->stream);
     if (!array) goto fail;
     void *dst = gr_device_array_data(array);
     cudaError_t err, done;
     Py_BEGIN_ALLOW_THREADS
     int registered;
-    err = gr_upload_host(ex, dst, buf.ptr, bytes, ex->stream, &registered);
-    done = gr_upload_release(buf.ptr, registered, ex->stream);
+    err = gr_upload_host(ex, dst, src, bytes, ex->stream, &registered);
+    done = gr_upload_release(src, registered, ex->stream);
     /* The exec's pinned buffer must be idle before the exec goes back to the pool (transfer.c). */
     if (done == cudaSuccess) done = cudaStreamSynchronize(ex->stream);
     Py_END_ALLOW_THREADS
@@ -40,13 +47,15 @@ gr_py_to_device(PyObject *module, PyObject *obj)
         goto fail;
     }
     gr_exec_release(ex);
-    gr_buffer_release(&buf);
+    Py_DECREF(contiguous);
+    Py_DECREF(operand);
     return array;
 
 fail:
     Py_XDECREF(array);
     gr_exec_release(ex);
-    gr_buffer_release(&buf);
+    Py_XDECREF(contiguous);
+    Py_DECREF(operand);
     return NULL;
 }
 

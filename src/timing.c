@@ -8,7 +8,9 @@
  */
 #include "ext.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define GR_MAX_FLUSH_DEVICES 64
 
@@ -156,29 +158,34 @@ gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
     double *times = NULL;
     gr_exec *ex = NULL;
     gr_timer timer = {0};
-    gr_buffer buf;
-    if (gr_buffer_from_object(module, obj, &buf) < 0) return NULL;
-    if (buf.is_host) {
+    PyObject *operand = gr_intake(module, obj, "the input");
+    if (!operand) return NULL;
+    const gr_operand *in = gr_operand_of(module, operand, "the input");
+    if (!in->is_host && !(in->size <= 1 || in->strides[in->ndim - 1] == 1)) {
+        PyErr_SetString(PyExc_ValueError, "time_device times dense arrays: pass a C-contiguous one");
+        goto fail;
+    }
+    if (in->is_host) {
         PyErr_SetString(PyExc_TypeError,
                         "time_device times device arrays: pass a DeviceArray (_core.to_device) or a CuPy/PyTorch/"
                         "Numba array");
         goto fail;
     }
-    const int device = gr_buffer_device(module, &buf);
-    if (device < 0) goto fail;
-    const size_t in_bytes = (size_t)buf.n * gr_dtype_itemsize(buf.dtype);
+    const int device = gr_current_device(module);
+    if (device < 0 || gr_check_operand_device(module, in, device, "the input") < 0) goto fail;
+    const size_t in_bytes = (size_t)in->size * gr_dtype_itemsize(in->dtype);
     const gr_kind kind = what == TIME_SCAN ? GR_KIND_SCAN : GR_KIND_REDUCE;
-    const gr_dtype out_dtype = gr_default_result_dtype(kind, (gr_op)op, buf.dtype);
+    const gr_dtype out_dtype = gr_default_result_dtype(kind, (gr_op)op, in->dtype);
 
     ex = gr_exec_acquire(module, device);
     if (!ex) goto fail;
     gr_args a = {
         .variant = (gr_variant)variant,
         .op = (gr_op)op,
-        .in_dtype = buf.dtype,
+        .in_dtype = in->dtype,
         .out_dtype = out_dtype,
-        .in = buf.ptr,
-        .n = buf.n,
+        .in = in->ptr,
+        .n = in->size,
         .exclusive = exclusive,
         .stream = ex->stream,
         .sm_count = gr_device_sm_count(device),
@@ -189,7 +196,7 @@ gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
     if (with_variant ? gr_exec_reserve_for(module, ex, &a, "time_device") < 0
                      : gr_exec_reserve_workspace(module, ex, GR_WORKSPACE_ZEROED_BYTES) < 0)
         goto fail;
-    const size_t out_bytes = (size_t)buf.n * gr_dtype_itemsize(out_dtype);
+    const size_t out_bytes = (size_t)in->size * gr_dtype_itemsize(out_dtype);
     if (gr_exec_reserve_pinned(module, ex, GR_RESULT_BYTES) < 0 ||
         gr_exec_reserve_staging(module, ex, out_bytes > in_bytes ? out_bytes : in_bytes) < 0)
         goto fail;
@@ -207,7 +214,7 @@ gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
     cudaError_t err = cudaSuccess;
     Py_BEGIN_ALLOW_THREADS
     /* the producer's work (e.g. filling the input) completes first */
-    if (buf.has_stream) err = cudaStreamSynchronize(buf.stream);
+    if (in->has_stream) err = cudaStreamSynchronize(in->stream);
     for (int i = 0; i < warmup + repeats && err == cudaSuccess && st == GR_OK; i++) {
         double us = 0;
         err = timer_begin(&timer, i, ex->stream);
@@ -246,7 +253,7 @@ gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
     timer_close(&timer);
     PyMem_Free(times);
     gr_exec_release(ex);
-    gr_buffer_release(&buf);
+    Py_XDECREF(operand);
     return result;
 
 fail:
@@ -257,7 +264,7 @@ fail:
         ex->dirty = 1;
         gr_exec_release(ex);
     }
-    gr_buffer_release(&buf);
+    Py_XDECREF(operand);
     return NULL;
 }
 
@@ -310,6 +317,78 @@ gr_py_time_calls(PyObject *module, PyObject *args, PyObject *kwargs)
     result = times_to_list(times, repeats);
 done:
     timer_close(&timer);
+    PyMem_Free(times);
+    return result;
+}
+
+/* ---------------------------------------------------------------- the runner's stages (host clock) */
+
+static double
+now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return 1e6 * (double)ts.tv_sec + 1e-3 * (double)ts.tv_nsec;
+}
+
+static int
+compare_doubles(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double
+median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), compare_doubles);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* time_stages(plan, repeats, warmup=10) -> {stage: median microseconds} of the runner's stages (run.c):
+ * prepare (plan read, checks, lease, result object), enqueue (uploads, launch), complete (download or wait),
+ * finish (the result object, release).  Where a call's wall-clock goes, for benchmarks/bench_overhead.py. */
+PyObject *
+gr_py_time_stages(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"plan", "repeats", "warmup", NULL};
+    static const char *const names[] = {"prepare", "enqueue", "complete", "finish"};
+    enum { STAGES = 4 };
+    PyObject *plan, *result = NULL;
+    int repeats, warmup = 10;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Oi|i:time_stages", kwlist, &plan, &repeats, &warmup)) return NULL;
+    if (repeats < 1 || warmup < 0) {
+        PyErr_Format(PyExc_ValueError, "repeats must be >= 1 and warmup >= 0 (got %d and %d)", repeats, warmup);
+        return NULL;
+    }
+    double *times = PyMem_Malloc(sizeof(double) * STAGES * (size_t)repeats);
+    if (!times) return PyErr_NoMemory();
+    for (int i = 0; i < warmup + repeats; i++) {
+        double t[STAGES + 1];
+        t[0] = now_us();
+        gr_job *job = gr_job_prepare(module, plan);
+        if (!job) goto done;
+        t[1] = now_us();
+        Py_BEGIN_ALLOW_THREADS
+        gr_job_enqueue(job);
+        t[2] = now_us();
+        gr_job_complete(job);
+        t[3] = now_us();
+        Py_END_ALLOW_THREADS
+        PyObject *r = gr_job_finish(module, job);
+        t[4] = now_us();
+        if (!r) goto done;
+        Py_DECREF(r);
+        if (i >= warmup)
+            for (int s = 0; s < STAGES; s++) times[s * repeats + (i - warmup)] = t[s + 1] - t[s];
+    }
+    result = PyDict_New();
+    for (int s = 0; result && s < STAGES; s++) {
+        PyObject *v = PyFloat_FromDouble(median(times + s * repeats, repeats));
+        if (!v || PyDict_SetItemString(result, names[s], v) < 0) Py_CLEAR(result);
+        Py_XDECREF(v);
+    }
+done:
     PyMem_Free(times);
     return result;
 }

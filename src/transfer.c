@@ -73,15 +73,11 @@ gr_download_host(gr_exec *ex, void *dst, const void *src, size_t bytes, cudaStre
 }
 
 cudaError_t
-gr_stream_wait(cudaStream_t waiter, cudaStream_t producer)
+gr_stream_wait(gr_exec *ex, cudaStream_t waiter, cudaStream_t producer)
 {
     if (waiter == producer) return cudaSuccess;
-    cudaEvent_t event;
-    cudaError_t err = cudaEventCreateWithFlags(&event, cudaEventDisableTiming);
-    if (err != cudaSuccess) return err;
-    err = cudaEventRecord(event, producer);
-    if (err == cudaSuccess) err = cudaStreamWaitEvent(waiter, event, 0);
-    /* Destroying a recorded event is fine: its resources go once the device has passed it. */
-    cudaError_t destroy = cudaEventDestroy(event);
-    return err != cudaSuccess ? err : destroy;
+    /* cudaStreamWaitEvent waits for the event's state at the time of the call, so one event serves any number
+     * of hops in sequence. */
+    cudaError_t err = cudaEventRecord(ex->hop, producer);
+    return err == cudaSuccess ? cudaStreamWaitEvent(waiter, ex->hop, 0) : err;
 }

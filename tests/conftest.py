@@ -1,9 +1,15 @@
 """Shared test setup: gpureduce's pytest plugin (the `gpu` marker), fixtures, device-array factories."""
-import numpy as np
-import pytest
+import os
 
-import gpureduce
-import gpureduce.pytest_plugin
+# JAX takes 75% of the GPU's memory at its first array unless told not to; the suite shares the GPU between
+# CuPy, PyTorch, JAX and gpureduce (the 2^31-element tests need 26 GiB of it).
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import gpureduce  # noqa: E402
+import gpureduce.pytest_plugin  # noqa: E402
 
 HAVE_GPU = gpureduce.device_count() > 0
 pytest_plugins = ["pytester"]  # tests/test_testing_cpu.py runs pytest sessions of its own

@@ -346,8 +346,22 @@ def assert_values(got, expected, ref, bound, what):
 
 # ---------------------------------------------------------------- one call, checked
 
+def result_kind(a):
+    """The type an array result of device input `a` has: the input's own for the libraries that take a result
+    back (CuPy, PyTorch, JAX), else gpureduce.DeviceArray."""
+    root = type(a).__module__.partition(".")[0]
+    return type(a) if root in ("cupy", "torch", "jax", "jaxlib") else gpureduce.DeviceArray
+
+
+def numpy_dtype(dt):
+    """NumPy's dtype of a result's dtype (PyTorch's `torch.int64` read by its name)."""
+    return np.dtype(str(dt).removeprefix("torch.")) if type(dt).__module__.startswith("torch") else np.dtype(dt)
+
+
 def fetch(res):
-    """A host copy of a result: NumPy scalar or array, gpureduce.DeviceArray or CuPy array."""
+    """A host copy of a result: NumPy scalar or array, gpureduce.DeviceArray, CuPy array or PyTorch tensor."""
+    if callable(getattr(res, "cpu", None)) and callable(getattr(res, "numpy", None)):  # PyTorch
+        return res.detach().cpu().numpy()
     if isinstance(res, np.generic):
         return np.asarray(res)
     if type(res) is np.ndarray:
@@ -404,8 +418,9 @@ def check_call(op, host, arg, axis, kw, *, call_kw=None, out_kind=None, entry="f
     elif expected.ndim == 0:
         assert isinstance(res, np.generic), f"0-d result is a {type(res)}, not a NumPy scalar; {what}"
     elif device:
-        assert isinstance(res, gpureduce.DeviceArray), f"device input gave a {type(res)}; {what}"
-        assert tuple(res.shape) == expected.shape and np.dtype(res.dtype) == expected.dtype, what
+        want = result_kind(arg)
+        assert type(res) is want, f"device input gave a {type(res)}, not a {want}; {what}"
+        assert tuple(res.shape) == expected.shape and numpy_dtype(res.dtype) == expected.dtype, what
     else:
         assert type(res) is np.ndarray, f"host input gave a {type(res)}; {what}"
     got = fetch(res)

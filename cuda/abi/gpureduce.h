@@ -1,0 +1,164 @@
+/* gpureduce.h -- the pure C ABI between the CUDA kernels (cuda/) and the Python extension (src/).
+ *
+ * No C++ type crosses this line: the extension never sees a template, the kernels never see a PyObject.
+ * Every entry point returns a gr_status; a CUDA failure is reported as GR_ERR_CUDA with the cudaError_t
+ * in *cuda_error.  Nothing here allocates or synchronises: memory comes from the caller.
+ */
+#ifndef GPUREDUCE_H
+#define GPUREDUCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum gr_status {
+    GR_OK = 0,
+    GR_ERR_INVALID_ARGUMENT,   /* a null pointer where data is needed, n < 0, too little workspace, ... */
+    GR_ERR_UNSUPPORTED_DTYPE,  /* this variant has no instantiation for this (input, output) dtype pair */
+    GR_ERR_UNSUPPORTED_OP,     /* this variant does not implement this operator */
+    GR_ERR_UNKNOWN_VARIANT,    /* variant index out of range or of the wrong kind */
+    GR_ERR_CUDA                /* a CUDA runtime call failed: see *cuda_error */
+} gr_status;
+
+typedef enum gr_kind { GR_KIND_REDUCE = 0, GR_KIND_SCAN = 1 } gr_kind;
+
+/* Operators.  A scan with GR_OP_SUM is cumsum, with GR_OP_MAX cummax, and so on.  MEAN, ARGMIN and ARGMAX
+ * exist for axis reductions only (gr_reduce_segments); no variant of the table lists them. */
+typedef enum gr_op {
+    GR_OP_SUM = 0, GR_OP_PROD, GR_OP_MIN, GR_OP_MAX, GR_OP_MEAN, GR_OP_ARGMIN, GR_OP_ARGMAX, GR_OP_COUNT
+} gr_op;
+
+/* Element types: the full list NumPy reductions meet.  Which ones a variant is instantiated for is in
+ * its `dtypes` mask (cuda/abi/variants.def). */
+typedef enum gr_dtype {
+    GR_BOOL = 0, GR_INT8, GR_INT16, GR_INT32, GR_INT64,
+    GR_UINT8, GR_UINT16, GR_UINT32, GR_UINT64,
+    GR_FLOAT16, GR_FLOAT32, GR_FLOAT64, GR_COMPLEX64, GR_COMPLEX128,
+    GR_DTYPE_COUNT
+} gr_dtype;
+
+#define GR_OPBIT(op) (1u << (op))
+#define GR_OPS_ALL (GR_OPBIT(GR_OP_SUM) | GR_OPBIT(GR_OP_PROD) | GR_OPBIT(GR_OP_MIN) | GR_OPBIT(GR_OP_MAX))
+#define GR_DTBIT(dt) (1u << (dt))
+#define GR_DTYPES_CORE (GR_DTBIT(GR_FLOAT32) | GR_DTBIT(GR_FLOAT64) | GR_DTBIT(GR_INT32) | GR_DTBIT(GR_INT64))
+
+/* Variant properties. */
+#define GR_PROP_DETERMINISTIC 1u  /* same input -> bitwise the same result, run after run */
+#define GR_PROP_BASELINE      2u  /* the reference implementation (CUB) */
+#define GR_PROP_DEFAULT       4u  /* what variant="auto" means */
+#define GR_PROP_BLOCK_LOCAL   8u  /* a block-level algorithm run over any length by the multi-block driver */
+#define GR_PROP_AXES         16u  /* also runs the axis machinery (gr_reduce_segments / gr_scan_segments) */
+
+/* Variant indices, generated from the one list. */
+typedef enum gr_variant {
+#define GR_VARIANT(kind, name, props, ops, dtypes, seed, doc) GR_VARIANT_##kind##_##name,
+#include "abi/variants.def"
+#undef GR_VARIANT
+    GR_VARIANT_COUNT
+} gr_variant;
+
+typedef struct gr_variant_info {
+    gr_kind kind;
+    const char *name;
+    unsigned properties;  /* GR_PROP_* */
+    unsigned ops;         /* GR_OPBIT mask */
+    unsigned dtypes;      /* GR_DTBIT mask of input dtypes */
+    const char *seed;
+    const char *doc;
+} gr_variant_info;
+
+/* The table of all variants, in declaration order; *count receives GR_VARIANT_COUNT. */
+const gr_variant_info *gr_variant_table(int *count);
+
+/* The result dtype NumPy gives for `op` over `in` with dtype=None and out=None
+ * (sum/prod promote ints narrower than int64 to int64/uint64 and bool to int64; min/max keep the dtype;
+ * mean gives float64 for bool and integers; argmin/argmax int64).
+ * Returns GR_DTYPE_COUNT for an invalid operator or dtype. */
+gr_dtype gr_default_result_dtype(gr_kind kind, gr_op op, gr_dtype in);
+
+/* Workspace: every call takes a device buffer from the caller.  Its first GR_WORKSPACE_ZEROED_BYTES bytes
+ * hold counters and flags: they must be zero on entry, and every successful call leaves them zero again
+ * (after a failed call the caller re-zeroes them).  The rest is scratch. */
+#define GR_WORKSPACE_ZEROED_BYTES 256
+#define GR_WORKSPACE_ALIGN 256
+
+typedef struct gr_args {
+    gr_variant variant;
+    gr_op op;
+    gr_dtype in_dtype;
+    gr_dtype out_dtype;     /* must be the one the variant is instantiated for (gr_default_result_dtype) */
+    const void *in;         /* device pointer, any alignment of the element type */
+    void *out;              /* reduce: one element; scan: n elements; device memory */
+    int64_t n;              /* number of elements, >= 0 (n == 0: a reduction writes the identity) */
+    int exclusive;          /* scans: 1 = exclusive (first output is the identity) */
+    void *workspace;        /* device memory of at least gr_workspace_size() bytes, GR_WORKSPACE_ALIGN-aligned */
+    size_t workspace_bytes;
+    void *stream;           /* cudaStream_t the work is enqueued on */
+    int sm_count;           /* multiprocessors of the current device (grids are sized from it) */
+} gr_args;
+
+/* Bytes of workspace the call described by `a` needs (in/out/workspace fields are ignored).  May query the
+ * current device (CUB sizes its temporary storage from it), hence the cuda_error out-parameter. */
+gr_status gr_workspace_size(const gr_args *a, size_t *bytes, int *cuda_error);
+
+/* Enqueue the reduction / scan on a->stream.  Asynchronous: no host synchronisation, no allocation. */
+gr_status gr_reduce(const gr_args *a, int *cuda_error);
+gr_status gr_scan(const gr_args *a, int *cuda_error);
+
+/* ---- axis reductions and scans (NumPy's axis=, keepdims, where=, initial=) ----
+ *
+ * The caller merges the array's axes into at most two kept dimensions (i0, i1) and one reduced dimension r.
+ * Strides are in elements, may be zero (broadcast) or negative, and `in` / `mask` / `out` point at element
+ * (0, 0, 0).  A reduction computes, for every i0 < count[0], i1 < count[1]:
+ *     out[i0*out_stride[0] + i1*out_stride[1]] = op over r < reduce_count of in[i0*in_stride[0] + i1*in_stride[1]
+ *                                                + r*reduce_in_stride]
+ * leaving out the elements whose mask byte (same formula, mask strides) is zero.  A scan writes every prefix:
+ *     out[i0*out_stride[0] + i1*out_stride[1] + r*reduce_out_stride] = op over r' <= r (r' < r if exclusive).
+ * ARGMIN/ARGMAX give the position r of the first extreme element (NaN counts as extreme), as int64.
+ * MEAN divides by the number of elements taken (NaN where none is).  Variants: auto (gpureduce's axis kernels)
+ * and cub (CUB's segmented reduce / scan-by-key over the same strided layout). */
+typedef struct gr_segments {
+    int64_t count[2];
+    int64_t in_stride[2];
+    int64_t out_stride[2];
+    int64_t mask_stride[2];
+    int64_t reduce_count;
+    int64_t reduce_in_stride;
+    int64_t reduce_out_stride; /* scans only */
+    int64_t reduce_mask_stride;
+    const unsigned char *mask; /* device bytes, nonzero = take the element; NULL = take all */
+    const void *initial;       /* host pointer to one value of out_dtype folded into every result; NULL = none */
+} gr_segments;
+
+/* Whether `variant` runs (op, in, out) along axes without a cast first.  auto: the result dtype above, `in`
+ * itself for sum/prod/mean, or a widening float/complex pair (float16 -> float32/float64, float32 -> float64,
+ * complex64 -> complex128).  cub: out == in, and argmin/argmax of any input.  Anything else: cast the input to
+ * the result dtype first (gr_copy_strided), then out == in runs on every axis variant. */
+int gr_segments_supported(gr_kind kind, gr_variant variant, gr_op op, gr_dtype in, gr_dtype out);
+
+/* Workspace bytes, then the work, as gr_workspace_size / gr_reduce (a->n is ignored). */
+gr_status gr_reduce_segments_workspace(const gr_args *a, const gr_segments *s, size_t *bytes, int *cuda_error);
+gr_status gr_reduce_segments(const gr_args *a, const gr_segments *s, int *cuda_error);
+gr_status gr_scan_segments_workspace(const gr_args *a, const gr_segments *s, size_t *bytes, int *cuda_error);
+gr_status gr_scan_segments(const gr_args *a, const gr_segments *s, int *cuda_error);
+
+/* Strided copy with NumPy's casting: for every index of `shape` (ndim <= GR_COPY_MAX_NDIM),
+ * out[idx . out_strides] = (out_dtype) in[idx . in_strides], strides in elements.  Used to cast for
+ * dtype=, to gather layouts the segment form cannot express, and to write into a strided out=. */
+#define GR_COPY_MAX_NDIM 8
+gr_status gr_copy_strided(gr_dtype in_dtype, gr_dtype out_dtype, int ndim, const int64_t *shape,
+                          const int64_t *in_strides, const int64_t *out_strides, const void *in, void *out,
+                          int sm_count, void *stream, int *cuda_error);
+
+/* Benchmark support: read `bytes` bytes at `ptr` (16-byte aligned) with a plain vectorised kernel, the
+ * ceiling a reduction is measured against.  `sink` is 16 bytes of device memory it may write. */
+gr_status gr_read_ceiling(const void *ptr, size_t bytes, void *sink, int sm_count, void *stream, int *cuda_error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUREDUCE_H */

@@ -1,0 +1,602 @@
+// segments.cuh -- reductions along axes: many independent reductions ("segments") in one launch.
+//
+// The caller (gpureduce/_layout.py) has merged the array's axes into two kept dimensions (i0, i1) and one
+// reduced dimension r with element strides (gpureduce.h, gr_segments).  Which kernel runs depends on which
+// dimension is fastest in memory:
+//   * rows_kernel     r is the fastest (a C-ordered row sum): a group of G = 1..32 lanes per segment, G the
+//                     row length rounded up to a power of two (so a warp reads 32 consecutive elements even
+//                     for rows of 2), shuffles within the group.  Also the second pass over partials.
+//   * block_rows_kernel  long rows, few of them: a whole block per (segment, chunk of the row).
+//   * columns_kernel  i1 is the fastest (a column sum, a Fortran-ordered row sum): lanes along i1 so loads are
+//                     coalesced across segments, threads of a block also split r; a block reduces its
+//                     threads' values through shared memory.
+// When a segment alone cannot fill the GPU (a few long rows or columns), r is cut into chunks: each chunk
+// leaves a partial V in the workspace and rows_kernel folds each segment's partials in a second launch.
+// Everything is deterministic: the tree shape depends only on the problem's shape.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include "variants/driver.cuh"
+#include "primitives/reducers.cuh"
+
+namespace gr {
+
+// The problem as the kernels see it (gr_segments, typed pointers erased).
+struct SegProblem {
+    int64_t c0, c1;        // kept extents: segment s = i0 * c1 + i1
+    int64_t is0, is1, ir;  // input strides
+    int64_t ms0, ms1, mr;  // mask strides
+    int64_t os0, os1;      // output strides
+    int64_t R;             // reduced extent
+    const void *in;
+    const unsigned char *mask;
+    void *out;
+};
+
+// Any trivially copyable V through a 32-bit shuffle `shfl(word)`, one word at a time.
+template <class V, class Shfl>
+__device__ __forceinline__ V shfl_words(const V &v, Shfl shfl) {
+    constexpr int kWords = (sizeof(V) + 3) / 4;
+    int w[kWords] = {};
+    memcpy(w, &v, sizeof(V));
+#pragma unroll
+    for (int i = 0; i < kWords; i++) w[i] = shfl(w[i]);
+    V r;
+    memcpy(&r, w, sizeof(V));
+    return r;
+}
+
+template <class V>
+__device__ __forceinline__ V shfl_xor_any(const V &v, int lane_mask) {
+    return shfl_words(v, [=](int w) { return __shfl_xor_sync(kFullMask, w, lane_mask); });
+}
+
+// Element r of the segment whose input/mask offsets are `base`/`mbase`, or the identity if masked out.
+template <class Red, class In>
+__host__ __device__ __forceinline__ typename Red::V seg_load(const SegProblem &p, int64_t base, int64_t mbase, int64_t r) {
+    if (p.mask && !p.mask[mbase + r * p.mr]) return Red::identity();
+    return Red::element(static_cast<const In *>(p.in)[base + r * p.ir], r);
+}
+
+// (i0, i1) of segment s, without a 64-bit division in the common one-kept-dimension cases.
+__host__ __device__ __forceinline__ void seg_split(const SegProblem &p, int64_t s, int64_t &i0, int64_t &i1) {
+    if (p.c0 == 1) { i0 = 0; i1 = s; }
+    else if (p.c1 == 1) { i0 = s; i1 = 0; }
+    else { i0 = s / p.c1; i1 = s - i0 * p.c1; }
+}
+
+// Folds row[r0 .. r1) (unit stride, no mask) with `lanes` cooperating threads, this one being `lane`: a scalar
+// head up to 16-byte alignment, then 16-byte vector loads, kUnroll in flight per thread, then a scalar tail.
+// The association order depends only on (r0, r1, the row's alignment, lanes).
+template <class Red, class In, int kUnroll = 4>
+__device__ __forceinline__ typename Red::V fold_contiguous(const In *row, int64_t r0, int64_t r1, int lane, int lanes,
+                                                           typename Red::V v) {
+    using Vec = Vec16<In>;
+    constexpr int K = Vec::kLanes;
+    const int64_t n = r1 - r0;
+    const uintptr_t addr = reinterpret_cast<uintptr_t>(row + r0);
+    int64_t head = int64_t((16 - addr % 16) % 16) / int64_t(sizeof(In));
+    if (head > n) head = n;
+    for (int64_t i = lane; i < head; i += lanes) v = Red::combine(v, Red::element(row[r0 + i], r0 + i));
+    const Vec *vec = reinterpret_cast<const Vec *>(row + r0 + head);
+    const int64_t nv = (n - head) / K;
+    auto fold_vec = [&](const Vec &x, int64_t j) {
+        const int64_t r = r0 + head + j * K;
+#pragma unroll
+        for (int k = 0; k < K; k++) v = Red::combine(v, Red::element(x.lane[k], r + k));
+    };
+    int64_t j = lane;
+    for (; j + (kUnroll - 1) * lanes < nv; j += kUnroll * lanes) {  // kUnroll vectors in flight per thread
+        Vec x[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; u++) x[u] = vec[j + u * lanes];
+#pragma unroll
+        for (int u = 0; u < kUnroll; u++) fold_vec(x[u], j + u * lanes);
+    }
+    for (; j < nv; j += lanes) fold_vec(vec[j], j);
+    for (int64_t i = head + nv * K + lane; i < n; i += lanes) v = Red::combine(v, Red::element(row[r0 + i], r0 + i));
+    return v;
+}
+
+template <class In>
+constexpr bool kVectorizable = 16 % sizeof(In) == 0;
+// Several elements per 16-byte vector: what the packed-rows/columns kernels need (never a 16-byte complex128).
+template <class In>
+constexpr bool kPackable = kVectorizable<In> && sizeof(In) < 16;
+
+// Folds elements r, r + step, ... < r1 of the segment at `base`/`mbase` into v: kUnroll loads in flight per
+// thread, each group folded as a pairwise tree (a fixed order, so results are deterministic).
+template <class Red, class In, int kUnroll>
+__device__ __forceinline__ typename Red::V fold_strided(const SegProblem &p, int64_t base, int64_t mbase, int64_t r,
+                                                        int64_t r1, int64_t step, typename Red::V v) {
+    using V = typename Red::V;
+    for (; r + (kUnroll - 1) * step < r1; r += kUnroll * step) {
+        V x[kUnroll];
+#pragma unroll
+        for (int k = 0; k < kUnroll; k++) x[k] = seg_load<Red, In>(p, base, mbase, r + k * step);
+#pragma unroll
+        for (int h = 1; h < kUnroll; h *= 2)
+#pragma unroll
+            for (int k = 0; k + h < kUnroll; k += 2 * h) x[k] = Red::combine(x[k], x[k + h]);
+        v = Red::combine(v, x[0]);
+    }
+    for (; r < r1; r += step) v = Red::combine(v, seg_load<Red, In>(p, base, mbase, r));
+    return v;
+}
+
+// Writes a segment's result: the finished value to out, or (partials != nullptr) the V to its chunk slot.
+template <class Red>
+__host__ __device__ __forceinline__ void seg_store(const SegProblem &p, int64_t s, int64_t chunk, int64_t chunks,
+                                          typename Red::V v, typename Red::V *partials, const typename Red::V &init) {
+    if (partials) {
+        partials[s * chunks + chunk] = v;
+        return;
+    }
+    int64_t i0, i1;
+    seg_split(p, s, i0, i1);
+    static_cast<typename Red::Result *>(p.out)[i0 * p.os0 + i1 * p.os1] = Red::finish(Red::combine(v, init));
+}
+
+// G lanes per work item (segment, chunk); a work item covers r in [chunk * L, min(R, (chunk + 1) * L)).
+// kFromPartials: the input is the previous pass's partials, V values laid out [segment][R] contiguously.
+// Rows of at most G elements (one per lane) take kItems work items per step, so every lane has kItems
+// independent loads in flight: a 2-element row is 8 bytes, and latency, not bandwidth, would bound it.
+template <class Red, class In, bool kFromPartials>
+__global__ void __launch_bounds__(256, 4) rows_kernel(SegProblem p, int group, int64_t chunks, int64_t L, bool vec_rows,
+                                                   typename Red::V *partials, typename Red::V init) {
+    using V = typename Red::V;
+    constexpr int kItems = 4;
+    const int lane = threadIdx.x % kWarp, sub = lane % group, group_in_warp = lane / group;
+    const int64_t items = p.c0 * p.c1 * chunks;
+    const int64_t groups_per_grid = int64_t(gridDim.x) * (blockDim.x / group);
+    const int64_t first = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / group;
+    // long unit-stride rows: each lane folds 16-byte vectors (fold_contiguous handles any alignment)
+    const bool vector_rows = !kFromPartials && kVectorizable<In> && !p.mask && p.ir == 1 && group == kWarp && L >= 256;
+    if constexpr (!kFromPartials && kVectorizable<In>) if (vec_rows && chunks == 1) {
+        // aligned unit-stride rows of at most `group` whole vectors: one vector per lane, kItems rows per step,
+        // all loads issued before any is used
+        using Vec = Vec16<In>;
+        constexpr int K = Vec::kLanes;
+        const int64_t nv = p.R / K, tail = p.R - nv * K;
+        for (int64_t item0 = first; item0 - group_in_warp < items; item0 += kItems * groups_per_grid) {
+            Vec x[kItems];
+            int64_t base[kItems];  // may be negative (a reversed view): `live` says which items exist
+            bool live[kItems];
+#pragma unroll
+            for (int u = 0; u < kItems; u++) {
+                const int64_t s = item0 + u * groups_per_grid;
+                base[u] = 0;
+                live[u] = s < items;
+                if (live[u]) {
+                    int64_t i0, i1;
+                    seg_split(p, s, i0, i1);
+                    base[u] = i0 * p.is0 + i1 * p.is1;
+                    if (sub < nv) x[u] = reinterpret_cast<const Vec *>(static_cast<const In *>(p.in) + base[u])[sub];
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < kItems; u++) {
+                V v = Red::identity();
+                if (live[u]) {
+                    if (sub < nv) {
+#pragma unroll
+                        for (int k = 0; k < K; k++) v = Red::combine(v, Red::element(x[u].lane[k], sub * K + k));
+                    }
+                    for (int64_t r = nv * K + sub; r < p.R; r += group)
+                        v = Red::combine(v, Red::element(static_cast<const In *>(p.in)[base[u] + r], r));
+                }
+                for (int offset = group / 2; offset > 0; offset >>= 1) v = Red::combine(v, shfl_xor_any(v, offset));
+                const int64_t s = item0 + u * groups_per_grid;
+                if (s < items && sub == 0) seg_store<Red>(p, s, 0, 1, v, partials, init);
+            }
+        }
+        (void)tail;
+        return;
+    }
+    if constexpr (!kFromPartials) if (chunks == 1 && p.R <= group) {
+        // one element per lane: kItems rows per step
+        for (int64_t item0 = first; item0 - group_in_warp < items; item0 += kItems * groups_per_grid) {
+            V v[kItems];
+#pragma unroll
+            for (int u = 0; u < kItems; u++) {
+                const int64_t s = item0 + u * groups_per_grid;
+                v[u] = Red::identity();
+                if (s < items && sub < p.R) {
+                    int64_t i0, i1;
+                    seg_split(p, s, i0, i1);
+                    v[u] = seg_load<Red, In>(p, i0 * p.is0 + i1 * p.is1, i0 * p.ms0 + i1 * p.ms1, sub);
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < kItems; u++) {
+                for (int offset = group / 2; offset > 0; offset >>= 1) v[u] = Red::combine(v[u], shfl_xor_any(v[u], offset));
+                const int64_t s = item0 + u * groups_per_grid;
+                if (s < items && sub == 0) seg_store<Red>(p, s, 0, 1, v[u], partials, init);
+            }
+        }
+        return;
+    }
+    for (int64_t item = first; item - group_in_warp < items; item += groups_per_grid) {
+        // Every lane of the warp stays in the loop until the whole warp is done, for the shuffles.
+        const bool live = item < items;
+        V v = Red::identity();
+        int64_t s = 0, chunk = 0;
+        if (live) {
+            s = chunks == 1 ? item : item / chunks;
+            chunk = item - s * chunks;
+            const int64_t r0 = chunk * L, r1 = r0 + L < p.R ? r0 + L : p.R;
+            if constexpr (kFromPartials) {
+                const V *src = static_cast<const V *>(p.in) + s * p.R;
+                for (int64_t r = r0 + sub; r < r1; r += group) v = Red::combine(v, src[r]);
+            } else {
+                int64_t i0, i1;
+                seg_split(p, s, i0, i1);
+                const int64_t base = i0 * p.is0 + i1 * p.is1, mbase = i0 * p.ms0 + i1 * p.ms1;
+                if (vector_rows) {
+                    if constexpr (kVectorizable<In>)
+                        v = fold_contiguous<Red, In, 8>(static_cast<const In *>(p.in) + base, r0, r1, sub, group, v);
+                } else {
+                    v = fold_strided<Red, In, 4>(p, base, mbase, r0 + sub, r1, group, v);
+                }
+            }
+        }
+        for (int offset = group / 2; offset > 0; offset >>= 1) v = Red::combine(v, shfl_xor_any(v, offset));
+        if (live && sub == 0) seg_store<Red>(p, s, chunk, chunks, v, partials, init);
+    }
+}
+
+constexpr int kSegBlock = 256;
+
+// Rows packed back to back, several per 16-byte vector (R * sizeof(In) divides 16, e.g. pairs of float32):
+// a thread loads one whole vector and finishes the rows inside it; no shuffles.  Many blocks with few
+// registers hide the latency by parallelism (measured on the H200: one vector per thread beat two or four).
+template <class Red, class In>
+__global__ void __launch_bounds__(kSegBlock, 8) packed_rows_kernel(SegProblem p, typename Red::V init) {
+    using V = typename Red::V;
+    using Vec = Vec16<In>;
+    using Result = typename Red::Result;
+    constexpr int K = Vec::kLanes;
+    const int R = int(p.R), per = K / R;
+    const int64_t S = p.c1, nvec = S / per;  // c0 == 1 here
+    const Vec *vec = static_cast<const Vec *>(p.in);
+    Result *out = static_cast<Result *>(p.out);
+    const int64_t stride = int64_t(gridDim.x) * blockDim.x, t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    // two results per vector into a unit-stride output: one 2-element store (a warp writes one contiguous span)
+    struct alignas(2 * sizeof(Result)) Pair { Result first, second; };
+    const bool pair_store = per == 2 && p.os1 == 1 && reinterpret_cast<uintptr_t>(out) % alignof(Pair) == 0;
+    for (int64_t j = t; j < nvec; j += stride) {
+        const Vec x = vec[j];
+        if (pair_store) {
+            V v0 = Red::identity(), v1 = Red::identity();
+            for (int k = 0; k < R; k++) {
+                v0 = Red::combine(v0, Red::element(x.lane[k], k));
+                v1 = Red::combine(v1, Red::element(x.lane[R + k], k));
+            }
+            reinterpret_cast<Pair *>(out)[j] = Pair{Red::finish(Red::combine(v0, init)), Red::finish(Red::combine(v1, init))};
+            continue;
+        }
+        for (int q = 0; q < per; q++) {
+            V v = Red::identity();
+            for (int k = 0; k < R; k++) v = Red::combine(v, Red::element(x.lane[q * R + k], k));
+            out[(j * per + q) * p.os1] = Red::finish(Red::combine(v, init));
+        }
+    }
+    for (int64_t s = nvec * per + t; s < S; s += stride) {  // rows after the last whole vector
+        V v = Red::identity();
+        for (int k = 0; k < R; k++) v = Red::combine(v, Red::element(static_cast<const In *>(p.in)[s * R + k], k));
+        out[s * p.os1] = Red::finish(Red::combine(v, init));
+    }
+}
+
+// Reduces the BLOCK values of a block through shared memory (raw storage: V need not be default-constructible
+// there); thread 0 gets the result.  `lanes` independent reductions side by side: value (y, x) at y*lanes + x,
+// each column x reduced over y; threads with y == 0 get their column's result.
+template <class Red>
+__device__ __forceinline__ typename Red::V block_fold(typename Red::V v, int lanes) {
+    using V = typename Red::V;
+    __shared__ alignas(16) unsigned char raw[kSegBlock * sizeof(V)];
+    V *smem = reinterpret_cast<V *>(raw);
+    smem[threadIdx.x] = v;
+    __syncthreads();
+    for (int rows = kSegBlock / lanes; rows > 1; rows /= 2) {
+        const int half = rows / 2;
+        if (int(threadIdx.x) < half * lanes) smem[threadIdx.x] = Red::combine(smem[threadIdx.x], smem[threadIdx.x + half * lanes]);
+        __syncthreads();
+    }
+    return smem[threadIdx.x];
+}
+
+// One block per work item (segment, chunk).
+template <class Red, class In>
+__global__ void __launch_bounds__(kSegBlock) block_rows_kernel(SegProblem p, int64_t chunks, int64_t L,
+                                                               typename Red::V *partials, typename Red::V init) {
+    using V = typename Red::V;
+    const int64_t item = blockIdx.x, s = chunks == 1 ? item : item / chunks, chunk = item - s * chunks;
+    int64_t i0, i1;
+    seg_split(p, s, i0, i1);
+    const int64_t base = i0 * p.is0 + i1 * p.is1, mbase = i0 * p.ms0 + i1 * p.ms1;
+    const int64_t r0 = chunk * L, r1 = r0 + L < p.R ? r0 + L : p.R;
+    V v = Red::identity();
+    if constexpr (kVectorizable<In>) {
+        if (!p.mask && p.ir == 1) {
+            v = fold_contiguous<Red, In>(static_cast<const In *>(p.in) + base, r0, r1, threadIdx.x, kSegBlock, v);
+            v = block_fold<Red>(v, 1);
+            if (threadIdx.x == 0) seg_store<Red>(p, s, chunk, chunks, v, partials, init);
+            return;
+        }
+    }
+    v = fold_strided<Red, In, 4>(p, base, mbase, r0 + threadIdx.x, r1, kSegBlock, v);
+    v = block_fold<Red>(v, 1);
+    if (threadIdx.x == 0) seg_store<Red>(p, s, chunk, chunks, v, partials, init);
+}
+
+// A few columns packed in 16-byte vectors (rows back to back, c1 * sizeof(In) dividing 16, e.g. the two
+// columns of an (n, 2) float32 array): each thread folds whole vectors with one accumulator per vector lane,
+// merges the lanes of each column, and the block reduces each column into one partial per block
+// (partials[column * gridDim.x + block]); the last block to finish folds them into the results.
+template <class Red, class In>
+__global__ void __launch_bounds__(kSegBlock) packed_columns_kernel(SegProblem p, typename Red::V *partials,
+                                                                   unsigned *ticket, typename Red::V init) {
+    using V = typename Red::V;
+    using Vec = Vec16<In>;
+    constexpr int K = Vec::kLanes;
+    const int C = int(p.c1);  // a power of two dividing K
+    const int64_t total = p.R * C, nvec = total / K;
+    const Vec *vec = static_cast<const Vec *>(p.in);
+    V acc[K];
+#pragma unroll
+    for (int k = 0; k < K; k++) acc[k] = Red::identity();
+    auto fold_vec = [&](const Vec &x, int64_t j) {
+#pragma unroll
+        for (int k = 0; k < K; k++) acc[k] = Red::combine(acc[k], Red::element(x.lane[k], (j * K + k) / C));
+    };
+    const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+    int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    for (; j + 3 * stride < nvec; j += 4 * stride) {  // four vectors in flight per thread
+        const Vec a = vec[j], b = vec[j + stride], c = vec[j + 2 * stride], d = vec[j + 3 * stride];
+        fold_vec(a, j);
+        fold_vec(b, j + stride);
+        fold_vec(c, j + 2 * stride);
+        fold_vec(d, j + 3 * stride);
+    }
+    for (; j < nvec; j += stride) fold_vec(vec[j], j);
+    if (blockIdx.x == 0 && threadIdx.x < total - nvec * K) {  // elements after the last whole vector
+        const int64_t e = nvec * K + threadIdx.x;             // lane e % K holds column e % C, as in a vector
+#pragma unroll
+        for (int k = 0; k < K; k++)
+            if (k == int(e % K)) acc[k] = Red::combine(acc[k], Red::element(static_cast<const In *>(p.in)[e], e / C));
+    }
+#pragma unroll
+    for (int h = K / 2; h >= 1; h /= 2)  // lane k + h holds the same column as lane k while h >= C
+        if (h >= C) {
+#pragma unroll
+            for (int k = 0; k < h; k++) acc[k] = Red::combine(acc[k], acc[k + h]);
+        }
+#pragma unroll
+    for (int c = 0; c < K; c++)
+        if (c < C) {
+            const V v = block_fold<Red>(acc[c], 1);
+            if (threadIdx.x == 0) partials[c * gridDim.x + blockIdx.x] = v;
+            __syncthreads();
+        }
+    // The last block to finish folds every block's partials (one launch; deterministic: a fixed order).
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        __threadfence();
+        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    for (int c = 0; c < C; c++) {
+        V v = Red::identity();
+        for (int b = threadIdx.x; b < int(gridDim.x); b += kSegBlock)
+            v = Red::combine(v, load_cg(partials + c * gridDim.x + b));
+        v = block_fold<Red>(v, 1);
+        if (threadIdx.x == 0) seg_store<Red>(p, c, 0, 1, v, nullptr, init);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) *ticket = 0;  // the workspace's counters are left zero
+}
+
+// Lanes along i1 (x: `lanes` of them), the rest of the block along r (y).  grid.x covers i1, grid.y the
+// chunks of r, grid.z (strided) i0.
+template <class Red, class In>
+__global__ void __launch_bounds__(kSegBlock) columns_kernel(SegProblem p, int lanes, int64_t chunks, int64_t L,
+                                                            typename Red::V *partials, typename Red::V init) {
+    using V = typename Red::V;
+    const int x = threadIdx.x % lanes, y = threadIdx.x / lanes, rows = kSegBlock / lanes;
+    const int64_t i1 = int64_t(blockIdx.x) * lanes + x, chunk = blockIdx.y;
+    const int64_t r0 = chunk * L, r1 = r0 + L < p.R ? r0 + L : p.R;
+    for (int64_t i0 = blockIdx.z; i0 < p.c0; i0 += gridDim.z) {
+        V v = Red::identity();
+        if (i1 < p.c1) {
+            const int64_t base = i0 * p.is0 + i1 * p.is1, mbase = i0 * p.ms0 + i1 * p.ms1;
+            v = fold_strided<Red, In, 8>(p, base, mbase, r0 + y, r1, rows, v);
+        }
+        v = block_fold<Red>(v, lanes);
+        if (y == 0 && i1 < p.c1) seg_store<Red>(p, i0 * p.c1 + i1, chunk, chunks, v, partials, init);
+        __syncthreads();  // block_fold's shared memory is reused by the next i0
+    }
+}
+
+// Second pass for segments with many chunk partials (p.in: V values [segment][p.R]): a block per segment.
+template <class Red>
+__global__ void __launch_bounds__(kSegBlock) partials_block_kernel(SegProblem p, typename Red::V init) {
+    using V = typename Red::V;
+    const V *src = static_cast<const V *>(p.in) + int64_t(blockIdx.x) * p.R;
+    V v = Red::identity();
+    for (int64_t r = threadIdx.x; r < p.R; r += kSegBlock) v = Red::combine(v, src[r]);
+    v = block_fold<Red>(v, 1);
+    if (threadIdx.x == 0) seg_store<Red>(p, blockIdx.x, 0, 1, v, nullptr, init);
+}
+
+inline int pow2_at_least(int64_t n, int cap) {
+    int g = 1;
+    while (g < n && g < cap) g *= 2;
+    return g;
+}
+
+// The launch plan: which kernel, how r is cut into chunks, and the workspace it needs.  Computed the same
+// way for sizing and for running, so the two cannot drift.
+struct SegPlan {
+    enum Kind { ROWS, BLOCK_ROWS, COLUMNS, PACKED_ROWS, PACKED_COLUMNS } kind;
+    bool vec_rows = false; // ROWS: aligned unit-stride rows, read as 16-byte vectors
+    int group = 1;        // ROWS: lanes per item; COLUMNS: lanes along i1
+    int64_t chunks = 1;   // chunks of r per segment (> 1: partials + a second pass)
+    int64_t L = 0;        // chunk length
+    int64_t grid = 1;     // ROWS/BLOCK_ROWS: blocks; COLUMNS: blocks along i1
+    int second_group = 1; // the second pass's lanes per segment
+};
+
+template <class In>
+SegPlan seg_plan(const SegProblem &p, int sm_count) {
+    SegPlan plan;
+    // unit-stride rows without a mask can be read as 16-byte vectors
+    constexpr int64_t elem = int64_t(sizeof(In)), vec = 16 / elem;
+    const bool contiguous = kVectorizable<In> && !p.mask && p.ir == 1;
+    auto aligned = [](const void *ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
+    const int64_t S = p.c0 * p.c1, R = p.R;
+    const int64_t want_blocks = int64_t(sm_count) * 8;  // about one full wave of 256-thread blocks
+    const int64_t ir = p.ir < 0 ? -p.ir : p.ir, is1 = p.is1 < 0 ? -p.is1 : p.is1;
+    if (p.c1 > 1 && kVectorizable<In> && !p.mask && p.c0 == 1 && p.is1 == 1 && p.ir == p.c1 &&
+        (16 / elem) % p.c1 == 0 && aligned(p.in) && R * p.c1 >= 16 / elem) {
+        plan.kind = SegPlan::PACKED_COLUMNS;  // a few columns, rows back to back: whole vectors per thread
+        // few blocks (4 vectors per thread), so the last block has few partials to fold
+        const int64_t blocks = ceil_div(R * p.c1 / (16 / elem), 4 * kSegBlock), cap = int64_t(sm_count) * 4;
+        plan.chunks = blocks < 2 ? 2 : blocks < cap ? blocks : cap;  // partials always exist
+        plan.grid = plan.chunks;
+        plan.L = ceil_div(R, plan.chunks);
+        plan.second_group = pow2_at_least(plan.chunks, 32);
+        return plan;
+    } else if (p.c1 > 1 && is1 < ir) {
+        plan.kind = SegPlan::COLUMNS;
+        plan.group = pow2_at_least(p.c1, 32);
+        const int rows = kSegBlock / plan.group;
+        const int64_t base_blocks = ceil_div(p.c1, plan.group) * (p.c0 < 65535 ? p.c0 : 65535);
+        plan.grid = ceil_div(p.c1, plan.group);
+        // chunks of at least 8 loads per thread, until the grid fills the GPU twice over
+        const int64_t max_chunks = R / (int64_t(rows) * 8) > 1 ? R / (int64_t(rows) * 8) : 1;
+        int64_t chunks = base_blocks >= want_blocks ? 1 : ceil_div(want_blocks * 2, base_blocks);
+        chunks = chunks < 1 ? 1 : chunks > max_chunks ? max_chunks : chunks;
+        chunks = chunks > 65535 ? 65535 : chunks;
+        plan.chunks = chunks;
+    } else if (contiguous && p.c0 == 1 && p.is1 == R && R * elem < 16 && 16 % (R * elem) == 0 && aligned(p.in)) {
+        plan.kind = SegPlan::PACKED_ROWS;
+        const int64_t threads = ceil_div(S, 16 / (R * elem));  // a vector each
+        plan.grid = ceil_div(threads, kSegBlock) < want_blocks * 8 ? ceil_div(threads, kSegBlock) : want_blocks * 8;
+        return plan;
+    } else if (contiguous && R >= vec && R <= 32 * vec && aligned(p.in) && (p.is1 * elem) % 16 == 0 &&
+               (p.c0 == 1 || (p.is0 * elem) % 16 == 0)) {
+        plan.kind = SegPlan::ROWS;  // a lane per 16-byte vector of the row
+        plan.vec_rows = true;
+        plan.group = pow2_at_least(R / vec, 32);
+        const int64_t warps = ceil_div(S, kWarp / plan.group);
+        const int64_t blocks = ceil_div(warps, kSegBlock / kWarp);
+        plan.grid = blocks < want_blocks * 4 ? blocks : want_blocks * 4;
+        plan.L = R;
+        return plan;
+    } else if (R <= 32 || (S >= int64_t(sm_count) * 64 && R <= 16384)) {  // a warp per row fills the GPU
+        plan.kind = SegPlan::ROWS;
+        plan.group = pow2_at_least(R, 32);
+        plan.chunks = 1;
+        const int64_t warps = ceil_div(S, kWarp / plan.group);
+        const int64_t blocks = ceil_div(warps, kSegBlock / kWarp);
+        plan.grid = blocks < want_blocks * 4 ? blocks : want_blocks * 4;
+    } else {
+        plan.kind = SegPlan::BLOCK_ROWS;
+        // long rows: a block per row when every SM gets a few, else chunks until the grid fills the GPU
+        const int64_t max_chunks = ceil_div(R, 4096);
+        int64_t chunks = S >= int64_t(sm_count) * 4 ? 1 : ceil_div(want_blocks * 2, S);  // 4+ rows per SM: no 2nd pass
+        plan.chunks = chunks > max_chunks ? max_chunks : chunks;
+    }
+    plan.L = ceil_div(R, plan.chunks);
+    if (plan.chunks > 1) plan.L = ceil_div(plan.L, 4) * 4;  // whole vectors of 4 per thread step, when possible
+    plan.chunks = ceil_div(R, plan.L);
+    if (plan.kind == SegPlan::BLOCK_ROWS) plan.grid = S * plan.chunks;
+    plan.second_group = pow2_at_least(plan.chunks, 32);
+    return plan;
+}
+
+template <class Red, class In>
+size_t seg_workspace(const SegProblem &p, int sm_count) {
+    if (p.c0 * p.c1 == 0 || p.R == 0) return 0;
+    const SegPlan plan = seg_plan<In>(p, sm_count);
+    return plan.chunks > 1 ? align_up(size_t(p.c0 * p.c1 * plan.chunks) * sizeof(typename Red::V), GR_WORKSPACE_ALIGN) : 0;
+}
+
+// Needs no element of the input: instantiated per Red::Partials, shared by every input type.
+template <class Red>
+__global__ void fill_identity_kernel(SegProblem p, typename Red::V init) {
+    const int64_t S = p.c0 * p.c1;
+    for (int64_t s = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < S; s += int64_t(gridDim.x) * blockDim.x)
+        seg_store<Red>(p, s, 0, 1, Red::identity(), nullptr, init);
+}
+
+template <class Red, class In>
+cudaError_t seg_run(const SegProblem &p, const void *initial, unsigned *flags, char *scratch, int sm_count,
+                    cudaStream_t stream) {
+    using V = typename Red::V;
+    const int64_t S = p.c0 * p.c1;
+    if (S == 0) return cudaSuccess;
+    const V init = Red::from_initial(initial);
+    if (p.R == 0) {  // every segment empty: identity (with initial), mean's NaN, ...
+        const int64_t blocks = ceil_div(S, kSegBlock);
+        fill_identity_kernel<typename Red::Partials><<<unsigned(blocks < 4096 ? blocks : 4096), kSegBlock, 0, stream>>>(p, init);
+        return cudaGetLastError();
+    }
+    const SegPlan plan = seg_plan<In>(p, sm_count);
+    V *partials = plan.chunks > 1 ? reinterpret_cast<V *>(scratch) : nullptr;
+    switch (plan.kind) {
+    case SegPlan::ROWS:
+        GR_CUDA_TRY(check_grid(plan.grid));
+        rows_kernel<Red, In, false><<<unsigned(plan.grid), kSegBlock, 0, stream>>>(p, plan.group, plan.chunks, plan.L,
+                                                                                  plan.vec_rows, partials, init);
+        break;
+    case SegPlan::PACKED_COLUMNS:
+        if constexpr (kPackable<In>) {
+            GR_CUDA_TRY(check_grid(plan.grid));
+            packed_columns_kernel<Red, In><<<unsigned(plan.grid), kSegBlock, 0, stream>>>(p, partials, flags, init);
+            return cudaGetLastError();  // single pass
+        }
+        break;
+    case SegPlan::PACKED_ROWS:
+        if constexpr (kPackable<In>) {
+            GR_CUDA_TRY(check_grid(plan.grid));
+            packed_rows_kernel<Red, In><<<unsigned(plan.grid), kSegBlock, 0, stream>>>(p, init);
+        }
+        break;
+    case SegPlan::BLOCK_ROWS:
+        GR_CUDA_TRY(check_grid(plan.grid));
+        block_rows_kernel<Red, In><<<unsigned(plan.grid), kSegBlock, 0, stream>>>(p, plan.chunks, plan.L, partials, init);
+        break;
+    case SegPlan::COLUMNS: {
+        const int64_t gz = p.c0 < 65535 ? p.c0 : 65535;
+        GR_CUDA_TRY(check_grid(plan.grid));
+        const dim3 grid(unsigned(plan.grid), unsigned(plan.chunks), unsigned(gz));
+        columns_kernel<Red, In><<<grid, kSegBlock, 0, stream>>>(p, plan.group, plan.chunks, plan.L, partials, init);
+        break;
+    }
+    }
+    GR_CUDA_TRY(cudaGetLastError());
+    if (!partials) return cudaSuccess;
+    // Second pass: each segment's chunk partials, contiguous, folded by a group of lanes.  It reads V values,
+    // not the input, so it runs on Red::Partials: one instantiation for every input type with the same V.
+    using Partials = typename Red::Partials;
+    SegProblem q = p;
+    q.in = partials;
+    q.R = plan.chunks;
+    q.mask = nullptr;
+    if (plan.chunks >= 256 && S <= int64_t(sm_count) * 64) {  // many partials per segment: a block each
+        partials_block_kernel<Partials><<<unsigned(S), kSegBlock, 0, stream>>>(q, init);
+        return cudaGetLastError();
+    }
+    const int64_t warps = ceil_div(S, kWarp / plan.second_group);
+    const int64_t blocks = ceil_div(warps, kSegBlock / kWarp);
+    const int64_t grid = blocks < int64_t(sm_count) * 32 ? blocks : int64_t(sm_count) * 32;
+    rows_kernel<Partials, V, true><<<unsigned(grid), kSegBlock, 0, stream>>>(q, plan.second_group, 1, plan.chunks, false,
+                                                                      nullptr, init);
+    return cudaGetLastError();
+}
+
+}  // namespace gr

@@ -1,0 +1,105 @@
+// segments_api.cu -- the C ABI of the axis reductions and scans (gpureduce.h, "axis reductions and scans"):
+// result dtypes, what is instantiated, and the routing to the per-operator translation units.
+#include "axis/segments_dispatch.cuh"
+
+#define GR_SEGMENT_OPS(X) X(SUM) X(PROD) X(MIN) X(MAX) X(MEAN) X(ARGMIN) X(ARGMAX)
+#define GR_DECLARE(OP)                                                                                     \
+    extern "C" gr_status gr_reduce_segments_##OP(const gr_args *, const gr_segments *, size_t *, int *);     \
+    extern "C" gr_status gr_reduce_segments_cub_##OP(const gr_args *, const gr_segments *, size_t *, int *);
+GR_SEGMENT_OPS(GR_DECLARE)
+#undef GR_DECLARE
+#define GR_SCAN_OPS(X) X(SUM) X(PROD) X(MIN) X(MAX)
+#define GR_DECLARE(OP)                                                                                     \
+    extern "C" gr_status gr_scan_segments_##OP(const gr_args *, const gr_segments *, size_t *, int *);       \
+    extern "C" gr_status gr_scan_segments_cub_##OP(const gr_args *, const gr_segments *, size_t *, int *);
+GR_SCAN_OPS(GR_DECLARE)
+#undef GR_DECLARE
+
+namespace {
+
+// The variants flagged GR_PROP_AXES run the axis machinery: the baseline among them (cub) through CUB's
+// segmented algorithms, the others through gpureduce's kernels.
+const gr_variant_info *axis_variant(gr_variant variant, gr_kind kind) {
+    int count;
+    const gr_variant_info *table = gr_variant_table(&count);
+    if (variant < 0 || variant >= count) return nullptr;
+    const gr_variant_info *v = &table[variant];
+    return v->kind == kind && (v->properties & GR_PROP_AXES) ? v : nullptr;
+}
+
+bool is_cub(gr_variant variant, gr_kind kind) { return axis_variant(variant, kind)->properties & GR_PROP_BASELINE; }
+
+// The call as the instantiated kernels see it (gr::kernel_types), and whether CUB runs it: empty segments
+// (nothing to reduce, only identities to write) go to gpureduce's kernels whatever the variant.
+struct Route {
+    gr_status status;
+    gr_args args;
+    bool cub;
+};
+
+Route route(const gr_args *a, const gr_segments *s, gr_kind kind) {
+    Route r{GR_OK, {}, false};
+    if (!a || !s || s->count[0] < 0 || s->count[1] < 0 || s->reduce_count < 0) return {GR_ERR_INVALID_ARGUMENT, {}, false};
+    if (!axis_variant(a->variant, kind)) return {GR_ERR_UNKNOWN_VARIANT, {}, false};
+    if (a->op < 0 || a->op >= GR_OP_COUNT) return {GR_ERR_UNSUPPORTED_OP, {}, false};
+    if (!gr::segments_supported(kind, a->op, a->in_dtype, a->out_dtype)) return {GR_ERR_UNSUPPORTED_DTYPE, {}, false};
+    r.args = *a;
+    const gr::KernelTypes k = gr::kernel_types(a->op, a->in_dtype, a->out_dtype);
+    r.args.in_dtype = k.in;
+    r.args.out_dtype = k.out;
+    r.cub = is_cub(a->variant, kind) && s->reduce_count > 0;
+    if (!gr::instantiated(r.cub, kind, a->op, k.in, k.out)) r.status = GR_ERR_UNSUPPORTED_DTYPE;
+    return r;
+}
+
+gr_status reduce_route(const gr_args *a, const gr_segments *s, size_t *ws, int *err) {
+    const Route r = route(a, s, GR_KIND_REDUCE);
+    if (r.status != GR_OK) return r.status;
+    switch (r.args.op) {
+#define GR_CASE(OP)                                                                                        \
+    case GR_OP_##OP:                                                                                       \
+        return r.cub ? gr_reduce_segments_cub_##OP(&r.args, s, ws, err) : gr_reduce_segments_##OP(&r.args, s, ws, err);
+        GR_SEGMENT_OPS(GR_CASE)
+#undef GR_CASE
+    default: return GR_ERR_UNSUPPORTED_OP;
+    }
+}
+
+gr_status scan_route(const gr_args *a, const gr_segments *s, size_t *ws, int *err) {
+    const Route r = route(a, s, GR_KIND_SCAN);
+    if (r.status != GR_OK) return r.status;
+    switch (r.args.op) {
+#define GR_CASE(OP)                                                                                        \
+    case GR_OP_##OP:                                                                                       \
+        return r.cub ? gr_scan_segments_cub_##OP(&r.args, s, ws, err) : gr_scan_segments_##OP(&r.args, s, ws, err);
+        GR_SCAN_OPS(GR_CASE)
+#undef GR_CASE
+    default: return GR_ERR_UNSUPPORTED_OP;
+    }
+}
+
+}  // namespace
+
+extern "C" int gr_segments_supported(gr_kind kind, gr_variant variant, gr_op op, gr_dtype in, gr_dtype out) {
+    if (!axis_variant(variant, kind) || op < 0 || op >= GR_OP_COUNT || !gr::segments_supported(kind, op, in, out)) return 0;
+    const gr::KernelTypes k = gr::kernel_types(op, in, out);
+    return gr::instantiated(is_cub(variant, kind), kind, op, k.in, k.out) ? 1 : 0;
+}
+
+extern "C" gr_status gr_reduce_segments_workspace(const gr_args *a, const gr_segments *s, size_t *bytes, int *err) {
+    if (!bytes) return GR_ERR_INVALID_ARGUMENT;
+    return reduce_route(a, s, bytes, err);
+}
+
+extern "C" gr_status gr_reduce_segments(const gr_args *a, const gr_segments *s, int *err) {
+    return reduce_route(a, s, nullptr, err);
+}
+
+extern "C" gr_status gr_scan_segments_workspace(const gr_args *a, const gr_segments *s, size_t *bytes, int *err) {
+    if (!bytes) return GR_ERR_INVALID_ARGUMENT;
+    return scan_route(a, s, bytes, err);
+}
+
+extern "C" gr_status gr_scan_segments(const gr_args *a, const gr_segments *s, int *err) {
+    return scan_route(a, s, nullptr, err);
+}

@@ -1,0 +1,111 @@
+// segments_dispatch.cuh -- dtype dispatch of the axis reductions and scans: which (op, input, result) triples
+// are instantiated, and the switch from the runtime enums to the typed code.
+//
+// Instantiated: the NumPy default result (gr_default_result_dtype), the input type itself for sum/prod
+// (dtype=a.dtype, wrapping like NumPy) and mean of inexact types, and the widening float pairs.  Any other
+// dtype= is served by casting the input first (gr_copy_strided), as NumPy's buffered casts do.
+#pragma once
+#include "variants/entry.cuh"
+#include "primitives/reducers.cuh"
+
+namespace gr {
+
+template <class T> struct tag { using type = T; };
+// The type a (possibly referenced) tag names.
+template <class Tag> using tag_type = typename cuda::std::remove_reference_t<Tag>::type;
+
+// Calls f(tag<T>{}) for the C++ type of `d`.
+template <class F>
+gr_status with_dtype(gr_dtype d, F &&f) {
+    switch (d) {
+    case GR_BOOL: return f(tag<bool>{});
+    case GR_INT8: return f(tag<int8_t>{});
+    case GR_INT16: return f(tag<int16_t>{});
+    case GR_INT32: return f(tag<int32_t>{});
+    case GR_INT64: return f(tag<int64_t>{});
+    case GR_UINT8: return f(tag<uint8_t>{});
+    case GR_UINT16: return f(tag<uint16_t>{});
+    case GR_UINT32: return f(tag<uint32_t>{});
+    case GR_UINT64: return f(tag<uint64_t>{});
+    case GR_FLOAT16: return f(tag<__half>{});
+    case GR_FLOAT32: return f(tag<float>{});
+    case GR_FLOAT64: return f(tag<double>{});
+    case GR_COMPLEX64: return f(tag<complex64>{});
+    case GR_COMPLEX128: return f(tag<complex128>{});
+    default: return GR_ERR_UNSUPPORTED_DTYPE;
+    }
+}
+
+constexpr bool is_widening(gr_dtype in, gr_dtype out) {
+    return (in == GR_FLOAT16 && (out == GR_FLOAT32 || out == GR_FLOAT64)) || (in == GR_FLOAT32 && out == GR_FLOAT64) ||
+           (in == GR_COMPLEX64 && out == GR_COMPLEX128);
+}
+
+constexpr bool segments_supported(gr_kind kind, gr_op op, gr_dtype in, gr_dtype out) {
+    if (in < 0 || in >= GR_DTYPE_COUNT || out < 0 || out >= GR_DTYPE_COUNT) return false;
+    switch (op) {
+    case GR_OP_SUM: case GR_OP_PROD: return out == default_sum_dtype(in) || out == in || is_widening(in, out);
+    case GR_OP_MIN: case GR_OP_MAX: return out == in;
+    case GR_OP_MEAN: return kind == GR_KIND_REDUCE && (out == result_dtype(op, in) || is_widening(in, out));
+    case GR_OP_ARGMIN: case GR_OP_ARGMAX: return kind == GR_KIND_REDUCE && out == GR_INT64;
+    default: return false;
+    }
+}
+
+// Which kernels exist.  Two economies keep the build small without changing a result:
+//  * one kernel serves dtypes whose bits give the same answer: sums and products that keep an unsigned
+//    type wrap exactly as the signed type of that width, and bool's min/max/argmin/argmax are uint8's
+//    (the bytes are 0 or 1).  kernel_types() maps a call onto the types whose kernels run it.
+//  * the CUB baseline is instantiated for inputs already in the result type (and arg reductions of any
+//    input); the caller casts any other input to the result type first, as NumPy's buffered casts do.
+struct KernelTypes {
+    gr_dtype in, out;
+};
+
+constexpr gr_dtype signed_twin(gr_dtype d) {
+    switch (d) {
+    case GR_UINT8: return GR_INT8;
+    case GR_UINT16: return GR_INT16;
+    case GR_UINT32: return GR_INT32;
+    case GR_UINT64: return GR_INT64;
+    default: return d;
+    }
+}
+
+constexpr KernelTypes kernel_types(gr_op op, gr_dtype in, gr_dtype out) {
+    if ((op == GR_OP_SUM || op == GR_OP_PROD) && in == out) return {signed_twin(in), signed_twin(out)};
+    if (in == GR_BOOL && (op == GR_OP_MIN || op == GR_OP_MAX)) return {GR_UINT8, out == GR_BOOL ? GR_UINT8 : out};
+    if (in == GR_BOOL && (op == GR_OP_ARGMIN || op == GR_OP_ARGMAX)) return {GR_UINT8, out};
+    return {in, out};
+}
+
+// Whether kernels of this variant family (kCub: CUB's, else gpureduce's) exist for exactly (op, in, out).
+constexpr bool instantiated(bool cub, gr_kind kind, gr_op op, gr_dtype in, gr_dtype out) {
+    if (!segments_supported(kind, op, in, out)) return false;
+    const KernelTypes k = kernel_types(op, in, out);
+    if (k.in != in || k.out != out) return false;  // served by its twin's kernels
+    return !cub || in == out || op == GR_OP_ARGMIN || op == GR_OP_ARGMAX;
+}
+
+// Calls f(tag<In>{}, tag<Out>{}) for an instantiated (op, in, out) triple of `kind`, instantiating only those.
+template <bool kCub, gr_kind KIND, gr_op OP, class F>
+gr_status with_segment_types(gr_dtype in, gr_dtype out, F &&f) {
+    return with_dtype(in, [&](auto in_tag) {
+        using In = tag_type<decltype(in_tag)>;
+        return with_dtype(out, [&](auto out_tag) -> gr_status {
+            using Out = tag_type<decltype(out_tag)>;
+            if constexpr (instantiated(kCub, KIND, OP, dtype_of<In>::value, dtype_of<Out>::value)) return f(in_tag, out_tag);
+            else return GR_ERR_UNSUPPORTED_DTYPE;
+        });
+    });
+}
+
+// The check every axis entry makes before it runs: data pointers where data moves, enough workspace, pointers
+// aligned for their element types.
+template <class In, class Out>
+bool segment_args_ok(const gr_args *a, bool writes, bool reads, size_t need) {
+    return !((writes && !a->out) || (reads && !a->in) || !a->workspace || a->workspace_bytes < need ||
+             reinterpret_cast<uintptr_t>(a->in) % alignof(In) != 0 || reinterpret_cast<uintptr_t>(a->out) % alignof(Out) != 0);
+}
+
+}  // namespace gr

@@ -1,0 +1,104 @@
+// ops.cuh -- the reduction/scan operators: identity and combine, with NumPy's semantics.
+//   * integer sum/prod wrap around on overflow, as NumPy's do (done in unsigned: signed overflow is UB in C++)
+//   * min/max propagate NaN, as numpy.minimum/maximum do
+#pragma once
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+#include "abi/gpureduce.h"
+#include "primitives/types.cuh"
+
+namespace gr {
+
+// bool arithmetic is NumPy's: add is "or", multiply is "and".
+template <class T>
+__host__ __device__ __forceinline__ T wrap_add(T a, T b) {
+    if constexpr (cuda::std::is_same<T, bool>::value) {
+        return a || b;
+    } else if constexpr (cuda::std::is_integral<T>::value) {
+        using U = cuda::std::make_unsigned_t<T>;
+        return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+    } else {
+        return a + b;
+    }
+}
+
+template <class T>
+__host__ __device__ __forceinline__ T wrap_mul(T a, T b) {
+    if constexpr (cuda::std::is_same<T, bool>::value) {
+        return a && b;
+    } else if constexpr (cuda::std::is_integral<T>::value) {
+        using U = cuda::std::make_unsigned_t<T>;
+        return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+    } else {
+        return a * b;
+    }
+}
+
+template <class T>
+__host__ __device__ __forceinline__ bool is_nan(T x) {
+    if constexpr (cuda::std::is_floating_point<T>::value) return x != x;
+    else if constexpr (is_complex<T>::value) return x.re != x.re || x.im != x.im;
+    else return false;
+}
+
+struct Sum {
+    static constexpr gr_op code = GR_OP_SUM;
+    template <class T> __host__ __device__ static constexpr T identity() { return T(0); }
+    template <class T> __host__ __device__ __forceinline__ T operator()(T a, T b) const { return wrap_add(a, b); }
+};
+
+struct Prod {
+    static constexpr gr_op code = GR_OP_PROD;
+    template <class T> __host__ __device__ static constexpr T identity() { return T(1); }
+    template <class T> __host__ __device__ __forceinline__ T operator()(T a, T b) const { return wrap_mul(a, b); }
+};
+
+struct Min {
+    static constexpr gr_op code = GR_OP_MIN;
+    template <class T> __host__ __device__ static constexpr T identity() {
+        if constexpr (is_complex<T>::value) {
+            using P = decltype(T().re);
+            return T(cuda::std::numeric_limits<P>::infinity(), cuda::std::numeric_limits<P>::infinity());
+        } else if constexpr (cuda::std::is_floating_point<T>::value) {
+            return cuda::std::numeric_limits<T>::infinity();
+        } else {
+            return cuda::std::numeric_limits<T>::max();
+        }
+    }
+    // a NaN on either side wins
+    template <class T> __host__ __device__ __forceinline__ T operator()(T a, T b) const {
+        if constexpr (is_complex<T>::value)  // lexicographic order can rank a NaN part below a number: test first
+            return is_nan(a) ? a : is_nan(b) ? b : (b < a ? b : a);
+        else
+            return (a < b || is_nan(a)) ? a : b;
+    }
+};
+
+struct Max {
+    static constexpr gr_op code = GR_OP_MAX;
+    template <class T> __host__ __device__ static constexpr T identity() {
+        if constexpr (is_complex<T>::value) {
+            using P = decltype(T().re);
+            return T(-cuda::std::numeric_limits<P>::infinity(), -cuda::std::numeric_limits<P>::infinity());
+        } else if constexpr (cuda::std::is_floating_point<T>::value) {
+            return -cuda::std::numeric_limits<T>::infinity();
+        } else {
+            return cuda::std::numeric_limits<T>::lowest();
+        }
+    }
+    template <class T> __host__ __device__ __forceinline__ T operator()(T a, T b) const {
+        if constexpr (is_complex<T>::value)
+            return is_nan(a) ? a : is_nan(b) ? b : (b > a ? b : a);
+        else
+            return (a > b || is_nan(a)) ? a : b;
+    }
+};
+
+// gr_op -> its functor: the one mapping reductions, scans and the axis machinery share.
+template <gr_op OP> struct op_functor;
+template <> struct op_functor<GR_OP_SUM> { using type = Sum; };
+template <> struct op_functor<GR_OP_PROD> { using type = Prod; };
+template <> struct op_functor<GR_OP_MIN> { using type = Min; };
+template <> struct op_functor<GR_OP_MAX> { using type = Max; };
+
+}  // namespace gr

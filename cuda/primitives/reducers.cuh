@@ -1,0 +1,103 @@
+// reducers.cuh -- what one NumPy reduction folds, for the axis kernels (segments.cuh).
+//
+// A Reducer fixes the value V carried through the reduction tree and four steps:
+//   identity()            the V that changes nothing (pads idle lanes, skipped elements)
+//   element(x, r)         element x, at position r along the reduced axis, as a V
+//   combine(a, b)         associative and commutative, so any tree gives the same answer up to rounding
+//   finish(v)             V -> the result type
+// and Partials: the Reducer over V itself (same V, combine, finish), for the passes that read partials, not
+// the input, so they are instantiated once per V and result type instead of once per input type.
+// sum/prod/min/max fold in accumulator<Out> (float16 in float32); mean carries (sum, count) and divides at the
+// end; argmin/argmax carry (value, position) and keep the first extreme, NaN first, as NumPy's do.
+#pragma once
+#include <cstdint>
+#include "primitives/ops.cuh"
+#include "primitives/types.cuh"
+
+namespace gr {
+
+template <class Op, class In, class Out>
+struct FoldReducer {
+    using Acc = typename accumulator<Out>::type;
+    using V = Acc;
+    using Result = Out;
+    using Partials = FoldReducer<Op, Out, Out>;
+    __host__ __device__ __forceinline__ static V identity() { return Op::template identity<Acc>(); }
+    __host__ __device__ __forceinline__ static V element(const In &x, int64_t) { return convert<Acc>(x); }
+    __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) { return Op()(a, b); }
+    __host__ __device__ __forceinline__ static Out finish(const V &v) { return convert<Out>(v); }
+    // initial= of sum/prod/min/max: folded in once, at the end (host side: the value as a V)
+    __host__ static V from_initial(const void *initial) {
+        return initial ? convert<Acc>(*static_cast<const Out *>(initial)) : Op::template identity<Acc>();
+    }
+};
+
+template <class Acc>
+struct SumCount {
+    Acc sum;
+    int64_t count;
+};
+
+template <class In, class Out>
+struct MeanReducer {
+    using Acc = typename accumulator<Out>::type;
+    using V = SumCount<Acc>;
+    using Result = Out;
+    using Partials = MeanReducer<Out, Out>;
+    __host__ __device__ __forceinline__ static V identity() { return {Acc(0), 0}; }
+    __host__ __device__ __forceinline__ static V element(const In &x, int64_t) { return {convert<Acc>(x), 1}; }
+    __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) { return {a.sum + b.sum, a.count + b.count}; }
+    // NumPy: sum in the accumulation type, divided by the count in that type (0/0 gives NaN)
+    __host__ __device__ __forceinline__ static Out finish(const V &v) {
+        if constexpr (is_complex<Acc>::value) {
+            using P = decltype(Acc().re);
+            return convert<Out>(v.sum / static_cast<P>(v.count));
+        } else {
+            return convert<Out>(v.sum / static_cast<Acc>(v.count));
+        }
+    }
+    __host__ static V from_initial(const void *) { return identity(); }
+};
+
+template <class Acc>
+struct ValueIndex {
+    Acc value;
+    int64_t index;
+};
+
+// Better = Min (argmin) or Max (argmax).  Ties and NaNs go to the smaller position.
+template <class Better, class In>
+struct ArgReducer {
+    using Acc = typename accumulator<In>::type;
+    using V = ValueIndex<Acc>;
+    using Result = int64_t;
+    using Partials = ArgReducer<Better, Acc>;
+    __host__ __device__ __forceinline__ static V identity() { return {Better::template identity<Acc>(), INT64_MAX}; }
+    __host__ __device__ __forceinline__ static V element(const In &x, int64_t r) { return {convert<Acc>(x), r}; }
+    __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) {
+        const bool a_nan = is_nan(a.value), b_nan = is_nan(b.value);
+        if (a_nan || b_nan) {
+            if (a_nan && b_nan) return a.index <= b.index ? a : b;
+            return a_nan ? a : b;
+        }
+        if (strictly_better(a.value, b.value)) return a;
+        if (strictly_better(b.value, a.value)) return b;
+        return a.index <= b.index ? a : b;
+    }
+    __host__ __device__ __forceinline__ static int64_t finish(const V &v) { return v.index; }
+    __host__ static V from_initial(const void *) { return identity(); }
+
+  private:
+    __host__ __device__ __forceinline__ static bool strictly_better(const Acc &a, const Acc &b) {
+        if constexpr (cuda::std::is_same<Better, Min>::value) return a < b;
+        else return a > b;
+    }
+};
+
+// The Reducer for (op, In, Out); Out is the result type the caller asked for.
+template <gr_op OP, class In, class Out> struct reducer_for { using type = FoldReducer<typename op_functor<OP>::type, In, Out>; };
+template <class In, class Out> struct reducer_for<GR_OP_MEAN, In, Out> { using type = MeanReducer<In, Out>; };
+template <class In, class Out> struct reducer_for<GR_OP_ARGMIN, In, Out> { using type = ArgReducer<Min, In>; };
+template <class In, class Out> struct reducer_for<GR_OP_ARGMAX, In, Out> { using type = ArgReducer<Max, In>; };
+
+}  // namespace gr

@@ -1,0 +1,132 @@
+// types.cuh -- element types, NumPy's result/accumulator rules, and the dtype enum <-> C++ type mapping.
+#pragma once
+#include <cstdint>
+#include <cuda_fp16.h>
+#include <cuda/std/type_traits>
+#include "abi/gpureduce.h"
+
+namespace gr {
+
+// NumPy's complex64/complex128: two floats, real first.  Aligned like its parts (NumPy's own alignment),
+// so any view NumPy or CuPy hands over can be read.
+template <class T>
+struct cplx {
+    T re, im;
+    cplx() = default;  // trivial, so it can live in __shared__ arrays
+    __host__ __device__ constexpr cplx(T r, T i = T(0)) : re(r), im(i) {}
+    template <class U>
+    __host__ __device__ constexpr explicit cplx(const cplx<U> &o) : re(T(o.re)), im(T(o.im)) {}
+};
+template <class T> __host__ __device__ inline cplx<T> operator+(cplx<T> a, cplx<T> b) { return {a.re + b.re, a.im + b.im}; }
+template <class T> __host__ __device__ inline cplx<T> operator*(cplx<T> a, cplx<T> b) {
+    return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+}
+template <class T> __host__ __device__ inline cplx<T> operator/(cplx<T> a, T d) { return {a.re / d, a.im / d}; }
+// NumPy orders complex numbers lexicographically (real part first) for min/max/argmin/argmax.
+template <class T> __host__ __device__ inline bool operator<(cplx<T> a, cplx<T> b) {
+    return a.re < b.re || (a.re == b.re && a.im < b.im);
+}
+template <class T> __host__ __device__ inline bool operator>(cplx<T> a, cplx<T> b) { return b < a; }
+
+template <class T> struct is_complex : cuda::std::false_type {};
+template <class T> struct is_complex<cplx<T>> : cuda::std::true_type {};
+
+using complex64 = cplx<float>;
+using complex128 = cplx<double>;
+
+// gr_dtype <-> C++ element type, for the whole enum.
+template <gr_dtype D> struct dtype_type;
+#define GR_DTYPE_MAP(CODE, TYPE)                                                  \
+    template <> struct dtype_type<CODE> { using type = TYPE; };                   \
+    template <> struct dtype_of_impl<TYPE> { static constexpr gr_dtype value = CODE; };
+template <class T> struct dtype_of_impl;
+GR_DTYPE_MAP(GR_BOOL, bool)
+GR_DTYPE_MAP(GR_INT8, int8_t)
+GR_DTYPE_MAP(GR_INT16, int16_t)
+GR_DTYPE_MAP(GR_INT32, int32_t)
+GR_DTYPE_MAP(GR_INT64, int64_t)
+GR_DTYPE_MAP(GR_UINT8, uint8_t)
+GR_DTYPE_MAP(GR_UINT16, uint16_t)
+GR_DTYPE_MAP(GR_UINT32, uint32_t)
+GR_DTYPE_MAP(GR_UINT64, uint64_t)
+GR_DTYPE_MAP(GR_FLOAT16, __half)
+GR_DTYPE_MAP(GR_FLOAT32, float)
+GR_DTYPE_MAP(GR_FLOAT64, double)
+GR_DTYPE_MAP(GR_COMPLEX64, complex64)
+GR_DTYPE_MAP(GR_COMPLEX128, complex128)
+#undef GR_DTYPE_MAP
+template <class T> struct dtype_of : dtype_of_impl<T> {};
+
+// NumPy's result type for sum/prod/cumsum/cumprod with dtype=None: bool and signed ints narrower than
+// int64 become int64, unsigned ones uint64; floats and complex keep their type.  min/max keep the input type.
+template <class In> struct sum_result { using type = In; };
+template <> struct sum_result<bool> { using type = int64_t; };
+template <> struct sum_result<int8_t> { using type = int64_t; };
+template <> struct sum_result<int16_t> { using type = int64_t; };
+template <> struct sum_result<int32_t> { using type = int64_t; };
+template <> struct sum_result<uint8_t> { using type = uint64_t; };
+template <> struct sum_result<uint16_t> { using type = uint64_t; };
+template <> struct sum_result<uint32_t> { using type = uint64_t; };
+
+constexpr bool is_inexact_dtype(gr_dtype d) { return d >= GR_FLOAT16 && d <= GR_COMPLEX128; }
+
+// The same rule as sum_result above, on the enum: what gr_default_result_dtype and the axis ABI report.
+constexpr gr_dtype default_sum_dtype(gr_dtype in) {
+    switch (in) {  // NumPy: bool and ints narrower than the platform integer accumulate in it
+    case GR_BOOL: case GR_INT8: case GR_INT16: case GR_INT32: return GR_INT64;
+    case GR_UINT8: case GR_UINT16: case GR_UINT32: return GR_UINT64;
+    default: return in;
+    }
+}
+
+// NumPy's result dtype of each operator with dtype=None (mean of bool/ints: float64; arg*: int64).
+constexpr gr_dtype result_dtype(gr_op op, gr_dtype in) {
+    switch (op) {
+    case GR_OP_SUM: case GR_OP_PROD: return default_sum_dtype(in);
+    case GR_OP_MIN: case GR_OP_MAX: return in;
+    case GR_OP_MEAN: return is_inexact_dtype(in) ? in : GR_FLOAT64;
+    case GR_OP_ARGMIN: case GR_OP_ARGMAX: return GR_INT64;
+    default: return GR_DTYPE_COUNT;
+    }
+}
+
+// 16 bytes of T: the widest load or store one thread issues (LDG.128 / STG.128).  Its pointers must be
+// 16-byte aligned; the kernels that use it handle a scalar head and tail around the aligned body.
+template <class T>
+struct alignas(16) Vec16 {
+    static constexpr int kLanes = 16 / sizeof(T);
+    T lane[kLanes];
+};
+
+// The type arithmetic is done in.  Equal to the result type, except that float16 results are
+// accumulated in float32 (NumPy does the same; seed 004's half sum that came out 28.0 is why).
+template <class Out> struct accumulator { using type = Out; };
+template <> struct accumulator<__half> { using type = float; };
+
+// Value conversion with NumPy's casting semantics where C++ has none: float16 goes through float32,
+// complex -> real keeps the real part, anything -> bool is "!= 0".
+template <class To, class From>
+__host__ __device__ __forceinline__ To convert(const From &x) {
+    if constexpr (cuda::std::is_same<To, From>::value) {
+        return x;
+    } else if constexpr (cuda::std::is_same<From, __half>::value) {
+        return convert<To>(__half2float(x));
+    } else if constexpr (cuda::std::is_same<To, __half>::value) {
+        if constexpr (is_complex<From>::value) return __float2half(static_cast<float>(x.re));
+        else if constexpr (cuda::std::is_same<From, double>::value) return __double2half(x);
+        else return __float2half(static_cast<float>(x));
+    } else if constexpr (is_complex<To>::value) {
+        using P = decltype(To().re);
+        if constexpr (is_complex<From>::value) return To(static_cast<P>(x.re), static_cast<P>(x.im));
+        else return To(static_cast<P>(x), P(0));
+    } else if constexpr (is_complex<From>::value) {
+        if constexpr (cuda::std::is_same<To, bool>::value) return x.re != 0 || x.im != 0;
+        else return static_cast<To>(x.re);
+    } else if constexpr (cuda::std::is_same<To, bool>::value) {
+        return x != From(0);
+    } else {
+        return static_cast<To>(x);
+    }
+}
+
+}  // namespace gr

@@ -1,0 +1,45 @@
+// scan_auto.cu -- variant `auto` for scans: the fastest correct scan, chosen from measurements.
+//
+// Measured on an H200 (benchmarks/results/h200.md, cold L2, 2^10..2^28 elements):
+//  * our single-pass decoupled look-back is the fastest for 32-bit accumulators with gpureduce's own
+//    operators (min, max, prod, and sums below 2^22 elements: e.g. 7.0 vs 8.1 us at 2^16);
+//  * for floating sums from 2^22 elements on, cub::DeviceScan with cuda::std::plus (a policy tuned for it)
+//    is faster (689 vs 759 us at 2^28);
+//  * with a 64-bit accumulator (int64, float64) the look-back's tile status needs a separate flag with
+//    release/acquire fences, and CUB's 128-bit status word is about 1.8x faster at 2^28 (1312 vs 2414 us);
+//  * widening sums (int32 -> int64 cumsum) from 2^22 elements on are fastest with reduce_then_scan, which
+//    reads the narrow input twice but writes the wide output once (1186 vs CUB's 1375 us at 2^28).
+// Neither is bitwise deterministic for floating sums (see scan_decoupled_lookback.cu), which is why `auto`
+// is not flagged deterministic.
+#include "abi/gpureduce.h"
+
+extern "C" gr_status gr_impl_SCAN_decoupled_lookback(const gr_args *, size_t *, int *);
+extern "C" gr_status gr_impl_SCAN_cub(const gr_args *, size_t *, int *);
+extern "C" gr_status gr_impl_SCAN_reduce_then_scan(const gr_args *, size_t *, int *);
+
+namespace {
+
+constexpr int64_t kCubFloatSumFrom = int64_t(1) << 22;
+constexpr int64_t kTwoReadsFrom = int64_t(1) << 22;
+
+bool wide_accumulator(gr_dtype out) {
+    return out == GR_INT64 || out == GR_UINT64 || out == GR_FLOAT64 || out == GR_COMPLEX64 || out == GR_COMPLEX128;
+}
+
+bool prefer_cub(const gr_args *a) {
+    if (wide_accumulator(a->out_dtype)) return true;
+    const bool floating = a->out_dtype == GR_FLOAT16 || a->out_dtype == GR_FLOAT32;
+    return a->op == GR_OP_SUM && floating && a->n >= kCubFloatSumFrom;
+}
+
+bool widening_sum(const gr_args *a) {
+    return a->op == GR_OP_SUM && a->in_dtype == GR_INT32 && a->out_dtype == GR_INT64 && a->n >= kTwoReadsFrom;
+}
+
+}  // namespace
+
+extern "C" gr_status gr_impl_SCAN_auto(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
+    if (widening_sum(a)) return gr_impl_SCAN_reduce_then_scan(a, ws_bytes, cuda_error);
+    return prefer_cub(a) ? gr_impl_SCAN_cub(a, ws_bytes, cuda_error)
+                         : gr_impl_SCAN_decoupled_lookback(a, ws_bytes, cuda_error);
+}

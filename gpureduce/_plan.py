@@ -1,0 +1,302 @@
+"""One plan per call: NumPy's arguments (axis, dtype, out, keepdims, initial, where, exclusive) normalised into
+what the one runner (``_core.run``, src/run.c) executes: kind, variant, operator, result dtype, operands,
+layout as segments (gpureduce/_layout.py), initial value, exclusive flag.
+
+Everything that can be decided once per call is decided here, with NumPy's exceptions; the runner checks only
+what needs memory (devices, streams) and picks the launcher (a dense whole-array plan runs the variant's flat
+kernel).  A layout the segment kernels cannot read, or a dtype they have no kernel for, is first copied by a
+copy plan (gpureduce/_operands.py).  Plans of calls with no optional argument are cached per (operator,
+variant, dtype, shape, strides): a loop over one array plans once.
+
+``prepare_reduce`` / ``prepare_scan`` give (plan, post): `post` is None or what turns the runner's result into
+the call's (a copy into out=, the result in the input's own kind).  ``reduce_plan`` / ``scan_plan`` give the
+plan alone (benchmarks/bench_overhead.py times the stages).
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from collections import namedtuple
+from functools import lru_cache
+
+import numpy as np
+
+from . import _core
+from ._layout import Dim, c_strides, gather_order, plan as segments_plan
+from ._operands import cast, copy_into, default_dtype, dtype_code, gather, intake, is_c_contiguous
+from ._registry import OP_NAMES, resolve, variants
+from ._results import in_kind_of
+
+try:  # NumPy >= 2.0
+    from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+except ImportError:  # NumPy 1.x
+    from numpy.core.multiarray import normalize_axis_index
+    from numpy.core.numeric import normalize_axis_tuple
+
+# The runner's plan: a tuple (src/run.c reads it by position), its fields named here.
+Plan = namedtuple("Plan", "kind variant op result_dtype a where out layout result_shape initial exclusive")
+
+REDUCE_OPS = ("sum", "prod", "min", "max", "mean", "argmin", "argmax")
+SCAN_OPS = ("sum", "prod", "min", "max")
+# the variants that also run the axis machinery (flagged "axes" in cuda/abi/variants.def)
+AXIS_VARIANTS = {kind: tuple(v.name for v in variants(kind=kind) if "axes" in v.properties)
+                 for kind in ("reduce", "scan")}
+# NumPy's ufunc names, for its own error messages ("... reduction operation maximum which has no identity")
+_UFUNC_NAME = {"sum": "add", "prod": "multiply", "min": "minimum", "max": "maximum"}
+_OP_CODES = {op: code for code, op in enumerate(OP_NAMES)}
+_REDUCE, _SCAN = _core.KIND_REDUCE, _core.KIND_SCAN
+
+
+class _NoValueType:
+    """The "not given" default of `initial` (NumPy's own sentinel is private)."""
+
+    def __repr__(self):
+        return "<no value>"
+
+
+NoValue = _NoValueType()
+
+
+def given(initial):
+    return initial is not NoValue and initial is not getattr(np, "_NoValue", NoValue)
+
+
+@lru_cache(maxsize=None)
+def _supported(kind, variant, op, in_code, out_code):
+    return _core.segments_supported(kind, variant, op, in_code, out_code)
+
+
+def _post(a, out, out_desc, direct, result_ndim):
+    """What turns the runner's result into the call's, or None when it is that already (out= written in place,
+    a NumPy scalar, a host array)."""
+    if out is not None:
+        return None if direct else (lambda r: copy_into(out, out_desc, r))
+    return None if result_ndim == 0 else in_kind_of(a)
+
+
+# ---------------------------------------------------------------- reductions
+
+def _axes(op, axis, ndim):
+    """The reduced axes as a sorted tuple, with NumPy's AxisError / duplicate-axis ValueError / TypeError."""
+    if axis is None:
+        return tuple(range(ndim))
+    if op in ("argmin", "argmax"):
+        if isinstance(axis, (tuple, list)):
+            raise TypeError(f"'{type(axis).__name__}' object cannot be interpreted as an integer")
+        index = normalize_axis_index(axis, ndim or 1)  # NumPy's arg reductions see a 0-d array as 1-d
+        return (index,) if ndim else ()
+    try:
+        return tuple(sorted(normalize_axis_tuple(axis, ndim)))
+    except ValueError as e:
+        if type(e) is not ValueError:  # AxisError: NumPy's own text already
+            raise
+        raise ValueError("duplicate value in 'axis'") from None
+
+
+def _mask(where, x):
+    """where= as an Operand broadcast to x's shape (strides 0 where it broadcasts), or None for True."""
+    if where is True or (isinstance(where, (bool, np.bool_)) and where):
+        return None
+    w = intake(where, "where=")
+    if w.dtype != np.bool_:
+        raise TypeError(f"Cannot cast array data from {w.dtype!r} to dtype('bool') according to the rule 'safe' "
+                        "(where= must be a boolean array)")
+    try:
+        broadcasts = np.broadcast_shapes(w.shape, x.shape) == tuple(x.shape)
+    except ValueError:
+        broadcasts = False
+    if not broadcasts:
+        raise ValueError(f"where= of shape {w.shape} does not broadcast to the input's shape {x.shape}")
+    if x.host and not w.host:
+        raise TypeError("where= is a device array but the input is on the host; pass a host mask or a device input")
+    lead = len(x.shape) - len(w.shape)
+    strides = tuple(0 if i < lead or w.shape[i - lead] == 1 else w.strides[i - lead] for i in range(len(x.shape)))
+    return w.view(tuple(x.shape), strides)
+
+
+def _out(out, shape, what):
+    """out= as an Operand, checked against the result's shape (ValueError, as NumPy) and writability."""
+    o = intake(out, "out=")
+    if tuple(o.shape) != tuple(shape):
+        raise ValueError(f"out= has shape {tuple(o.shape)} but {what} has shape {tuple(shape)}")
+    if o.readonly:
+        raise ValueError("out= is read-only")
+    return o
+
+
+def _refuse(name, op, reason):
+    raise ValueError(f"variant {name!r} {reason}; the variants that cover every NumPy argument (axis, dtype, out, "
+                     f"keepdims, initial, where, all dtypes, mean/argmin/argmax) are: "
+                     f"{', '.join(AXIS_VARIANTS['reduce'])}")
+
+
+# (op, variant, dtype code, shape, strides) -> the plan's fields but the operand, for calls with no option
+_WHOLE = {}
+
+
+def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initial=NoValue, where=True,
+                   variant="auto"):
+    """(plan, post) of ``reduce(op, a, ...)``; raises NumPy's exceptions for bad arguments."""
+    x = intake(a)
+    if axis is None and dtype is None and out is None and where is True and initial is NoValue and not keepdims:
+        cached = _WHOLE.get((op, variant, x.code, x.shape, x.strides))
+        if cached is not None:  # (the plan's fields before the operands, after them)
+            return cached[0] + (x, None, None) + cached[1], None
+    if op not in REDUCE_OPS:
+        raise ValueError(f"unknown operator {op!r}; operators are {', '.join(REDUCE_OPS)}")
+    v = _reduce_variant(op, variant)
+    ndim = len(x.shape)
+    axes = _axes(op, axis, ndim)
+    if op in ("argmin", "argmax") and axis is None:
+        rshape = (1,) * ndim if keepdims else ()
+    else:
+        rshape = tuple(1 if i in axes else e for i, e in enumerate(x.shape)) if keepdims else \
+            tuple(e for i, e in enumerate(x.shape) if i not in axes)
+    if dtype is not None and op in ("min", "max", "argmin", "argmax"):
+        raise TypeError(f"{op}() got an unexpected keyword argument 'dtype'")
+    out_desc = _out(out, rshape, f"the result of {op}") if out is not None else None
+    if dtype is not None:
+        rt = np.dtype(dtype)
+        dtype_code(rt)
+    elif out_desc is not None and op in ("sum", "prod"):
+        rt = out_desc.dtype  # NumPy reduces in out's dtype when no dtype is given
+    else:
+        rt = default_dtype(op, x.dtype)
+    has_initial = given(initial)
+    mask = _mask(where, x)
+    red_count = math.prod(x.shape[i] for i in axes)
+    if op in ("min", "max") and not has_initial:
+        if mask is not None:
+            raise ValueError(f"reduction operation '{_UFUNC_NAME[op]}' does not have an identity, so to use a "
+                             "where mask one has to specify 'initial'")
+        if red_count == 0:  # NumPy refuses even when the result would be empty
+            raise ValueError(f"zero-size array to reduction operation {_UFUNC_NAME[op]} which has no identity")
+    if op in ("argmin", "argmax") and red_count == 0:
+        raise ValueError(f"attempt to get {op} of an empty sequence")
+    if op == "mean" and red_count == 0 and mask is None and math.prod(rshape) > 0:
+        warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=4)
+    if op == "mean" and dtype is not None and rt.kind not in "fc":
+        raise TypeError(f"mean with an integer or bool dtype= ({rt}) is not supported; pass a floating dtype")
+
+    op_code = _OP_CODES[op]
+    if "axes" in v.properties and not _supported(_REDUCE, v.index, op_code, x.code, dtype_code(rt)):
+        x = cast(x, rt)
+    # an axis variant writes a device out= of the result dtype in place; the classic variants' flat kernels
+    # write one scalar, copied into out= afterwards
+    direct = out_desc is not None and not out_desc.host and out_desc.dtype == rt and "axes" in v.properties
+    x, mask, layout, direct = _reduce_layout(op, x, axes, mask, out_desc if direct else None)
+    plan = Plan(_REDUCE, v.index, op_code, dtype_code(rt), x, mask, out_desc if direct else None, layout,
+                tuple(rshape), None if not has_initial else np.asarray(initial).astype(rt).tobytes(), False)
+    if axis is None and dtype is None and out is None and not keepdims and mask is None and not has_initial \
+            and x.obj is a and red_count > 0:
+        _WHOLE[(op, variant, x.code, x.shape, x.strides)] = (tuple(plan[:4]), tuple(plan[7:]))
+    return plan, _post(a, out, out_desc, direct, len(rshape))
+
+
+def _reduce_variant(op, variant):
+    if op in ("sum", "prod", "min", "max"):
+        return resolve("reduce", variant, op)
+    v = resolve("reduce", variant, "sum")  # unknown names: the list of valid ones
+    if variant not in AXIS_VARIANTS["reduce"]:
+        _refuse(variant, op, f"does not implement {op}")
+    return v
+
+
+def _reduce_layout(op, x, axes, mask, out_desc):
+    """(input, mask, segments, direct): the segment layout of a reduction over `axes`, writing through out's
+    strides when `out_desc` is given and they merge, else into a new C-ordered result; the input (and mask)
+    gathered into (kept..., reduced...) C order first when no two-kept-one-reduced layout fits."""
+    reduced = set(axes)
+    ordered = op in ("argmin", "argmax")
+    kept_shape = tuple(e for i, e in enumerate(x.shape) if i not in reduced)
+    fresh = iter(c_strides(kept_shape))
+    fresh_full = [0 if i in reduced else next(fresh) for i in range(len(x.shape))]
+    out_full = fresh_full
+    if out_desc is not None:
+        os = list(out_desc.strides)
+        if len(out_desc.shape) == len(x.shape):  # keepdims: drop the reduced positions
+            os = [s for i, s in enumerate(os) if i not in reduced]
+        it = iter(os)
+        out_full = [0 if i in reduced else next(it) for i in range(len(x.shape))]
+    mask_strides = mask.strides if mask is not None else None
+    seg = segments_plan(x.shape, x.strides, reduced, mask_strides=mask_strides, out_strides=out_full, ordered=ordered)
+    if seg is None and out_desc is not None:
+        out_desc, out_full = None, fresh_full
+        seg = segments_plan(x.shape, x.strides, reduced, mask_strides=mask_strides, out_strides=out_full,
+                            ordered=ordered)
+    if seg is None:  # gather into (kept..., reduced...) C order, then every operand merges
+        operands = (x.strides, mask.strides) if mask is not None else (x.strides,)
+        kept_dims, red_dims = gather_order(x.shape, operands, reduced)  # merged for input and mask alike
+        x = gather(x, kept_dims + red_dims)
+        if mask is not None:
+            mask = gather(mask, [Dim(d.extent, d.strides[1:]) for d in kept_dims + red_dims])
+        nk = len(kept_dims)
+        out_full = list(c_strides(x.shape[:nk])) + [0] * (len(x.shape) - nk)
+        seg = segments_plan(x.shape, x.strides, set(range(nk, len(x.shape))),
+                            mask_strides=mask.strides if mask is not None else None, out_strides=out_full,
+                            ordered=ordered)
+        out_desc = None
+    return x, mask, seg.as_tuple(), out_desc is not None
+
+
+def reduce_plan(op, a, *args, **kwargs):
+    """The runner's plan of ``reduce(op, a, ...)`` alone."""
+    return prepare_reduce(op, a, *args, **kwargs)[0]
+
+
+# ---------------------------------------------------------------- scans
+
+def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, variant="auto"):
+    """(plan, post) of ``scan(op, a, ...)``; raises NumPy's exceptions for bad arguments."""
+    x = intake(a)
+    if axis is None and dtype is None and out is None and (exclusive is False or exclusive is True):
+        cached = _WHOLE.get((op, variant, x.code, x.shape, x.strides, exclusive))
+        if cached is not None:  # (the fields before the operands, the flattened view, the fields after them)
+            return cached[0] + (x.view(*cached[1]), None, None) + cached[2], in_kind_of(a)
+    if op not in SCAN_OPS:
+        raise ValueError(f"unknown operator {op!r}; operators are {', '.join(SCAN_OPS)}")
+    if not isinstance(exclusive, (bool, np.bool_)):
+        raise TypeError(f"exclusive must be a bool (True or False), not {type(exclusive).__name__}")
+    v = resolve("scan", variant, op)
+    if isinstance(axis, (tuple, list)):
+        raise TypeError(f"'{type(axis).__name__}' object cannot be interpreted as an integer")
+    ax = None if axis is None else normalize_axis_index(axis, max(len(x.shape), 1))
+    if ax is not None and len(x.shape) == 0:
+        ax = None  # a 0-d array scans like a 1-d one, as NumPy's cumsum does
+    if dtype is not None:
+        rt = np.dtype(dtype)
+        dtype_code(rt)
+    else:
+        rt = default_dtype(op, x.dtype, _SCAN)
+    op_code = _OP_CODES[op]
+    axes_variant = "axes" in v.properties
+    if axes_variant and not _supported(_SCAN, v.index, op_code, x.code, dtype_code(rt)):
+        x = cast(x, rt)
+    whole = x
+    if ax is None:
+        if not is_c_contiguous(x):
+            x = cast(x, x.dtype)  # a C-ordered copy: NumPy scans the array flattened in C order
+        x = x.view((x.size,), (1,))
+        ax = 0
+    rshape = tuple(x.shape)
+    what = "the result (the flattened input's scan)" if axis is None else f"the result (the scan along axis {ax})"
+    out_desc = _out(out, rshape, what) if out is not None else None
+    direct = out_desc is not None and not out_desc.host and out_desc.dtype == rt
+    out_strides = out_desc.strides if direct else c_strides(rshape)
+    seg = segments_plan(x.shape, x.strides, {ax}, out_strides=out_strides, scan=True)
+    if seg is None and direct:
+        direct, out_strides = False, c_strides(rshape)
+        seg = segments_plan(x.shape, x.strides, {ax}, out_strides=out_strides, scan=True)
+    if seg is None:  # both in C order: the kept axes merge into one
+        x = cast(x, x.dtype)
+        seg = segments_plan(x.shape, x.strides, {ax}, out_strides=out_strides, scan=True)
+    plan = Plan(_SCAN, v.index, op_code, dtype_code(rt), x, None, out_desc if direct else None, seg.as_tuple(),
+                rshape, None, bool(exclusive))
+    if axis is None and dtype is None and out is None and x.obj is a:
+        _WHOLE[(op, variant, whole.code, whole.shape, whole.strides, bool(exclusive))] = (
+            tuple(plan[:4]), (x.shape, x.strides), tuple(plan[7:]))
+    return plan, _post(a, out, out_desc, direct, len(rshape))
+
+def scan_plan(op, a, *args, **kwargs):
+    """The runner's plan of ``scan(op, a, ...)`` alone."""
+    return prepare_scan(op, a, *args, **kwargs)[0]

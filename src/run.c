@@ -1,0 +1,560 @@
+/* run.c -- the one runner: _core.run(plan) does the device work of every call.
+ *
+ * gpureduce/_plan.py has decided everything that can be decided once per call (variant, result dtype,
+ * layout as segments, the casts and gathers it ran first); the operands come from the one intake
+ * (operand.c).  What is left is memory and order:
+ *
+ *   prepare   read the plan; choose the launcher (the variant's flat kernel for one dense segment in the
+ *             result dtype NumPy picks, else the axis kernels; classic variants do only the former); check
+ *             where the memory is; lease the device resources; make the result object
+ *   enqueue   (no GIL) order our stream after the operands' and the result's streams, upload host
+ *             operands (the bytes a view spans), launch, order those streams after ours
+ *   complete  (no GIL) bring a host result home, or wait, when host memory is involved
+ *   finish    the result: `out`, a NumPy scalar (0-d), a NumPy array (host input), or a DeviceArray
+ *             (device input; gpureduce/_results.py hands it back in the input's own kind)
+ *
+ * Streams: the work runs on the stream the input named (CUDA Array Interface v3, or the legacy default stream
+ * a DLPack producer was told), else on the one a device out= named, else on the device's own stream.  A new
+ * DeviceArray lives on the work stream when that is a default stream (it cannot be destroyed), else on the
+ * device's own stream, ordered after the work.  A call that touches host memory completes before it returns.
+ *
+ * The plan (a tuple; gpureduce/_plan.py names its fields):
+ *   0 kind: KIND_REDUCE, KIND_SCAN or KIND_COPY     1 variant index       2 operator
+ *   3 result dtype code                             4 a: Operand          5 where: Operand or None
+ *   6 out: a device Operand or None (written in place through the layout's out strides)
+ *   7 layout: reduce/scan: the 12 ints of gr_segments (c0, c1, is0, is1, ir, os0, os1, or, ms0, ms1, mr, R);
+ *             copy: (shape, in_strides, out_strides), elements, at most GR_COPY_MAX_NDIM dimensions
+ *   8 result shape (a new result is C-ordered: the layout's out strides say so)
+ *   9 initial: None or the bytes of one result value            10 exclusive: bool
+ */
+#include "ext.h"
+
+#include <string.h>
+
+#define PLAN_FIELDS 11
+
+typedef enum { RESULT_OUT, RESULT_SCALAR, RESULT_HOST, RESULT_DEVICE } result_kind;
+
+/* A host operand's bytes: the span its view touches, uploaded to device memory. */
+typedef struct {
+    const char *lo;       /* lowest byte the view touches */
+    size_t bytes;         /* from lo to past the highest element; 0 for an empty operand */
+    ptrdiff_t first;      /* element (0, ..., 0) - lo, in bytes */
+    void *device;         /* where it goes: the exec's staging buffer or pool memory */
+    int pooled;           /* device is pool memory: freed after the work */
+    int registered;       /* its pages were locked for the copy (gr_upload_host) */
+} host_span;
+
+struct gr_job {
+    PyObject *plan;                  /* a reference: keeps the operands alive */
+    int kind;
+    const gr_variant_info *info;
+    int flat;                        /* the variant's whole-array launcher (gr_reduce / gr_scan) */
+    gr_args a;
+    gr_segments s;
+    int copy_ndim;
+    int64_t copy_shape[GR_COPY_MAX_NDIM], copy_in[GR_COPY_MAX_NDIM], copy_out[GR_COPY_MAX_NDIM];
+    const gr_operand *in, *mask, *out;
+    int res_ndim;
+    int64_t res_shape[GR_MAX_NDIM];
+    int64_t res_size;
+    char initial[16];
+
+    int device;
+    gr_exec *ex;
+    cudaStream_t stream;
+    host_span up_in, up_mask;
+    void *aside;                     /* a copy of the input the kernel reads because out= overlaps it */
+    size_t aside_bytes;
+    const void *aside_src;
+    result_kind rk;
+    int scalar_in_pinned;            /* RESULT_SCALAR written straight into the exec's pinned memory */
+    PyObject *result;
+    void *device_result;             /* RESULT_HOST: pool memory downloaded into host_dst */
+    void *host_dst;
+    size_t out_bytes;
+    cudaStream_t waits[3], releases[2];
+    int n_waits, n_releases;
+    int sync;
+    gr_outcome outcome;
+};
+
+/* ---------------------------------------------------------------- reading the plan */
+
+static int
+read_ints(PyObject *t, int64_t *v, int max, int *count, const char *what)
+{
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) > max) {
+        PyErr_Format(PyExc_TypeError, "plan: %s must be a tuple of at most %d ints", what, max);
+        return -1;
+    }
+    *count = (int)PyTuple_GET_SIZE(t);
+    for (int i = 0; i < *count; i++) {
+        v[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(t, i));
+        if (v[i] == -1 && PyErr_Occurred()) return -1;
+    }
+    return 0;
+}
+
+static int
+read_segments(PyObject *t, gr_segments *s)
+{
+    int64_t v[12];
+    int n;
+    if (read_ints(t, v, 12, &n, "the layout") < 0) return -1;
+    if (n != 12) {
+        PyErr_SetString(PyExc_TypeError, "plan: a reduction or scan layout is 12 ints "
+                                         "(c0, c1, is0, is1, ir, os0, os1, or, ms0, ms1, mr, R)");
+        return -1;
+    }
+    *s = (gr_segments){
+        .count = {v[0], v[1]},
+        .in_stride = {v[2], v[3]},
+        .reduce_in_stride = v[4],
+        .out_stride = {v[5], v[6]},
+        .reduce_out_stride = v[7],
+        .mask_stride = {v[8], v[9]},
+        .reduce_mask_stride = v[10],
+        .reduce_count = v[11],
+    };
+    if (v[0] < 0 || v[1] < 0 || v[11] < 0) {
+        PyErr_SetString(PyExc_ValueError, "plan: segment counts must be non-negative");
+        return -1;
+    }
+    return 0;
+}
+
+static int
+read_copy_layout(PyObject *t, gr_job *j)
+{
+    int n_in, n_out;
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 3) {
+        PyErr_SetString(PyExc_TypeError, "plan: a copy layout is (shape, in_strides, out_strides)");
+        return -1;
+    }
+    if (read_ints(PyTuple_GET_ITEM(t, 0), j->copy_shape, GR_COPY_MAX_NDIM, &j->copy_ndim, "the copy's shape") < 0 ||
+        read_ints(PyTuple_GET_ITEM(t, 1), j->copy_in, GR_COPY_MAX_NDIM, &n_in, "the copy's input strides") < 0 ||
+        read_ints(PyTuple_GET_ITEM(t, 2), j->copy_out, GR_COPY_MAX_NDIM, &n_out, "the copy's output strides") < 0)
+        return -1;
+    if (n_in != j->copy_ndim || n_out != j->copy_ndim) {
+        PyErr_SetString(PyExc_ValueError, "plan: the copy's shape and strides must have one entry per dimension");
+        return -1;
+    }
+    return 0;
+}
+
+static const gr_operand *
+optional_operand(PyObject *module, PyObject *obj, const char *role)
+{
+    return obj == Py_None ? NULL : gr_operand_of(module, obj, role);
+}
+
+/* ---------------------------------------------------------------- the launcher */
+
+static const char *
+axis_variant_names(gr_kind kind, char *buf, size_t size)
+{
+    int count;
+    const gr_variant_info *table = gr_variant_table(&count);
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < count && used < size; i++) {
+        if (table[i].kind != kind || !(table[i].properties & GR_PROP_AXES)) continue;
+        const int w = PyOS_snprintf(buf + used, size - used, "%s%s", used ? ", " : "", table[i].name);
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+    return buf;
+}
+
+/* One dense segment, no mask or initial value, in the result dtype NumPy picks: the variant's flat kernel. */
+static int
+flat_fits(const gr_job *j)
+{
+    const gr_variant_info *v = j->info;
+    const gr_segments *s = &j->s;
+    if (!(v->ops & GR_OPBIT(j->a.op)) || !(v->dtypes & GR_DTBIT(j->in->dtype))) return 0;
+    if (j->mask || s->initial || s->count[0] * s->count[1] > 1) return 0;
+    if (j->a.out_dtype != gr_default_result_dtype(v->kind, j->a.op, j->in->dtype)) return 0;
+    if (s->reduce_count > 1 && s->reduce_in_stride != 1) return 0;
+    if (j->kind == GR_KIND_REDUCE) return j->res_ndim == 0 && !j->out;
+    return s->reduce_count <= 1 || s->reduce_out_stride == 1;
+}
+
+/* The classic variants run their flat kernel and nothing else: say what they take and which variants do more. */
+static int
+refuse_classic(const gr_job *j)
+{
+    const gr_variant_info *v = j->info;
+    char dtypes[256], axis[128];
+    gr_dtype_mask_names(v->dtypes, dtypes, sizeof(dtypes));
+    axis_variant_names(v->kind, axis, sizeof(axis));
+    if (!(v->dtypes & GR_DTBIT(j->in->dtype)))
+        PyErr_Format(PyExc_ValueError, "variant '%s' does not support dtype %s; it supports %s; variants that do: %s",
+                     v->name, gr_dtype_name(j->in->dtype), dtypes, axis);
+    else if (v->kind == GR_KIND_REDUCE)
+        PyErr_Format(PyExc_ValueError,
+                     "variant '%s' reduces a whole array (axis=None, no dtype/out/keepdims/initial/where, a C- or "
+                     "Fortran-ordered array) and nothing else; the variants that cover every NumPy argument (axis, "
+                     "dtype, out, keepdims, initial, where, all dtypes, mean/argmin/argmax) are: %s",
+                     v->name, axis);
+    else
+        PyErr_Format(PyExc_ValueError,
+                     "variant '%s' scans a whole array flattened in C order, of dtypes %s, in the result dtype NumPy "
+                     "picks, and nothing else; the variants that cover every NumPy argument (axis, dtype, all dtypes "
+                     "and layouts) are: %s",
+                     v->name, dtypes, axis);
+    return -1;
+}
+
+/* ---------------------------------------------------------------- memory */
+
+/* The bytes a view spans: [lo, lo + bytes), element (0, ..., 0) at lo + first. */
+static void
+span_of(const gr_operand *o, host_span *sp)
+{
+    memset(sp, 0, sizeof(*sp));
+    if (o->size == 0) return;
+    const int64_t itemsize = (int64_t)gr_dtype_itemsize(o->dtype);
+    int64_t lo = 0, hi = 0;
+    for (int i = 0; i < o->ndim; i++) {
+        const int64_t extent = (o->shape[i] - 1) * o->strides[i] * itemsize;
+        if (extent < 0) lo += extent;
+        else hi += extent;
+    }
+    sp->lo = (const char *)o->ptr + lo;
+    sp->bytes = (size_t)(hi - lo + itemsize);
+    sp->first = (ptrdiff_t)-lo;
+}
+
+static int
+overlaps(const host_span *a, const host_span *b)
+{
+    return a->bytes && b->bytes && a->lo < b->lo + b->bytes && b->lo < a->lo + a->bytes;
+}
+
+/* out= sharing memory with the input: the kernels read a copy of the input, as NumPy does, except for the
+ * one overlap the flat scans allow (exactly in place, element for element). */
+static int
+plan_aside(PyObject *module, gr_job *j)
+{
+    if (!j->out || j->in->is_host || j->in->size == 0) return 0;
+    host_span in, out;
+    span_of(j->in, &in);
+    span_of(j->out, &out);
+    if (!overlaps(&in, &out)) return 0;
+    if (j->flat && j->kind == GR_KIND_SCAN && in.lo == out.lo && in.bytes == out.bytes &&
+        gr_dtype_itemsize(j->in->dtype) == gr_dtype_itemsize(j->a.out_dtype))
+        return 0;
+    if (gr_device_alloc(module, j->device, in.bytes, j->stream, &j->aside) < 0) return -1;
+    j->aside_src = in.lo;
+    j->aside_bytes = in.bytes;
+    j->a.in = (const char *)j->aside + in.first;
+    return 0;
+}
+
+static int
+reserve_workspace(PyObject *module, gr_job *j)
+{
+    size_t bytes = GR_WORKSPACE_ZEROED_BYTES;
+    int cuda_error = 0;
+    gr_status st = GR_OK;
+    if (j->kind == GR_KIND_COPY) st = GR_OK;
+    else if (j->flat) st = gr_workspace_size(&j->a, &bytes, &cuda_error);
+    else if (j->kind == GR_KIND_REDUCE) st = gr_reduce_segments_workspace(&j->a, &j->s, &bytes, &cuda_error);
+    else st = gr_scan_segments_workspace(&j->a, &j->s, &bytes, &cuda_error);
+    if (st != GR_OK) {
+        gr_raise_status(module, st, cuda_error, j->info ? j->info->name : "copy");
+        return -1;
+    }
+    return gr_exec_reserve_workspace(module, j->ex, bytes);
+}
+
+/* Where the kernel writes and what the call returns. */
+static int
+make_result(PyObject *module, gr_job *j)
+{
+    const size_t itemsize = gr_dtype_itemsize(j->a.out_dtype);
+    j->out_bytes = (size_t)j->res_size * itemsize;
+    if (j->out) {
+        j->rk = RESULT_OUT;
+        j->a.out = j->out->ptr;
+        j->result = PyTuple_GET_ITEM(j->plan, 6);
+        j->result = PyObject_GetAttrString(j->result, "obj"); /* what the caller passed */
+        return j->result ? 0 : -1;
+    }
+    if (j->res_ndim == 0 && j->kind != GR_KIND_COPY) {
+        j->rk = RESULT_SCALAR;
+        /* auto's flat kernels and the axis kernels store a result with plain stores: into pinned host memory
+         * directly (mapped under unified addressing), which saves a copy after the kernel.  The classic flat
+         * variants go through a device slot (the atomic ones accumulate into their result). */
+        j->scalar_in_pinned = !j->flat || (j->info->properties & GR_PROP_DEFAULT);
+        j->a.out = j->scalar_in_pinned ? j->ex->pinned : j->ex->result;
+        j->sync = 1;
+        return 0;
+    }
+    if (j->in->is_host) {
+        j->rk = RESULT_HOST;
+        npy_intp dims[GR_MAX_NDIM];
+        for (int i = 0; i < j->res_ndim; i++) dims[i] = (npy_intp)j->res_shape[i];
+        j->result = PyArray_SimpleNew(j->res_ndim, dims, gr_dtype_to_typenum(j->a.out_dtype));
+        if (!j->result) return -1;
+        j->host_dst = PyArray_DATA((PyArrayObject *)j->result);
+        if (j->out_bytes && gr_device_alloc(module, j->device, j->out_bytes, j->stream, &j->device_result) < 0)
+            return -1;
+        j->a.out = j->device_result;
+        j->sync = 1;
+        return 0;
+    }
+    j->rk = RESULT_DEVICE;
+    const cudaStream_t home =
+        (j->stream == cudaStreamLegacy || j->stream == cudaStreamPerThread) ? j->stream : j->ex->stream;
+    j->result = gr_device_array_empty(module, j->res_ndim, j->res_shape, j->a.out_dtype, j->device, home);
+    if (!j->result) return -1;
+    j->a.out = gr_device_array_data(j->result);
+    if (home != j->stream) { /* allocated on `home`: the work waits for that, and `home` for the work */
+        j->waits[j->n_waits++] = home;
+        j->releases[j->n_releases++] = home;
+    }
+    return 0;
+}
+
+/* Host operands: their spans go to device memory (the input into the exec's staging buffer). */
+static int
+plan_uploads(PyObject *module, gr_job *j)
+{
+    if (j->in->is_host) {
+        span_of(j->in, &j->up_in);
+        if (j->up_in.bytes <= GR_STAGING_KEPT) { /* the exec keeps a buffer this big: no allocation once warm */
+            if (gr_exec_reserve_staging(module, j->ex, j->up_in.bytes) < 0) return -1;
+            j->up_in.device = j->ex->staging;
+        }
+        else { /* bigger ones borrow pool memory for the call only, so no exec holds gigabytes */
+            if (gr_device_alloc(module, j->device, j->up_in.bytes, j->stream, &j->up_in.device) < 0) return -1;
+            j->up_in.pooled = 1;
+        }
+        j->a.in = (const char *)j->up_in.device + j->up_in.first;
+        j->sync = 1;
+    }
+    else if (!j->aside) {
+        j->a.in = j->in->ptr;
+    }
+    if (j->mask) {
+        if (j->mask->is_host) {
+            span_of(j->mask, &j->up_mask);
+            if (j->up_mask.bytes &&
+                gr_device_alloc(module, j->device, j->up_mask.bytes, j->stream, &j->up_mask.device) < 0)
+                return -1;
+            j->up_mask.pooled = 1;
+            j->s.mask = (const unsigned char *)j->up_mask.device + j->up_mask.first;
+            j->sync = 1;
+        }
+        else {
+            j->s.mask = j->mask->ptr;
+            if (j->mask->has_stream && j->mask->stream != j->stream) j->waits[j->n_waits++] = j->mask->stream;
+        }
+    }
+    const size_t in_pinned = j->in->is_host ? j->up_in.bytes : 0;
+    const size_t out_pinned = j->rk == RESULT_HOST ? j->out_bytes : 0;
+    return gr_exec_reserve_pinned(module, j->ex, gr_transfer_pinned_bytes(in_pinned > out_pinned ? in_pinned : out_pinned));
+}
+
+/* ---------------------------------------------------------------- the stages */
+
+static void
+job_free(gr_job *j)
+{
+    if (!j) return;
+    /* Pool memory is freed stream-ordered, after the work that uses it (or at once when nothing ran). */
+    if (j->aside) (void)cudaFreeAsync(j->aside, j->stream);
+    if (j->up_in.pooled && j->up_in.device) (void)cudaFreeAsync(j->up_in.device, j->stream);
+    if (j->up_mask.pooled && j->up_mask.device) (void)cudaFreeAsync(j->up_mask.device, j->stream);
+    if (j->device_result) (void)cudaFreeAsync(j->device_result, j->stream);
+    if (j->aside || j->up_mask.pooled || j->up_in.pooled || j->device_result) (void)cudaGetLastError();
+    if (j->ex) {
+        if (!gr_outcome_ok(&j->outcome) || PyErr_Occurred()) j->ex->dirty = 1;
+        gr_exec_release(j->ex);
+    }
+    Py_XDECREF(j->result);
+    Py_XDECREF(j->plan);
+    PyMem_Free(j);
+}
+
+gr_job *
+gr_job_prepare(PyObject *module, PyObject *plan)
+{
+    if (!PyTuple_Check(plan) || PyTuple_GET_SIZE(plan) != PLAN_FIELDS) {
+        PyErr_Format(PyExc_TypeError, "run(plan): the plan must be a tuple of %d fields (gpureduce/_plan.py)",
+                     PLAN_FIELDS);
+        return NULL;
+    }
+    gr_job *j = PyMem_Calloc(1, sizeof(*j));
+    if (!j) return (gr_job *)PyErr_NoMemory();
+    Py_INCREF(plan);
+    j->plan = plan;
+    j->outcome.stage = "running the work";
+
+    const long kind = PyLong_AsLong(PyTuple_GET_ITEM(plan, 0)), variant = PyLong_AsLong(PyTuple_GET_ITEM(plan, 1));
+    const long op = PyLong_AsLong(PyTuple_GET_ITEM(plan, 2)), out_dtype = PyLong_AsLong(PyTuple_GET_ITEM(plan, 3));
+    const int exclusive = PyObject_IsTrue(PyTuple_GET_ITEM(plan, 10));
+    if (PyErr_Occurred() || exclusive < 0) goto fail;
+    if ((kind != GR_KIND_REDUCE && kind != GR_KIND_SCAN && kind != GR_KIND_COPY) || out_dtype < 0 ||
+        out_dtype >= GR_DTYPE_COUNT) {
+        PyErr_Format(PyExc_ValueError, "run(plan): bad kind %ld or result dtype %ld", kind, out_dtype);
+        goto fail;
+    }
+    j->kind = (int)kind;
+    if (!(j->in = gr_operand_of(module, PyTuple_GET_ITEM(plan, 4), "the input"))) goto fail;
+    j->mask = optional_operand(module, PyTuple_GET_ITEM(plan, 5), "where=");
+    j->out = optional_operand(module, PyTuple_GET_ITEM(plan, 6), "out=");
+    if (PyErr_Occurred()) goto fail;
+    if (j->out && j->out->is_host) {
+        PyErr_SetString(PyExc_TypeError, "run(plan): out must be a device array (a host out= is filled in Python)");
+        goto fail;
+    }
+    if (read_ints(PyTuple_GET_ITEM(plan, 8), j->res_shape, GR_MAX_NDIM, &j->res_ndim, "the result shape") < 0)
+        goto fail;
+    j->res_size = 1;
+    for (int i = 0; i < j->res_ndim; i++) j->res_size *= j->res_shape[i];
+    j->a = (gr_args){.variant = (gr_variant)variant, .op = (gr_op)op, .in_dtype = j->in->dtype,
+                     .out_dtype = (gr_dtype)out_dtype, .exclusive = exclusive};
+
+    if (j->kind == GR_KIND_COPY) {
+        if (read_copy_layout(PyTuple_GET_ITEM(plan, 7), j) < 0) goto fail;
+    }
+    else {
+        if (!(j->info = gr_checked_variant(variant, op, (gr_kind)kind))) goto fail;
+        if (read_segments(PyTuple_GET_ITEM(plan, 7), &j->s) < 0) goto fail;
+        PyObject *initial = PyTuple_GET_ITEM(plan, 9);
+        if (initial != Py_None) {
+            char *bytes;
+            Py_ssize_t len;
+            if (PyBytes_AsStringAndSize(initial, &bytes, &len) < 0) goto fail;
+            if ((size_t)len != gr_dtype_itemsize(j->a.out_dtype)) {
+                PyErr_SetString(PyExc_ValueError, "run(plan): initial must be the bytes of one result value");
+                goto fail;
+            }
+            memcpy(j->initial, bytes, (size_t)len);
+            j->s.initial = j->initial;
+        }
+        j->flat = flat_fits(j);
+        if (!j->flat && !(j->info->properties & GR_PROP_AXES)) {
+            refuse_classic(j);
+            goto fail;
+        }
+        j->a.n = j->s.count[0] * j->s.count[1] != 0 ? j->s.reduce_count : 0; /* an empty scan plans no segment */
+    }
+
+    /* The device from here on. */
+    if ((j->device = gr_current_device(module)) < 0) goto fail;
+    const int reads = j->kind == GR_KIND_COPY ? j->res_size > 0 || j->in->size > 0
+                                              : j->s.count[0] * j->s.count[1] * j->s.reduce_count > 0;
+    if (reads && gr_check_operand_device(module, j->in, j->device, "the input") < 0) goto fail;
+    if (j->mask && reads && gr_check_operand_device(module, j->mask, j->device, "where=") < 0) goto fail;
+    if (j->out && j->res_size > 0 && gr_check_operand_device(module, j->out, j->device, "out=") < 0) goto fail;
+    if (!(j->ex = gr_exec_acquire(module, j->device))) goto fail;
+    j->a.sm_count = gr_device_sm_count(j->device);
+    j->stream = !j->in->is_host && j->in->has_stream ? j->in->stream
+                : j->out && j->out->has_stream         ? j->out->stream
+                                                       : j->ex->stream;
+    if (j->out && j->out->has_stream && j->out->stream != j->stream) {
+        j->waits[j->n_waits++] = j->out->stream;
+        j->releases[j->n_releases++] = j->out->stream;
+    }
+    if (reserve_workspace(module, j) < 0) goto fail;
+    if (make_result(module, j) < 0) goto fail;
+    if (plan_aside(module, j) < 0) goto fail;
+    if (plan_uploads(module, j) < 0) goto fail;
+    j->a.workspace = j->ex->workspace;
+    j->a.workspace_bytes = j->ex->workspace_bytes;
+    j->a.stream = j->stream;
+    if (gr_exec_begin(module, j->ex, j->stream) < 0) goto fail;
+    return j;
+
+fail:
+    job_free(j);
+    return NULL;
+}
+
+static void
+upload(gr_job *j, host_span *sp, const char *stage)
+{
+    gr_outcome *o = &j->outcome;
+    if (!sp->bytes || !gr_outcome_ok(o)) return;
+    if (sp == &j->up_in) /* through the exec's pinned buffer when small; the call synchronises before returning */
+        gr_outcome_keep(o, gr_upload_host(j->ex, sp->device, sp->lo, sp->bytes, j->stream, &sp->registered), stage);
+    else /* pageable: the source is copied out before cudaMemcpyAsync returns */
+        gr_outcome_keep(o, cudaMemcpyAsync(sp->device, sp->lo, sp->bytes, cudaMemcpyHostToDevice, j->stream), stage);
+}
+
+void
+gr_job_enqueue(gr_job *j)
+{
+    gr_outcome *o = &j->outcome;
+    for (int i = 0; i < j->n_waits; i++)
+        gr_outcome_keep(o, gr_stream_wait(j->ex, j->stream, j->waits[i]), "ordering the work after its operands");
+    upload(j, &j->up_in, "copying the input to the device");
+    upload(j, &j->up_mask, "copying where= to the device");
+    if (gr_outcome_ok(o) && j->aside)
+        gr_outcome_keep(o, cudaMemcpyAsync(j->aside, j->aside_src, j->aside_bytes, cudaMemcpyDeviceToDevice, j->stream),
+                        "copying the input aside (out= overlaps it)");
+    if (gr_outcome_ok(o)) {
+        if (j->kind == GR_KIND_COPY)
+            o->st = gr_copy_strided(j->a.in_dtype, j->a.out_dtype, j->copy_ndim, j->copy_shape, j->copy_in, j->copy_out,
+                                    j->a.in, j->a.out, j->a.sm_count, j->stream, &o->cuda_error);
+        else if (j->flat)
+            o->st = j->kind == GR_KIND_REDUCE ? gr_reduce(&j->a, &o->cuda_error) : gr_scan(&j->a, &o->cuda_error);
+        else
+            o->st = j->kind == GR_KIND_REDUCE ? gr_reduce_segments(&j->a, &j->s, &o->cuda_error)
+                                              : gr_scan_segments(&j->a, &j->s, &o->cuda_error);
+    }
+    for (int i = 0; i < j->n_releases; i++)
+        gr_outcome_keep(o, gr_stream_wait(j->ex, j->releases[i], j->stream), "ordering the result's stream after the work");
+    if (gr_outcome_ok(o) && j->rk == RESULT_SCALAR && !j->scalar_in_pinned)
+        gr_outcome_keep(o, cudaMemcpyAsync(j->ex->pinned, j->ex->result, 16 /* the widest scalar */,
+                                           cudaMemcpyDeviceToHost, j->stream),
+                        "copying the result to the host");
+}
+
+void
+gr_job_complete(gr_job *j)
+{
+    gr_outcome *o = &j->outcome;
+    if (gr_outcome_ok(o) && j->rk == RESULT_HOST)
+        gr_outcome_keep(o, gr_download_host(j->ex, j->host_dst, j->device_result, j->out_bytes, j->stream),
+                        "copying the result to the host");
+    else if (j->sync)
+        gr_outcome_keep(o, cudaStreamSynchronize(j->stream), "running the work");
+    gr_outcome_keep(o, gr_upload_release(j->up_in.lo, j->up_in.registered, j->stream), "unlocking the input's pages");
+    /* The exec's buffers were used on this stream, whatever happened; idle again if we waited for it. */
+    gr_outcome_keep(o, gr_exec_end(j->ex, j->stream, j->sync && gr_outcome_ok(o)), "recording the end of the work");
+}
+
+PyObject *
+gr_job_finish(PyObject *module, gr_job *j)
+{
+    PyObject *result = NULL;
+    if (gr_outcome_raise(module, &j->outcome, j->info ? j->info->name : "a strided copy") == 0) {
+        if (j->rk == RESULT_SCALAR)
+            result = PyArray_Scalar(j->ex->pinned, gr_dtype_descr(j->a.out_dtype), NULL);
+        else {
+            result = j->result;
+            j->result = NULL;
+        }
+    }
+    job_free(j);
+    return result;
+}
+
+/* run(plan) -> the result (see the top of this file). */
+PyObject *
+gr_py_run(PyObject *module, PyObject *plan)
+{
+    gr_job *j = gr_job_prepare(module, plan);
+    if (!j) return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    gr_job_enqueue(j);
+    gr_job_complete(j);
+    Py_END_ALLOW_THREADS
+    return gr_job_finish(module, j);
+}

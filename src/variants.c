@@ -1,0 +1,72 @@
+/* variants.c -- the registry's C face: the variant table and the dtype rules, as the Python layer reads
+ * them once (gpureduce/_registry.py, gpureduce/_plan.py), and the check the runner makes of a plan's
+ * variant. */
+#include "ext.h"
+
+const gr_variant_info *
+gr_checked_variant(long variant, long op, gr_kind kind)
+{
+    int count;
+    const gr_variant_info *table = gr_variant_table(&count);
+    if (variant < 0 || variant >= count || table[variant].kind != kind) {
+        PyErr_Format(PyExc_ValueError, "variant index %ld is not a %s variant", variant,
+                     kind == GR_KIND_REDUCE ? "reduction" : "scan");
+        return NULL;
+    }
+    /* the axis variants of a reduction also run mean, argmin and argmax (gpureduce/_registry.py: implements) */
+    const int axis_op = kind == GR_KIND_REDUCE && (table[variant].properties & GR_PROP_AXES);
+    if (op < 0 || op >= GR_OP_COUNT || !((table[variant].ops & GR_OPBIT(op)) || axis_op)) {
+        PyErr_Format(PyExc_ValueError, "variant '%s' does not implement operator %ld", table[variant].name, op);
+        return NULL;
+    }
+    return &table[variant];
+}
+
+PyObject *
+gr_py_variant_table(PyObject *module, PyObject *unused)
+{
+    int count;
+    const gr_variant_info *table = gr_variant_table(&count);
+    PyObject *rows = PyTuple_New(count);
+    if (!rows) return NULL;
+    for (int i = 0; i < count; i++) {
+        const gr_variant_info *v = &table[i];
+        PyObject *row = Py_BuildValue("(iisIIIss)", i, (int)v->kind, v->name, v->properties, v->ops, v->dtypes,
+                                      v->seed, v->doc);
+        if (!row) {
+            Py_DECREF(rows);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(rows, i, row);
+    }
+    return rows;
+}
+
+/* result_dtype(kind, op, in) -> the dtype code NumPy's function gives with dtype=None
+ * (gr_default_result_dtype); GR_DTYPE_COUNT where there is none. */
+PyObject *
+gr_py_result_dtype(PyObject *module, PyObject *args)
+{
+    int kind, op, in;
+    if (!PyArg_ParseTuple(args, "iii", &kind, &op, &in)) return NULL;
+    if ((kind != GR_KIND_REDUCE && kind != GR_KIND_SCAN) || op < 0 || op >= GR_OP_COUNT || in < 0 ||
+        in >= GR_DTYPE_COUNT) {
+        PyErr_Format(PyExc_ValueError, "result_dtype(): bad kind %d, operator %d or dtype %d", kind, op, in);
+        return NULL;
+    }
+    return PyLong_FromLong((long)gr_default_result_dtype((gr_kind)kind, (gr_op)op, (gr_dtype)in));
+}
+
+/* segments_supported(kind, variant, op, in, out) -> bool: the variant runs that pair along axes with no cast
+ * first (gr_segments_supported). */
+PyObject *
+gr_py_segments_supported(PyObject *module, PyObject *args)
+{
+    int kind, variant, op, in, out;
+    if (!PyArg_ParseTuple(args, "iiiii", &kind, &variant, &op, &in, &out)) return NULL;
+    if (variant < 0 || variant >= GR_VARIANT_COUNT || op < 0 || op >= GR_OP_COUNT || in < 0 || in >= GR_DTYPE_COUNT ||
+        out < 0 || out >= GR_DTYPE_COUNT)
+        Py_RETURN_FALSE;
+    return PyBool_FromLong(gr_segments_supported((gr_kind)kind, (gr_variant)variant, (gr_op)op, (gr_dtype)in,
+                                                 (gr_dtype)out));
+}
