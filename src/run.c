@@ -354,9 +354,11 @@ plan_uploads(PyObject *module, gr_job *j)
             if (j->mask->has_stream && j->mask->stream != j->stream) j->waits[j->n_waits++] = j->mask->stream;
         }
     }
-    const size_t in_pinned = j->in->is_host ? j->up_in.bytes : 0;
-    const size_t out_pinned = j->rk == RESULT_HOST ? j->out_bytes : 0;
-    return gr_exec_reserve_pinned(module, j->ex, gr_transfer_pinned_bytes(in_pinned > out_pinned ? in_pinned : out_pinned));
+    /* Each transfer through the pinned buffer wants its own size of it: the larger of the two (a small input
+     * goes through it while a large result does not, and the other way round). */
+    const size_t in_pinned = gr_transfer_pinned_bytes(j->in->is_host ? j->up_in.bytes : 0);
+    const size_t out_pinned = gr_transfer_pinned_bytes(j->rk == RESULT_HOST ? j->out_bytes : 0);
+    return gr_exec_reserve_pinned(module, j->ex, in_pinned > out_pinned ? in_pinned : out_pinned);
 }
 
 /* ---------------------------------------------------------------- the stages */

@@ -7,6 +7,7 @@ element a kernel forgets to write is caught.  Host inputs and outputs, the Devic
 device libraries, streams, misaligned and overlapping pointers and > 2**31 elements have tests of their own.
 """
 import ctypes
+import subprocess
 import sys
 
 import numpy as np
@@ -181,6 +182,19 @@ def test_host_inputs_give_numpy_arrays(variant, rng):
     assert_matches_numpy("cumsum", swapped, variant=variant)
     np.testing.assert_array_equal(gpureduce.cumprod([3, 5, 7], variant=variant), [3, 15, 105])
     np.testing.assert_array_equal(gpureduce.cumsum(np.float64(2.5), variant=variant), [2.5])
+
+
+def test_small_host_input_with_a_large_result_in_a_fresh_process():
+    """An int32 input that fits the pinned buffer (4 MB) with an int64 result that does not (8 MB): the pinned
+    buffer must be sized for the larger of its two uses.  In a fresh process, so no earlier call has grown the
+    buffer already (the fault this pins wrote past it and killed the process)."""
+    code = ("import numpy as np, gpureduce\n"
+            "y = np.random.default_rng(0).integers(-1000, 1000, 1_000_003).astype(np.int32)\n"
+            "for v in gpureduce.variants(kind='scan'):\n"
+            "    assert np.array_equal(gpureduce.cumsum(y, variant=v.name), np.cumsum(y)), v.name\n"
+            "print('ok')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", f"rc {done.returncode}: {done.stderr[-2000:]}"
 
 
 @for_all_variants("scan")
