@@ -73,7 +73,8 @@ def test_axis_results_compared_with_numpy():
 @pytest.mark.parametrize("library, module", [("CuPy", "cupy"), ("PyTorch", "torch")])
 def test_zero_copy_cells_are_optional(library, module):
     """A cell for each device library: guarded (the notebook runs with NumPy and gpureduce alone), saying so
-    when the library is missing, passing the library's arrays to gpureduce and taking the results back."""
+    when the library is missing, passing the library's arrays to gpureduce and showing that array results come
+    back as the library's own arrays (gpureduce hands them over zero-copy)."""
     cells = [src for src in _code_cells() if re.search(rf"^\s*import {module}\b", src, re.M)]
     assert cells, f"no {library} cell"
     for src in cells:
@@ -81,7 +82,7 @@ def test_zero_copy_cells_are_optional(library, module):
     src = cells[0]
     assert re.search(r"print\(.*not installed", src), f"the {library} cell prints no note when {module} is missing"
     assert "gpureduce." in src, f"the {library} cell does not call gpureduce"
-    assert "from_dlpack" in src or f"{module}.asarray(" in src, f"the {library} cell takes no result back zero-copy"
+    assert "type(" in src, f"the {library} cell does not show the kind of array a result is"
     if module == "torch":
         assert "torch.cuda.is_available()" in src
 
