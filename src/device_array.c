@@ -358,6 +358,69 @@ done:
     return result;
 }
 
+/* ---------------------------------------------------------------- DLPack */
+
+/* A new DeviceArray holding a copy of `self`, produced on the same stream. */
+static PyObject *
+device_array_copy(PyObject *module, DeviceArrayObject *self)
+{
+    int previous;
+    if (gr_enter_device(module, self->device, &previous) < 0) return NULL;
+    PyObject *copy = gr_device_array_empty(module, self->ndim, self->shape, self->dtype, self->device, self->stream);
+    if (copy) {
+        cudaError_t err = cudaMemcpyAsync(DA(copy)->ptr, self->ptr, nbytes_of(self), cudaMemcpyDeviceToDevice,
+                                          self->stream);
+        if (err != cudaSuccess) {
+            Py_CLEAR(copy);
+            gr_raise_cuda(module, err, "copying a DeviceArray for __dlpack__(copy=True)");
+        }
+    }
+    gr_leave_device(previous);
+    return copy;
+}
+
+/* __dlpack__: the consumer's stream is ordered after the array's, then the capsule (dlpack_export.c). */
+static PyObject *
+DeviceArray_dlpack(PyObject *op, PyObject *args, PyObject *kwargs)
+{
+    DeviceArrayObject *self = DA(op);
+    PyObject *module = PyType_GetModule(Py_TYPE(op));
+    if (!module) return NULL;
+    gr_dlpack_request req;
+    if (gr_dlpack_parse_request(args, kwargs, self->device, &req) < 0) return NULL;
+    DeviceArrayObject *exported = self;
+    if (req.copy) {
+        exported = (DeviceArrayObject *)device_array_copy(module, self);
+        if (!exported) return NULL;
+    }
+    else Py_INCREF(exported);
+    PyObject *capsule = NULL;
+    if (req.sync && req.consumer != self->stream) {
+        int previous;
+        if (gr_enter_device(module, self->device, &previous) < 0) goto done;
+        gr_exec *ex = gr_exec_acquire(module, self->device);
+        const cudaError_t err = ex ? gr_stream_wait(ex, req.consumer, self->stream) : cudaSuccess;
+        gr_exec_release(ex);
+        gr_leave_device(previous);
+        if (!ex) goto done;
+        if (err != cudaSuccess) {
+            gr_raise_cuda(module, err, "__dlpack__: ordering the consumer's stream after the array's");
+            goto done;
+        }
+    }
+    const gr_dlpack_view view = {exported->ptr, exported->dtype, exported->ndim, exported->shape, exported->device};
+    capsule = gr_dlpack_capsule(&view, (PyObject *)exported, req.versioned, req.copy);
+done:
+    Py_DECREF(exported);
+    return capsule;
+}
+
+static PyObject *
+DeviceArray_dlpack_device(PyObject *op, PyObject *unused)
+{
+    return Py_BuildValue("(ii)", 2 /* kDLCUDA */, DA(op)->device);
+}
+
 /* ---------------------------------------------------------------- the type */
 
 static PyMethodDef DeviceArray_methods[] = {
@@ -366,11 +429,11 @@ static PyMethodDef DeviceArray_methods[] = {
     {"__array__", (PyCFunction)(void (*)(void))DeviceArray_array, METH_VARARGS | METH_KEYWORDS,
      "__array__(dtype=None, copy=None) -> numpy.ndarray\n\nA host copy (NumPy protocol); copy=False raises "
      "ValueError since the values must be copied."},
-    {"__dlpack__", (PyCFunction)(void (*)(void))gr_device_array_dlpack, METH_VARARGS | METH_KEYWORDS,
+    {"__dlpack__", (PyCFunction)(void (*)(void))DeviceArray_dlpack, METH_VARARGS | METH_KEYWORDS,
      "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None) -> PyCapsule\n\nExport without a copy "
      "(unless copy=True) as a DLPack capsule, versioned when max_version >= (1, 0); `stream` (the consumer's) is "
      "ordered after the array's stream."},
-    {"__dlpack_device__", gr_device_array_dlpack_device, METH_NOARGS, "__dlpack_device__() -> (2, device): kDLCUDA."},
+    {"__dlpack_device__", DeviceArray_dlpack_device, METH_NOARGS, "__dlpack_device__() -> (2, device): kDLCUDA."},
     {NULL, NULL, 0, NULL},
 };
 

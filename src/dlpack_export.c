@@ -1,36 +1,9 @@
-/* dlpack_export.c -- DeviceArray.__dlpack__ / __dlpack_device__: gpureduce's results handed to any DLPack
- * consumer (PyTorch, JAX, CuPy, NumPy refuses device memory) without a copy, the consumer's stream ordered
- * after the array's. */
+/* dlpack_export.c -- DLPack export, a leaf: the arguments of __dlpack__ read as the protocol says, and a capsule
+ * made for a C-contiguous device array (device_array.c's DeviceArray.__dlpack__ puts the two together), so
+ * gpureduce's results go to any DLPack consumer (PyTorch, JAX, CuPy) without a copy. */
 #include "ext.h"
 
 #include "dlpack.h"
-
-/* What the export reads of a DeviceArray. */
-typedef struct {
-    void *ptr;
-    gr_dtype dtype;
-    int ndim;
-    const int64_t *shape;
-    int device;
-    cudaStream_t stream;
-} da_info;
-
-static da_info
-describe(PyObject *array)
-{
-    da_info d;
-    gr_device_array_describe(array, &d.dtype, &d.ndim, &d.shape, &d.device, &d.stream);
-    d.ptr = gr_device_array_data(array);
-    return d;
-}
-
-static size_t
-nbytes(const da_info *d)
-{
-    size_t n = gr_dtype_itemsize(d->dtype);
-    for (int i = 0; i < d->ndim; i++) n *= (size_t)d->shape[i];
-    return n;
-}
 
 /* What a capsule owns: a reference to the exported array (which keeps the memory alive) and the managed
  * tensor with its shape and strides.  Freed by the tensor's deleter, which a consumer may call from any
@@ -100,10 +73,9 @@ dlpack_dtype(gr_dtype dt, size_t itemsize)
     return (DLDataType){.code = code, .bits = (uint8_t)(8 * itemsize), .lanes = 1};
 }
 
-static PyObject *
-dlpack_capsule(PyObject *array, int versioned, int copied)
+PyObject *
+gr_dlpack_capsule(const gr_dlpack_view *self, PyObject *owner, int versioned, int copied)
 {
-    const da_info d = describe(array), *self = &d;
     dlpack_ctx *ctx = PyMem_RawCalloc(1, sizeof(dlpack_ctx) + 2 * (size_t)self->ndim * sizeof(int64_t));
     if (!ctx) return PyErr_NoMemory();
     int64_t *shape = ctx->dims, *strides = ctx->dims + self->ndim, stride = 1;
@@ -121,8 +93,8 @@ dlpack_capsule(PyObject *array, int versioned, int copied)
         .strides = strides,
         .byte_offset = 0,
     };
-    Py_INCREF(array);
-    ctx->array = array;
+    Py_INCREF(owner);
+    ctx->array = owner;
     PyObject *capsule;
     if (versioned) {
         DLManagedTensorVersioned *m = &ctx->managed.versioned;
@@ -142,26 +114,6 @@ dlpack_capsule(PyObject *array, int versioned, int copied)
     }
     if (!capsule) dlpack_ctx_free(ctx);
     return capsule;
-}
-
-/* A new DeviceArray holding a copy of `self`, produced on the same stream. */
-static PyObject *
-device_array_copy(PyObject *module, PyObject *array)
-{
-    const da_info d = describe(array), *self = &d;
-    int previous;
-    if (gr_enter_device(module, self->device, &previous) < 0) return NULL;
-    PyObject *copy = gr_device_array_empty(module, self->ndim, self->shape, self->dtype, self->device, self->stream);
-    if (copy) {
-        cudaError_t err = cudaMemcpyAsync(gr_device_array_data(copy), self->ptr, nbytes(self), cudaMemcpyDeviceToDevice,
-                                          self->stream);
-        if (err != cudaSuccess) {
-            Py_CLEAR(copy);
-            gr_raise_cuda(module, err, "copying a DeviceArray for __dlpack__(copy=True)");
-        }
-    }
-    gr_leave_device(previous);
-    return copy;
 }
 
 /* The consumer's stream argument of __dlpack__ (CUDA numbering): *sync = 0 for -1 (no ordering wanted). */
@@ -202,80 +154,40 @@ parse_consumer_stream(PyObject *stream, cudaStream_t *out, int *sync)
     return 0;
 }
 
-PyObject *
-gr_device_array_dlpack(PyObject *op, PyObject *args, PyObject *kwargs)
+int
+gr_dlpack_parse_request(PyObject *args, PyObject *kwargs, int device, gr_dlpack_request *req)
 {
     static char *kwlist[] = {"stream", "max_version", "dl_device", "copy", NULL};
     PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", kwlist, &stream, &max_version, &dl_device,
                                      &copy))
-        return NULL;
-    const da_info d = describe(op), *self = &d;
-    PyObject *module = PyType_GetModule(Py_TYPE(op));
-    if (!module) return NULL;
-
-    int versioned = 0;
+        return -1;
+    req->versioned = 0;
     if (max_version != Py_None) {
         if (!PyTuple_Check(max_version) || PyTuple_GET_SIZE(max_version) != 2) {
             PyErr_SetString(PyExc_TypeError, "__dlpack__: max_version must be None or a tuple (major, minor)");
-            return NULL;
+            return -1;
         }
         const long major = PyLong_AsLong(PyTuple_GET_ITEM(max_version, 0));
-        if (major == -1 && PyErr_Occurred()) return NULL;
-        versioned = major >= GR_DLPACK_MAJOR;
+        if (major == -1 && PyErr_Occurred()) return -1;
+        req->versioned = major >= GR_DLPACK_MAJOR;
     }
     if (dl_device != Py_None) {
         long type = -1, id = -1;
         if (PyTuple_Check(dl_device) && PyTuple_GET_SIZE(dl_device) == 2) {
             type = PyLong_AsLong(PyTuple_GET_ITEM(dl_device, 0));
             if (!(type == -1 && PyErr_Occurred())) id = PyLong_AsLong(PyTuple_GET_ITEM(dl_device, 1));
-            if (PyErr_Occurred()) return NULL;
+            if (PyErr_Occurred()) return -1;
         }
-        if (type != kDLCUDA || id != self->device) {
+        if (type != kDLCUDA || id != device) {
             PyErr_Format(PyExc_BufferError,
                          "__dlpack__: a DeviceArray on CUDA device %d can only be exported to dl_device=(%d, %d); "
                          "got %R (use .get() for a host copy)",
-                         self->device, (int)kDLCUDA, self->device, dl_device);
-            return NULL;
+                         device, (int)kDLCUDA, device, dl_device);
+            return -1;
         }
     }
-    int copied = 0;
-    if (copy != Py_None) {
-        copied = PyObject_IsTrue(copy);
-        if (copied < 0) return NULL;
-    }
-    cudaStream_t consumer = NULL;
-    int sync;
-    if (parse_consumer_stream(stream, &consumer, &sync) < 0) return NULL;
-
-    PyObject *exported = op;
-    if (copied) {
-        exported = device_array_copy(module, op);
-        if (!exported) return NULL;
-    }
-    else Py_INCREF(exported);
-    PyObject *capsule = NULL;
-    if (sync && consumer != self->stream) {
-        int previous;
-        if (gr_enter_device(module, self->device, &previous) < 0) goto done;
-        gr_exec *ex = gr_exec_acquire(module, self->device);
-        cudaError_t err = ex ? gr_stream_wait(ex, consumer, self->stream) : cudaSuccess;
-        gr_exec_release(ex);
-        gr_leave_device(previous);
-        if (!ex) goto done;
-        if (err != cudaSuccess) {
-            gr_raise_cuda(module, err, "__dlpack__: ordering the consumer's stream after the array's");
-            goto done;
-        }
-    }
-    capsule = dlpack_capsule(exported, versioned, copied);
-done:
-    Py_DECREF(exported);
-    return capsule;
-}
-
-PyObject *
-gr_device_array_dlpack_device(PyObject *op, PyObject *unused)
-{
-    return Py_BuildValue("(ii)", (int)kDLCUDA, describe(op).device);
+    req->copy = 0;
+    if (copy != Py_None && (req->copy = PyObject_IsTrue(copy)) < 0) return -1;
+    return parse_consumer_stream(stream, &req->consumer, &req->sync);
 }

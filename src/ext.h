@@ -155,9 +155,27 @@ int gr_is_device_array(PyObject *module, PyObject *obj);
 void *gr_device_array_data(PyObject *array);
 void gr_device_array_describe(PyObject *array, gr_dtype *dtype, int *ndim, const int64_t **shape, int *device,
                               cudaStream_t *stream);
-/* DeviceArray.__dlpack__ and __dlpack_device__ (dlpack_export.c). */
-PyObject *gr_device_array_dlpack(PyObject *op, PyObject *args, PyObject *kwargs);
-PyObject *gr_device_array_dlpack_device(PyObject *op, PyObject *unused);
+
+/* ---- DLPack export (dlpack_export.c, a leaf) ---- */
+/* What a capsule describes: a C-contiguous array in CUDA memory. */
+typedef struct {
+    void *ptr;
+    gr_dtype dtype;
+    int ndim;
+    const int64_t *shape;
+    int device;
+} gr_dlpack_view;
+/* What a consumer asked of __dlpack__(stream, max_version, dl_device, copy). */
+typedef struct {
+    int versioned;         /* max_version >= (1, 0): a versioned capsule */
+    int copy;              /* copy=True */
+    int sync;              /* order `consumer` after the array's stream (0 for stream=-1) */
+    cudaStream_t consumer; /* the consumer's stream */
+} gr_dlpack_request;
+/* Read __dlpack__'s arguments for an array on CUDA device `device`; 0, or -1 with the protocol's exception. */
+int gr_dlpack_parse_request(PyObject *args, PyObject *kwargs, int device, gr_dlpack_request *req);
+/* A capsule of `view`, keeping `owner` alive until the consumer deletes the tensor.  NULL on error. */
+PyObject *gr_dlpack_capsule(const gr_dlpack_view *view, PyObject *owner, int versioned, int copied);
 
 /* ---- the one intake (operand.c) ---- */
 /* Where an operand came from: decides how it is read and released. */
