@@ -6,9 +6,10 @@
 #   GR_COMMIT=$(git rev-parse --short HEAD) OUT=/some/dir bash benchmarks/device_check.sh
 #
 # GR_COMMIT names the commit being tested (the GPU machine gets a copy of the tree without .git).
-# STEPS picks the parts (default "readme bench overhead notebook"; a later call on the same machine can run the
-# rest): readme = build, main job and the whole suite; bench = the axis benchmark; overhead = the wall-clock of a
-# call against CuPy and PyTorch (benchmarks/bench_overhead.py); notebook = examples/explore.ipynb executed.
+# STEPS picks the parts (default "readme sanitizers bench overhead notebook"; a later call on the same machine can
+# run the rest): readme = build, main job and the whole suite; sanitizers = compute-sanitizer's four tools over
+# every variant (benchmarks/sanitize.sh); bench = the axis benchmark; overhead = the wall-clock of a call against
+# CuPy and PyTorch (benchmarks/bench_overhead.py); notebook = examples/explore.ipynb executed.
 # An offline machine gets its packages from wheels in the clone (git-ignored, carried by the device tool):
 # .whl-build/ (the build's requirements, for pip's isolated build environment) and .whl/ (nbformat and Jupyter,
 # see benchmarks/run_notebook.py).  Make .whl-build/ with
@@ -16,7 +17,7 @@
 #     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d .whl-build numpy==2.3.5 setuptools==80.9.0
 set -uo pipefail
 OUT=${OUT:-/tmp/gpureduce-check}
-STEPS=${STEPS:-readme bench overhead notebook}
+STEPS=${STEPS:-readme sanitizers bench overhead notebook}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 GPUREDUCE_REQUIRE_GPU=1 PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore
 if [ -d .whl-build ]; then
@@ -76,6 +77,15 @@ if ! has readme && ! (cd /tmp && python -c "import gpureduce._core" 2>/dev/null)
     pip install . >"$OUT/install.log" 2>&1 || { tail -n 30 "$OUT/install.log"; exit 1; }
 fi
 [ -f "$summary" ] || echo "# GPU check of gpureduce at commit $commit (steps: $STEPS)" >"$summary"
+
+if has sanitizers; then
+    OUT="$OUT" bash benchmarks/sanitize.sh >"$OUT/sanitize.txt" 2>&1 || rc=1
+    {
+        echo
+        echo "## compute-sanitizer (benchmarks/sanitize.sh; 0 errors required)"
+        cat "$OUT/sanitizers.md" 2>/dev/null || tail -n 20 "$OUT/sanitize.txt"
+    } >>"$summary"
+fi
 
 if has bench; then
     GR_COMMIT=$commit python benchmarks/bench_axis.py --out "$OUT" >"$OUT/bench_axis.txt" 2>&1 || rc=1

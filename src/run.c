@@ -513,7 +513,8 @@ gr_job_enqueue(gr_job *j)
     for (int i = 0; i < j->n_releases; i++)
         gr_outcome_keep(o, gr_stream_wait(j->ex, j->releases[i], j->stream), "ordering the result's stream after the work");
     if (gr_outcome_ok(o) && j->rk == RESULT_SCALAR && !j->scalar_in_pinned)
-        gr_outcome_keep(o, cudaMemcpyAsync(j->ex->pinned, j->ex->result, 16 /* the widest scalar */,
+        /* the result's own bytes: the slot's rest was never written (compute-sanitizer initcheck) */
+        gr_outcome_keep(o, cudaMemcpyAsync(j->ex->pinned, j->ex->result, gr_dtype_itemsize(j->a.out_dtype),
                                            cudaMemcpyDeviceToHost, j->stream),
                         "copying the result to the host");
 }

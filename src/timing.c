@@ -223,7 +223,8 @@ gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
         if (i >= warmup) times[i - warmup] = us;
     }
     if (err == cudaSuccess && st == GR_OK && what == TIME_REDUCE) {
-        err = cudaMemcpyAsync(ex->pinned, ex->result, 16, cudaMemcpyDeviceToHost, ex->stream);
+        err = cudaMemcpyAsync(ex->pinned, ex->result, gr_dtype_itemsize(out_dtype), cudaMemcpyDeviceToHost,
+                              ex->stream);
         if (err == cudaSuccess) err = cudaStreamSynchronize(ex->stream);
     }
     Py_END_ALLOW_THREADS

@@ -469,3 +469,55 @@ def test_zz_every_variant_exercised():
     """Runs last: every registered scan variant went through the NumPy comparison."""
     assert SCAN, "no scan variant is registered"
     assert EXERCISED == set(VARIANTS), f"never exercised: {set(VARIANTS) - EXERCISED}"
+
+
+# ---------------------------------------------------------------- issue 12: cases others' suites found
+
+_CUB_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+               "complex64", "complex128"]
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("shape", [(128,), (128, 128), (128, 2, 128), (128, 2, 2, 128)])
+@pytest.mark.parametrize("dtype", _CUB_DTYPES)
+@pytest.mark.parametrize("func", ["cumsum", "cumprod"])
+def test_cub_scans_of_cupys_cub_cases(func, dtype, shape, order, rng):
+    """CuPy's TestCubReduction cumsum/cumprod cases (cupy/tests/cupy_tests/core_tests/test_cub_reduction.py:
+    these shapes, C and Fortran order, every dtype) with variant="cub" (once raised cudaErrorInvalidValue).
+    Exact data: +-1 factors (products stay +-1), small integers for sums, so results compare with ==."""
+    cupy = _cupy()
+    if func == "cumprod":
+        host = rng.choice([1, -1] if dtype[0] != "u" else [1], size=shape).astype(dtype)
+    else:
+        host = rng.integers(-3, 4 if dtype[0] != "u" else 4, size=shape).clip(0 if dtype[0] == "u" else -3)
+        host = host.astype(dtype)
+    host = np.asarray(host, order=order)
+    dev = cupy.asarray(host, order=order)
+    for axis in [None] + list(range(len(shape))):
+        got = getattr(gpureduce, func)(dev, axis=axis, variant="cub")
+        np.testing.assert_array_equal(cupy.asnumpy(got), getattr(np, func)(host, axis=axis), err_msg=f"axis={axis}")
+
+
+@pytest.mark.parametrize("n", [33, 1025, 100003])
+@pytest.mark.parametrize("where", ["host", "device"])
+def test_cub_cummax_of_int8(n, where, rng):
+    """cummax of int8 with variant="cub" (once raised cudaErrorInvalidValue), random-walk data so the running
+    maximum keeps changing, a unique maximum at the last element."""
+    host = np.cumsum(rng.integers(-1, 2, n)).clip(-127, 120).astype(np.int8)
+    host[-1] = 127
+    arg = host if where == "host" else _cupy().asarray(host)
+    got = gpureduce.cummax(arg, variant="cub")
+    np.testing.assert_array_equal(got if where == "host" else _cupy().asnumpy(got), np.maximum.accumulate(host))
+
+
+@pytest.mark.parametrize("variant", [v.name for v in gpureduce.variants(kind="scan") if "axes" in v.properties])
+def test_strided_device_out(variant, rng):
+    """A strided device out= (every other element of a poisoned buffer) is written through its strides, as
+    NumPy writes any out= (once: 'out= is not contiguous'); the elements between stay untouched."""
+    cupy = _cupy()
+    host = rng.integers(-100, 100, 5001).astype(np.int64)
+    backing = cupy.full(2 * host.size, poison(np.int64), dtype=np.int64)
+    got = gpureduce.cumsum(cupy.asarray(host), out=backing[::2], variant=variant)
+    np.testing.assert_array_equal(cupy.asnumpy(backing[::2]), np.cumsum(host))
+    assert (cupy.asnumpy(backing[1::2]) == poison(np.int64)).all(), "wrote between the strided out='s elements"
+    assert got.data.ptr == backing.data.ptr
