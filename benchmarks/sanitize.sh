@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# compute-sanitizer over gpureduce (benchmarks/sanitizer_sweep.py): memcheck and initcheck over the whole sweep,
-# racecheck and synccheck (slow: they instrument every shared-memory access) over its small sizes.  0 findings
+# compute-sanitizer over gpureduce (benchmarks/sanitizer_sweep.py): memcheck, initcheck and synccheck over the
+# whole sweep, racecheck (slow: it instruments every shared-memory access) over its small sizes.  0 findings
 # required; every result is also compared with NumPy.  Writes OUT/sanitizers.md (a table: tool, calls, errors,
 # time) and each tool's log; exit status 1 on any finding, failed call, or a tool past SANITIZER_TIMEOUT seconds
 # (default 240).
@@ -18,14 +18,16 @@ table="$OUT/sanitizers.md"
 } >"$table"
 rc=0
 for tool in memcheck initcheck racecheck synccheck; do
-    case $tool in racecheck | synccheck) sweep=--quick ;; *) sweep= ;; esac
+    case $tool in racecheck) sweep=${RACECHECK_SWEEP:---quick} ;; *) sweep= ;; esac
     log="$OUT/sanitizer_$tool.txt"
     t0=$(date +%s)
     # from /tmp: the installed gpureduce, not the clone's source folder
     (cd /tmp && timeout "${SANITIZER_TIMEOUT:-240}" "$CS" --tool "$tool" --error-exitcode 86 --print-limit 50 \
         python "$ROOT/benchmarks/sanitizer_sweep.py" $sweep) >"$log" 2>&1
     r=$?
-    errors=$(grep -Eo "ERROR SUMMARY: [0-9]+ error" "$log" | grep -Eo "[0-9]+" | tail -n 1)
+    # "ERROR SUMMARY: N errors"; racecheck says "RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)"
+    errors=$(grep -Eo "ERROR SUMMARY: [0-9]+ error|hazards displayed \([0-9]+ error" "$log" | grep -Eo "[0-9]+ error" |
+        grep -Eo "[0-9]+" | tail -n 1)
     calls=$(grep -Eo "sanitizer sweep: [0-9]+ calls" "$log" | grep -Eo "[0-9]+" | tail -n 1)
     echo "| $tool | ${sweep:-full} | ${calls:-?} | ${errors:-?} | $(($(date +%s) - t0)) s | $r |" >>"$table"
     if [ "$r" -ne 0 ] || [ "${errors:-1}" != "0" ]; then rc=1; fi
