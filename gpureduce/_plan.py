@@ -130,8 +130,16 @@ def _refuse(name, op, reason):
                      f"{', '.join(AXIS_VARIANTS['reduce'])}")
 
 
-# (op, variant, dtype code, shape, strides) -> the plan's fields but the operand, for calls with no option
+# (op, variant, dtype code, shape, strides) -> the plan's fields but the operand, for calls with no option;
+# emptied when it holds _WHOLE_MAX plans (a loop over ever new shapes must not grow it without bound)
 _WHOLE = {}
+_WHOLE_MAX = 4096
+
+
+def _remember(key, fields):
+    if len(_WHOLE) >= _WHOLE_MAX:
+        _WHOLE.clear()
+    _WHOLE[key] = fields
 
 
 def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initial=NoValue, where=True,
@@ -189,7 +197,7 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
                 tuple(rshape), None if not has_initial else np.asarray(initial).astype(rt).tobytes(), False)
     if axis is None and dtype is None and out is None and not keepdims and mask is None and not has_initial \
             and x.obj is a and red_count > 0:
-        _WHOLE[(op, variant, x.code, x.shape, x.strides)] = (tuple(plan[:4]), tuple(plan[7:]))
+        _remember((op, variant, x.code, x.shape, x.strides), (tuple(plan[:4]), tuple(plan[7:])))
     return plan, _post(a, out, out_desc, direct, len(rshape))
 
 
@@ -293,8 +301,8 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
     plan = Plan(_SCAN, v.index, op_code, dtype_code(rt), x, None, out_desc if direct else None, seg.as_tuple(),
                 rshape, None, bool(exclusive))
     if axis is None and dtype is None and out is None and x.obj is a:
-        _WHOLE[(op, variant, whole.code, whole.shape, whole.strides, bool(exclusive))] = (
-            tuple(plan[:4]), (x.shape, x.strides), tuple(plan[7:]))
+        _remember((op, variant, whole.code, whole.shape, whole.strides, bool(exclusive)),
+                  (tuple(plan[:4]), (x.shape, x.strides), tuple(plan[7:])))
     return plan, _post(a, out, out_desc, direct, len(rshape))
 
 def scan_plan(op, a, *args, **kwargs):

@@ -927,10 +927,32 @@ is_cuda_torch_tensor(PyObject *obj)
     return cuda;
 }
 
+/* PyTorch's export refuses a tensor that requires grad; its values are what a reduction reads, so read them
+ * through a detached view (what `t.detach()` gives: the same memory). */
+static PyObject *
+torch_capsule(PyObject *obj)
+{
+    PyObject *capsule = PyObject_CallOneArg(g_torch.to_dlpack, obj);
+    if (capsule || !PyErr_ExceptionMatches(PyExc_RuntimeError)) return capsule;
+    PyObject *grad = PyObject_GetAttrString(obj, "requires_grad");
+    const int requires = grad == Py_True;
+    Py_XDECREF(grad);
+    if (!requires) {
+        PyErr_Clear();
+        return PyObject_CallOneArg(g_torch.to_dlpack, obj); /* the same error again, for reraise */
+    }
+    PyErr_Clear();
+    PyObject *detached = PyObject_CallMethod(obj, "detach", NULL);
+    if (!detached) return NULL;
+    capsule = PyObject_CallOneArg(g_torch.to_dlpack, detached); /* the capsule keeps the storage alive */
+    Py_DECREF(detached);
+    return capsule;
+}
+
 static int
 intake_torch(PyObject *obj, const char *role, OperandObject *self)
 {
-    PyObject *capsule = PyObject_CallOneArg(g_torch.to_dlpack, obj);
+    PyObject *capsule = torch_capsule(obj);
     if (!capsule) return reraise(role, "PyTorch's DLPack export (torch._C._to_dlpack)", obj);
     int id = -1;
     if (PyCapsule_IsValid(capsule, GR_DLPACK_CAPSULE))

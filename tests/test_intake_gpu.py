@@ -249,3 +249,12 @@ def test_jax_gpu_arrays(jax_gpu, op, axis, dtype, rng):
         assert result.devices() == {gpu}
     else:
         assert isinstance(result, np.generic)
+
+
+def test_a_tensor_that_requires_grad_is_read():
+    """torch.sum reads a tensor that requires grad; so does gpureduce (through a detached view of it:
+    PyTorch's DLPack export refuses the tensor itself)."""
+    torch = _torch()
+    t = torch.arange(1000, dtype=torch.float32, device="cuda").requires_grad_()
+    assert gpureduce.sum(t) == np.float32(499500.0)
+    np.testing.assert_array_equal(gpureduce.cumsum(t).cpu().numpy(), np.cumsum(np.arange(1000, dtype=np.float32)))
