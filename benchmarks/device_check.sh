@@ -50,6 +50,10 @@ if has readme; then
     examples=$(grep -oE "hypothesis examples run: [0-9]+" "$OUT/pytest.log" | grep -oE "[0-9]+$" || echo 0)
     echo "README command 2: rc=$test_rc in $((t2 - t1)) s: $result_line"
     [ $test_rc -eq 0 ] || rc=1
+    # skips beyond the documented list (tests/gpu_skips.txt) fail the check too
+    python benchmarks/check_skips.py "$OUT/junit.xml" >"$OUT/skips.txt" 2>&1
+    skips_rc=$?
+    [ $skips_rc -eq 0 ] || rc=1
     {
         echo "# GPU check of gpureduce at commit $commit"
         echo
@@ -59,6 +63,8 @@ if has readme; then
         echo "- \`pip install . && python -m gpureduce\` from the clone's root: $((t1 - t0)) s, rc=$main_rc"
         echo "- \`pip install \".[test]\" && pytest\` with GPUREDUCE_REQUIRE_GPU=1: \`$result_line\` in $((t2 - t1)) s (rc=$test_rc)"
         echo "- hypothesis property tests: $examples examples run"
+        echo "- skips against tests/gpu_skips.txt (benchmarks/check_skips.py): rc=$skips_rc"
+        sed 's/^/  /' "$OUT/skips.txt"
         echo
         echo "## Failures"
         echo '```'

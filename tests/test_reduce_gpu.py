@@ -46,7 +46,9 @@ def device_input(op, dtype, n):
     kind = "prod" if op == "prod" else ("sum" if op == "sum" else "minmax")
     key = (kind, dtype, n)
     if key not in _inputs:
-        _inputs[key] = DEVICE_LIBRARIES["cupy"](make_host(op, dtype, n, np.random.default_rng()))
+        seed = np.random.SeedSequence().entropy % (2**32)
+        print(f"random seed of the {kind} {dtype} n={n} input: {seed}")  # shown when the case fails
+        _inputs[key] = DEVICE_LIBRARIES["cupy"](make_host(op, dtype, n, np.random.default_rng(seed)))
     return _inputs[key]
 
 
