@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import string
 import textwrap
 
 from ._registry import DTYPE_NAMES, variants
@@ -122,11 +123,15 @@ def with_variants(doc: str, kind: str, op: str | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def document_variants(kind: str, op: str | None = None):
-    """Decorator: append the Variants paragraph of (`kind`, `op`) to the function's docstring."""
+def document_variants(kind: str, op: str | None = None, template: str | None = None, **words):
+    """Decorator: append the Variants paragraph of (`kind`, `op`) to the function's docstring.
+
+    A mirrored pair (min/max, argmin/argmax, cummin/cummax) writes its docstring once: `template`, a
+    ``string.Template`` text whose ``${...}`` fields `words` fill in, stands for the function's own."""
     def decorate(func):
-        if func.__doc__:  # None under python -OO
-            func.__doc__ = with_variants(func.__doc__, kind, op)
+        doc = string.Template(template).substitute(words) if template is not None else func.__doc__
+        if doc:  # None under python -OO
+            func.__doc__ = with_variants(doc, kind, op)
         return func
 
     return decorate

@@ -271,9 +271,8 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, w
     return reduce("prod", a, axis, dtype, out, keepdims, initial, where, variant=variant)
 
 
-@document_variants("reduce", "min")
-def min(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True, *, variant: str = "auto"):
-    """Minimum over the given axes, as ``numpy.min``.
+# min and max: one docstring, the words that differ filled in (gpureduce/_docs.py, document_variants)
+_EXTREME_DOC = """${Name} over the given axes, as ``numpy.${name}``.
 
     Parameters
     ----------
@@ -287,7 +286,7 @@ def min(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True, *,
     keepdims : bool, optional
         Keep the reduced axes as axes of length 1.
     initial : scalar, optional
-        A value every min also takes into account; needed for an empty axis and with `where`.
+        A value every ${name} also takes into account; needed for an empty axis and with `where`.
     where : array_like of bool, optional
         Only the elements where `where` (broadcast to ``a.shape``) is True take part; needs `initial`.  A
         device mask needs a device `a`.
@@ -307,7 +306,7 @@ def min(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True, *,
         `a`, `where` or `out` is not an array of a dtype listed above (object, str, datetime...); `where` is
         not boolean, or on the device while `a` is on the host; `variant` is not a str.
     ValueError
-        NumPy's ``zero-size array to reduction operation minimum which has no identity`` for an empty `a` or
+        NumPy's ``zero-size array to reduction operation ${extreme} which has no identity`` for an empty `a` or
         reduced axis without `initial`, and its error for `where` without `initial`; an unknown `variant` (the
         message lists the valid ones), or one not marked *axes* given anything but a whole dense array of its
         dtypes; a duplicate axis; `out` of the wrong shape or read-only; `where` not broadcastable to `a`; a
@@ -319,16 +318,18 @@ def min(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True, *,
 
     See Also
     --------
-    numpy.min : The reference semantics.
-    argmin, cummin
+    numpy.${name} : The reference semantics.
+    ${arg}, ${cum}
     reduce : Any reduction by name; its Notes describe streams and asynchrony.
 
     Notes
     -----
-    NaN propagates: the min of a slice holding a NaN is NaN.  Complex numbers are ordered
+    NaN propagates: the ${name} of a slice holding a NaN is NaN.  Complex numbers are ordered
     lexicographically (real part, then imaginary part), as in NumPy.  Results are exact.
 
-    Examples
+${examples}"""
+
+_MIN_EXAMPLES = """    Examples
     --------
     >>> import numpy as np
     >>> import gpureduce
@@ -342,67 +343,15 @@ def min(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True, *,
     >>> gpureduce.min(np.zeros(0, np.float32), initial=5.0)
     np.float32(5.0)
     """
+
+
+@document_variants("reduce", "min", _EXTREME_DOC, examples=_MIN_EXAMPLES,
+                   Name="Minimum", extreme="minimum", arg="argmin", cum="cummin", name="min")
+def min(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True, *, variant: str = "auto"):
     return reduce("min", a, axis, None, out, keepdims, initial, where, variant=variant)
 
 
-@document_variants("reduce", "max")
-def max(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True, *, variant: str = "auto"):
-    """Maximum over the given axes, as ``numpy.max``.
-
-    Parameters
-    ----------
-    a : array_like or device array
-        %(a)s
-    axis : None, int or tuple of ints, optional
-        The axes to reduce; None (default) reduces all elements.  Negative axes count from the end.
-    out : numpy.ndarray or device array, optional
-        Where to write the result: of the result's shape, writable, on the current device if a device array;
-        another dtype is cast into it as NumPy does.
-    keepdims : bool, optional
-        Keep the reduced axes as axes of length 1.
-    initial : scalar, optional
-        A value every max also takes into account; needed for an empty axis and with `where`.
-    where : array_like of bool, optional
-        Only the elements where `where` (broadcast to ``a.shape``) is True take part; needs `initial`.  A
-        device mask needs a device `a`.
-    variant : str, keyword-only
-        The algorithm, by name (see Notes); ``"auto"`` (default) is the fastest.
-
-    Returns
-    -------
-    numpy.generic, numpy.ndarray, device array or `out`
-        Of `a`'s dtype.  `out` when given.  Otherwise a 0-d result is a NumPy scalar, also for a device `a`
-        (the call waits for the device); an array result is a ``numpy.ndarray`` for a host `a`, complete on
-        return, and a device array of `a`'s kind for a device `a`, computed asynchronously on its stream.
-
-    Raises
-    ------
-    TypeError
-        `a`, `where` or `out` is not an array of a dtype listed above (object, str, datetime...); `where` is
-        not boolean, or on the device while `a` is on the host; `variant` is not a str.
-    ValueError
-        NumPy's ``zero-size array to reduction operation maximum which has no identity`` for an empty `a` or
-        reduced axis without `initial`, and its error for `where` without `initial`; an unknown `variant` (the
-        message lists the valid ones), or one not marked *axes* given anything but a whole dense array of its
-        dtypes; a duplicate axis; `out` of the wrong shape or read-only; `where` not broadcastable to `a`; a
-        device array that is not in device memory of the current device.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
-
-    See Also
-    --------
-    numpy.max : The reference semantics.
-    argmax, cummax
-    reduce : Any reduction by name; its Notes describe streams and asynchrony.
-
-    Notes
-    -----
-    NaN propagates: the max of a slice holding a NaN is NaN.  Complex numbers are ordered
-    lexicographically (real part, then imaginary part), as in NumPy.  Results are exact.
-
-    Examples
+_MAX_EXAMPLES = """    Examples
     --------
     >>> import numpy as np
     >>> import gpureduce
@@ -416,6 +365,11 @@ def max(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True, *,
     >>> gpureduce.max(np.zeros(0, np.float32), initial=-5.0)
     np.float32(-5.0)
     """
+
+
+@document_variants("reduce", "max", _EXTREME_DOC, examples=_MAX_EXAMPLES,
+                   Name="Maximum", extreme="maximum", arg="argmax", cum="cummax", name="max")
+def max(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True, *, variant: str = "auto"):
     return reduce("max", a, axis, None, out, keepdims, initial, where, variant=variant)
 
 
@@ -494,9 +448,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, vari
     return reduce("mean", a, axis, dtype, out, keepdims, _NoValue, where, variant=variant)
 
 
-@document_variants("reduce", "argmin")
-def argmin(a, axis=None, out=None, *, keepdims=False, variant: str = "auto"):
-    """Index of the first minimum along an axis, as ``numpy.argmin``.
+# argmin and argmax: one docstring, the words that differ filled in
+_ARG_EXTREME_DOC = """Index of the first ${extreme} along an axis, as ``numpy.${arg}``.
 
     Parameters
     ----------
@@ -525,8 +478,8 @@ def argmin(a, axis=None, out=None, *, keepdims=False, variant: str = "auto"):
         `a` or `out` is not an array of a dtype listed above (object, str, datetime...); `axis` is a tuple or
         list; `variant` is not a str.
     ValueError
-        NumPy's ``attempt to get argmin of an empty sequence`` for an empty axis (or empty `a`); an unknown
-        `variant`, or one not marked *axes* (only those implement argmin); `out` of the wrong shape or
+        NumPy's ``attempt to get ${arg} of an empty sequence`` for an empty axis (or empty `a`); an unknown
+        `variant`, or one not marked *axes* (only those implement ${arg}); `out` of the wrong shape or
         read-only; a device array that is not in device memory of the current device.
     numpy.exceptions.AxisError
         An axis out of range for ``a.ndim``.
@@ -535,16 +488,18 @@ def argmin(a, axis=None, out=None, *, keepdims=False, variant: str = "auto"):
 
     See Also
     --------
-    numpy.argmin : The reference semantics.
-    min, argmax
+    numpy.${arg} : The reference semantics.
+    ${name}, ${other}
     reduce : Any reduction by name; its Notes describe streams and asynchrony.
 
     Notes
     -----
-    Ties go to the first occurrence.  A NaN counts as the minimum: the index of the first NaN is returned
+    Ties go to the first occurrence.  A NaN counts as the ${extreme}: the index of the first NaN is returned
     if there is one.  Complex numbers are ordered lexicographically (real part, then imaginary part).
 
-    Examples
+${examples}"""
+
+_ARGMIN_EXAMPLES = """    Examples
     --------
     >>> import numpy as np
     >>> import gpureduce
@@ -556,60 +511,15 @@ def argmin(a, axis=None, out=None, *, keepdims=False, variant: str = "auto"):
     >>> gpureduce.argmin(np.array([1.0, np.nan, 3.0, np.nan]))
     np.int64(1)
     """
+
+
+@document_variants("reduce", "argmin", _ARG_EXTREME_DOC, examples=_ARGMIN_EXAMPLES,
+                   arg="argmin", extreme="minimum", name="min", other="argmax")
+def argmin(a, axis=None, out=None, *, keepdims=False, variant: str = "auto"):
     return reduce("argmin", a, axis, None, out, keepdims, variant=variant)
 
 
-@document_variants("reduce", "argmax")
-def argmax(a, axis=None, out=None, *, keepdims=False, variant: str = "auto"):
-    """Index of the first maximum along an axis, as ``numpy.argmax``.
-
-    Parameters
-    ----------
-    a : array_like or device array
-        %(a)s
-    axis : None or int, optional
-        The axis to search; None (default) gives an index into the array flattened in C order.
-    out : numpy.ndarray or device array, optional
-        Where to write the indices: of the result's shape, writable, on the current device if a device array;
-        another dtype is cast into it as NumPy does.
-    keepdims : bool, keyword-only, optional
-        Keep the reduced axis (all of them for ``axis=None``) as axes of length 1.
-    variant : str, keyword-only
-        The algorithm, by name (see Notes); ``"auto"`` (default) is the fastest.
-
-    Returns
-    -------
-    numpy.int64, numpy.ndarray, device array or `out`
-        Indices, of dtype int64.  `out` when given.  Otherwise a 0-d result is a NumPy scalar, also for a device `a`
-        (the call waits for the device); an array result is a ``numpy.ndarray`` for a host `a`, complete on
-        return, and a device array of `a`'s kind for a device `a`, computed asynchronously on its stream.
-
-    Raises
-    ------
-    TypeError
-        `a` or `out` is not an array of a dtype listed above (object, str, datetime...); `axis` is a tuple or
-        list; `variant` is not a str.
-    ValueError
-        NumPy's ``attempt to get argmax of an empty sequence`` for an empty axis (or empty `a`); an unknown
-        `variant`, or one not marked *axes* (only those implement argmax); `out` of the wrong shape or
-        read-only; a device array that is not in device memory of the current device.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
-
-    See Also
-    --------
-    numpy.argmax : The reference semantics.
-    max, argmin
-    reduce : Any reduction by name; its Notes describe streams and asynchrony.
-
-    Notes
-    -----
-    Ties go to the first occurrence.  A NaN counts as the maximum: the index of the first NaN is returned
-    if there is one.  Complex numbers are ordered lexicographically (real part, then imaginary part).
-
-    Examples
+_ARGMAX_EXAMPLES = """    Examples
     --------
     >>> import numpy as np
     >>> import gpureduce
@@ -621,4 +531,9 @@ def argmax(a, axis=None, out=None, *, keepdims=False, variant: str = "auto"):
     >>> gpureduce.argmax(np.array([1.0, np.nan, 3.0, np.nan]))
     np.int64(1)
     """
+
+
+@document_variants("reduce", "argmax", _ARG_EXTREME_DOC, examples=_ARGMAX_EXAMPLES,
+                   arg="argmax", extreme="maximum", name="max", other="argmin")
+def argmax(a, axis=None, out=None, *, keepdims=False, variant: str = "auto"):
     return reduce("argmax", a, axis, None, out, keepdims, variant=variant)

@@ -256,9 +256,8 @@ def cumprod(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, vari
     return scan("prod", a, axis, dtype, out, exclusive=exclusive, variant=variant)
 
 
-@document_variants("scan", "max")
-def cummax(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
-    """Running maximum along `axis`, as ``numpy.maximum.accumulate``.
+# cummax and cummin: one docstring, the words that differ filled in (gpureduce/_docs.py, document_variants)
+_RUNNING_EXTREME_DOC = """Running ${extreme} along `axis`, as ``numpy.${extreme}.accumulate``.
 
     Parameters
     ----------
@@ -272,9 +271,9 @@ def cummax(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "a
         device, and contiguous when it has the result dtype and `a` is 1-d or `axis` is None.  Another dtype is
         cast into it as NumPy does.
     exclusive : bool, keyword-only
-        False (default): element i is the maximum of elements 0 to i, as NumPy.  True: element 0 is the
-        smallest value of the dtype (-inf for floating and complex dtypes, False for bool) and element i is
-        the maximum of elements 0 to i - 1.
+        False (default): element i is the ${extreme} of elements 0 to i, as NumPy.  True: element 0 is the
+        ${bound} and element i is
+        the ${extreme} of elements 0 to i - 1.
     variant : str, keyword-only
         The algorithm, by name (see Notes); ``"auto"``, the default, is the fastest.
 
@@ -300,17 +299,19 @@ def cummax(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "a
 
     See Also
     --------
-    numpy.maximum.accumulate : The reference semantics.
-    max, cummin
+    numpy.${extreme}.accumulate : The reference semantics.
+    ${name}, ${other}
     scan : Any scan by name; its Notes describe streams, asynchrony and the variants' properties.
 
     Notes
     -----
     NaN propagates: every element from the first NaN on is NaN.  Complex numbers are ordered
     lexicographically (real part, then imaginary part).  Results are exact.  Unlike
-    ``numpy.maximum.accumulate``, ``axis=None`` scans the flattened array, as ``numpy.cumsum`` does.
+    ``numpy.${extreme}.accumulate``, ``axis=None`` scans the flattened array, as ``numpy.cumsum`` does.
 
-    Examples
+${examples}"""
+
+_CUMMAX_EXAMPLES = """    Examples
     --------
     >>> import numpy as np
     >>> import gpureduce
@@ -319,64 +320,18 @@ def cummax(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "a
     >>> gpureduce.cummax(np.array([1.0, 3.0, np.nan, 7.0, 2.0]))
     array([ 1.,  3., nan, nan, nan])
     """
+
+
+@document_variants("scan", "max", _RUNNING_EXTREME_DOC, examples=_CUMMAX_EXAMPLES,
+                   extreme="maximum",
+                   bound="smallest value of the dtype (-inf for floating and complex dtypes, False for bool)",
+                   other="cummin",
+                   name="max")
+def cummax(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
     return scan("max", a, axis, None, out, exclusive=exclusive, variant=variant)
 
 
-@document_variants("scan", "min")
-def cummin(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
-    """Running minimum along `axis`, as ``numpy.minimum.accumulate``.
-
-    Parameters
-    ----------
-    a : array_like or device array
-        %(a)s
-    axis : None or int, optional
-        None (default) scans the array flattened in C order; an int (negative counts from the end) scans along
-        that axis, every other index independently.
-    out : numpy.ndarray or device array, optional
-        Where to write the result: of the result's shape and writable.  A device `out` must be on the input's
-        device, and contiguous when it has the result dtype and `a` is 1-d or `axis` is None.  Another dtype is
-        cast into it as NumPy does.
-    exclusive : bool, keyword-only
-        False (default): element i is the minimum of elements 0 to i, as NumPy.  True: element 0 is the
-        largest value of the dtype (+inf for floating and complex dtypes, True for bool) and element i is
-        the minimum of elements 0 to i - 1.
-    variant : str, keyword-only
-        The algorithm, by name (see Notes); ``"auto"``, the default, is the fastest.
-
-    Returns
-    -------
-    numpy.ndarray, device array or `out`
-        Shape ``(a.size,)`` for ``axis=None``, else ``a.shape``; `a`'s dtype.  `out` when given.  Otherwise a
-        ``numpy.ndarray`` for a host `a`, complete on return, and a device array of `a`'s kind for a device `a`, computed asynchronously on its stream.
-
-    Raises
-    ------
-    TypeError
-        `a` or `out` is not an array of a dtype listed above (object, str, datetime...); `axis` is a tuple or
-        list; `exclusive` is not a bool; `variant` is not a str.
-    ValueError
-        An unknown `variant` (the message lists the valid ones), or one not marked *axes* given anything but
-        what it scans (see Notes); `out` of the wrong shape, read-only, on another device, or not contiguous
-        where it must be; a device array that is not in device memory of the current device.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
-
-    See Also
-    --------
-    numpy.minimum.accumulate : The reference semantics.
-    min, cummax
-    scan : Any scan by name; its Notes describe streams, asynchrony and the variants' properties.
-
-    Notes
-    -----
-    NaN propagates: every element from the first NaN on is NaN.  Complex numbers are ordered
-    lexicographically (real part, then imaginary part).  Results are exact.  Unlike
-    ``numpy.minimum.accumulate``, ``axis=None`` scans the flattened array, as ``numpy.cumsum`` does.
-
-    Examples
+_CUMMIN_EXAMPLES = """    Examples
     --------
     >>> import numpy as np
     >>> import gpureduce
@@ -386,5 +341,13 @@ def cummin(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "a
     array([[4, 2],
            [1, 2]])
     """
+
+
+@document_variants("scan", "min", _RUNNING_EXTREME_DOC, examples=_CUMMIN_EXAMPLES,
+                   extreme="minimum",
+                   bound="largest value of the dtype (+inf for floating and complex dtypes, True for bool)",
+                   other="cummax",
+                   name="min")
+def cummin(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
     return scan("min", a, axis, None, out, exclusive=exclusive, variant=variant)
 
