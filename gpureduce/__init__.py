@@ -6,7 +6,7 @@ the fastest correct one.  ``gpureduce.variants()`` lists them.
 from ._locate import use_installed_core
 
 use_installed_core(__path__)
-from ._core import CudaError, DeviceArray  # noqa: E402
+from ._core import CudaError, DeviceArray, OutOfMemoryError  # noqa: E402
 from ._registry import Variant
 from ._registry import variants as _variants
 from .benchmark import BenchmarkResult, benchmark, device_info
@@ -96,7 +96,7 @@ def device_count():
 
 
 __all__ = [
-    "CudaError", "DeviceArray", "Variant", "variants", "device_count",
+    "CudaError", "OutOfMemoryError", "DeviceArray", "Variant", "variants", "device_count",
     "reduce", "sum", "prod", "min", "max", "mean", "argmin", "argmax",
     "scan", "cumsum", "cumprod", "cummax", "cummin",
     "benchmark", "BenchmarkResult", "device_info",

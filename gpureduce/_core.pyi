@@ -35,6 +35,11 @@ class CudaError(RuntimeError):
     attributes beyond RuntimeError's.
     """
 
+class OutOfMemoryError(CudaError, MemoryError):
+    """A device or pinned-host allocation failed (cudaErrorMemoryAllocation); the message names the bytes asked
+    for and, for device memory, the free and total GiB.  ``except MemoryError`` catches it, as it does NumPy's
+    and CuPy's."""
+
 # ---- DeviceArray (src/device_array.c) ----
 @final
 class DeviceArray:
@@ -124,6 +129,10 @@ def device_properties() -> dict[str, Any]:
 
 def memory_info() -> tuple[int, int]:
     """(free, total) bytes of the current device's memory (cudaMemGetInfo)."""
+
+def resource_stats() -> dict[str, int]:
+    """What gpureduce holds on the current device: pool_in_use, pool_reserved (bytes of the CUDA memory pool),
+    exec_device_bytes, pinned_bytes (held by cached execution contexts), execs, execs_leased."""
 
 def to_device(a: Any, /) -> DeviceArray:
     """A C-ordered copy of the host array `a` in the current device's memory, complete on return."""

@@ -121,6 +121,11 @@ def _out(out, shape, what):
         raise ValueError(f"out= has shape {tuple(o.shape)} but {what} has shape {tuple(shape)}")
     if o.readonly:
         raise ValueError("out= is read-only")
+    if not o.host and any(st == 0 and n > 1 for st, n in zip(o.strides, o.shape)):
+        # a broadcast view: several result elements would land on one address (NumPy's broadcast views are
+        # read-only for the same reason)
+        raise ValueError(f"out= has a zero stride (strides {tuple(o.strides)} elements, shape {tuple(o.shape)}): "
+                         "its elements overlap, so it cannot hold a result; pass an array of its own memory")
     return o
 
 
@@ -182,9 +187,10 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
     if op in ("argmin", "argmax") and red_count == 0:
         raise ValueError(f"attempt to get {op} of an empty sequence")
     if op == "mean" and red_count == 0 and mask is None and math.prod(rshape) > 0:
-        warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=4)
+        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=4)
     if op == "mean" and dtype is not None and rt.kind not in "fc":
-        raise TypeError(f"mean with an integer or bool dtype= ({rt}) is not supported; pass a floating dtype")
+        # two steps, not one plan: the sum in that dtype, then NumPy's truncating division (_integer_mean.py)
+        raise TypeError(f"mean with an integer or bool dtype= ({rt}) has no single plan; gpureduce.mean runs it")
 
     op_code = _OP_CODES[op]
     if "axes" in v.properties and not _supported(_REDUCE, v.index, op_code, x.code, dtype_code(rt)):

@@ -11,6 +11,7 @@
 
 static gr_exec *g_pool[GR_MAX_DEVICES][GR_POOL_PER_DEVICE];
 static int g_pool_count[GR_MAX_DEVICES];
+static int g_leased[GR_MAX_DEVICES]; /* execs out on a call right now */
 static cudaStream_t g_stream[GR_MAX_DEVICES]; /* created once, lives until the module is freed */
 static int g_sm_count[GR_MAX_DEVICES];
 static int g_device_count = -1;
@@ -116,8 +117,12 @@ gr_device_alloc(PyObject *module, int device, size_t bytes, cudaStream_t stream,
     cudaError_t err = cudaMallocAsync(ptr, bytes ? bytes : 1, stream);
     if (err != cudaSuccess) {
         *ptr = NULL;
-        char what[96];
-        PyOS_snprintf(what, sizeof(what), "allocating %zu bytes of device memory", bytes);
+        char what[128];
+        size_t free_bytes = 0, total_bytes = 0;
+        (void)cudaMemGetInfo(&free_bytes, &total_bytes);
+        (void)cudaGetLastError();
+        PyOS_snprintf(what, sizeof(what), "allocating %zu bytes (%.1f GiB) of device memory, %.1f GiB free of %.1f GiB",
+                      bytes, bytes / 1073741824.0, free_bytes / 1073741824.0, total_bytes / 1073741824.0);
         gr_raise_cuda(module, err, what);
         return -1;
     }
@@ -189,6 +194,7 @@ gr_exec_acquire(PyObject *module, int device)
             return (gr_exec *)gr_raise_cuda(module, err, "allocating execution resources");
         }
     }
+    g_leased[device]++; /* from here on, gr_exec_release hands it back */
     if (ex->dirty && ex->workspace) {
         err = cudaMemset(ex->workspace, 0, GR_WORKSPACE_ZEROED_BYTES);
         if (err != cudaSuccess) {
@@ -228,6 +234,7 @@ void
 gr_exec_release(gr_exec *ex)
 {
     if (!ex) return;
+    g_leased[ex->device]--;
     if (g_pool_count[ex->device] < GR_POOL_PER_DEVICE) g_pool[ex->device][g_pool_count[ex->device]++] = ex;
     else exec_destroy(ex);
 }
@@ -310,4 +317,27 @@ gr_exec_release_all(void)
         if (g_stream[d]) (void)cudaStreamDestroy(g_stream[d]);
         g_stream[d] = NULL;
     }
+}
+
+/* resource_stats() -> dict: what gpureduce holds on the current device, for leak tests and the curious. */
+PyObject *
+gr_py_resource_stats(PyObject *module, PyObject *unused)
+{
+    const int device = gr_current_device(module);
+    if (device < 0) return NULL;
+    unsigned long long exec_device = 0, pinned = 0;
+    for (int i = 0; i < g_pool_count[device]; i++) {
+        const gr_exec *ex = g_pool[device][i];
+        exec_device += ex->workspace_bytes + ex->staging_bytes + GR_RESULT_BYTES;
+        pinned += ex->pinned_bytes;
+    }
+    cudaMemPool_t pool;
+    uint64_t used = 0, reserved = 0;
+    cudaError_t err = cudaDeviceGetDefaultMemPool(&pool, device);
+    if (err == cudaSuccess) err = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used);
+    if (err == cudaSuccess) err = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved);
+    if (err != cudaSuccess) return gr_raise_cuda(module, err, "reading the memory pool's attributes");
+    return Py_BuildValue("{sKsKsKsKsisi}", "pool_in_use", (unsigned long long)used, "pool_reserved",
+                         (unsigned long long)reserved, "exec_device_bytes", exec_device, "pinned_bytes", pinned,
+                         "execs", g_pool_count[device], "execs_leased", g_leased[device]);
 }

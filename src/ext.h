@@ -18,6 +18,7 @@
 /* ---- module state (state.c: a leaf every file may call) ---- */
 typedef struct {
     PyObject *CudaError;       /* gpureduce.CudaError, a RuntimeError */
+    PyObject *OutOfMemoryError; /* gpureduce.OutOfMemoryError: CudaError and MemoryError */
     PyObject *DeviceArrayType; /* gpureduce.DeviceArray (device_array.c) */
     PyObject *OperandType;     /* gpureduce._core.Operand (operand.c) */
 } gr_module_state;
@@ -225,6 +226,7 @@ PyObject *gr_py_intake(PyObject *module, PyObject *const *args, Py_ssize_t nargs
 PyObject *gr_py_device_count(PyObject *module, PyObject *unused);      /* device.c */
 PyObject *gr_py_device_properties(PyObject *module, PyObject *unused); /* device.c */
 PyObject *gr_py_memory_info(PyObject *module, PyObject *unused);       /* device.c */
+PyObject *gr_py_resource_stats(PyObject *module, PyObject *unused);    /* exec.c */
 PyObject *gr_py_to_device(PyObject *module, PyObject *obj);            /* make_array.c */
 PyObject *gr_py_empty(PyObject *module, PyObject *args, PyObject *kwargs); /* make_array.c */
 PyObject *gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs); /* timing.c */

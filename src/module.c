@@ -26,6 +26,9 @@ static PyMethodDef core_methods[] = {
      "memory sizes.  CudaError if there is no device."},
     {"memory_info", gr_py_memory_info, METH_NOARGS,
      "memory_info() -> (free, total): bytes of device memory on the current device (cudaMemGetInfo)."},
+    {"resource_stats", gr_py_resource_stats, METH_NOARGS,
+     "resource_stats() -> dict: bytes of the device memory pool in use and reserved, the device and pinned bytes "
+     "held by cached execution contexts, and their count (current device)."},
     {"to_device", gr_py_to_device, METH_O,
      "to_device(a) -> DeviceArray: a copy of the host array `a` (anything numpy.asarray takes, in C order) in\n"
      "device memory of the current device, complete on return."},
@@ -77,6 +80,15 @@ core_exec(PyObject *module)
     state->CudaError = PyErr_NewExceptionWithDoc(
         "gpureduce.CudaError", "A CUDA runtime call failed, or no CUDA device is available.", PyExc_RuntimeError, NULL);
     if (!state->CudaError || PyModule_AddObjectRef(module, "CudaError", state->CudaError) < 0) return -1;
+    /* Out of device memory is also a MemoryError, as NumPy's and CuPy's are: `except MemoryError` catches all. */
+    PyObject *bases = PyTuple_Pack(2, state->CudaError, PyExc_MemoryError);
+    if (!bases) return -1;
+    state->OutOfMemoryError = PyErr_NewExceptionWithDoc(
+        "gpureduce.OutOfMemoryError", "A device (or pinned host) allocation failed: a CudaError and a MemoryError.",
+        bases, NULL);
+    Py_DECREF(bases);
+    if (!state->OutOfMemoryError || PyModule_AddObjectRef(module, "OutOfMemoryError", state->OutOfMemoryError) < 0)
+        return -1;
     state->DeviceArrayType = gr_device_array_type_new(module);
     if (!state->DeviceArrayType || PyModule_AddObjectRef(module, "DeviceArray", state->DeviceArrayType) < 0)
         return -1;
@@ -103,6 +115,7 @@ static int
 core_traverse(PyObject *module, visitproc visit, void *arg)
 {
     Py_VISIT(gr_state(module)->CudaError);
+    Py_VISIT(gr_state(module)->OutOfMemoryError);
     Py_VISIT(gr_state(module)->DeviceArrayType);
     Py_VISIT(gr_state(module)->OperandType);
     return 0;
@@ -112,6 +125,7 @@ static int
 core_clear(PyObject *module)
 {
     Py_CLEAR(gr_state(module)->CudaError);
+    Py_CLEAR(gr_state(module)->OutOfMemoryError);
     Py_CLEAR(gr_state(module)->DeviceArrayType);
     Py_CLEAR(gr_state(module)->OperandType);
     return 0;

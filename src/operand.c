@@ -326,9 +326,25 @@ set_layout(gr_operand *o, int ndim, const int64_t *shape, const int64_t *byte_st
     }
     o->ndim = ndim;
     o->size = 1;
+    int overflow = 0;
     for (int i = 0; i < ndim; i++) {
         o->shape[i] = shape[i];
-        o->size *= shape[i];
+        overflow |= __builtin_mul_overflow(o->size, shape[i], &o->size);
+    }
+    /* Every byte offset the operand reaches must fit in 64 bits (a lying producer can claim any shape). */
+    int64_t reach = itemsize;
+    for (int i = 0; i < ndim && o->size > 0; i++) {
+        int64_t r;
+        if (byte_strides[i] == INT64_MIN) {
+            overflow = 1;
+            break;
+        }
+        const int64_t s = byte_strides[i] < 0 ? -byte_strides[i] : byte_strides[i];
+        overflow |= __builtin_mul_overflow(shape[i] - 1, s, &r) || __builtin_add_overflow(reach, r, &reach);
+    }
+    if (overflow) {
+        PyErr_Format(PyExc_ValueError, "%s: its shape and strides reach beyond 2**63 bytes", role);
+        return -1;
     }
     for (int i = 0; i < ndim; i++) {
         if (byte_strides[i] % itemsize) {
@@ -1082,6 +1098,66 @@ gr_check_device_pointer(PyObject *module, const void *ptr, int device, const cha
     return 0;
 }
 
+/* The driver's cuMemGetAddressRange (the runtime has no counterpart), looked up once; NULL where the driver
+ * does not offer it.  Called with the GIL held, so the lookup needs no lock. */
+typedef int (*address_range_fn)(unsigned long long *base, size_t *size, unsigned long long ptr);
+
+static address_range_fn
+address_range(void)
+{
+    static int looked_up = 0;
+    static address_range_fn fn = NULL;
+    if (!looked_up) {
+        looked_up = 1;
+        void *p = NULL;
+        enum cudaDriverEntryPointQueryResult found;
+        if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &p, 12000, cudaEnableDefault, &found) ==
+                cudaSuccess &&
+            found == cudaDriverEntryPointSuccess)
+            fn = (address_range_fn)p;
+        (void)cudaGetLastError();
+    }
+    return fn;
+}
+
+/* The bytes [lo, hi) an operand reads or writes, relative to its pointer. */
+static void
+byte_span(const gr_operand *o, int64_t *lo, int64_t *hi)
+{
+    const int64_t itemsize = (int64_t)gr_dtype_itemsize(o->dtype);
+    *lo = 0;
+    *hi = itemsize;
+    for (int i = 0; i < o->ndim; i++) {
+        const int64_t reach = (o->shape[i] - 1) * o->strides[i] * itemsize; /* set_layout checked the range */
+        if (reach < 0) *lo += reach;
+        else *hi += reach;
+    }
+}
+
+/* A CUDA Array Interface producer's word is all there is about its memory: where the driver knows the
+ * allocation that holds the pointer, the shape and strides must stay inside it (a lie would read or write
+ * another allocation). */
+static int
+check_within_allocation(const gr_operand *o, const char *what)
+{
+    address_range_fn range = address_range();
+    unsigned long long base = 0;
+    size_t bytes = 0;
+    if (!range || range(&base, &bytes, (unsigned long long)(uintptr_t)o->ptr) != 0) return 0; /* not knowable */
+    int64_t lo, hi;
+    byte_span(o, &lo, &hi);
+    const unsigned long long ptr = (unsigned long long)(uintptr_t)o->ptr;
+    const unsigned long long offset = ptr - base; /* ptr lies in [base, base + bytes) */
+    if ((lo < 0 && (unsigned long long)(-lo) > offset) || (unsigned long long)hi > bytes - offset) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: its __cuda_array_interface__ describes bytes [%lld, %lld) around pointer 0x%llx, beyond "
+                     "the %zu-byte device allocation at 0x%llx that holds it (shape or strides larger than the memory)",
+                     what, (long long)lo, (long long)hi, ptr, bytes, base);
+        return -1;
+    }
+    return 0;
+}
+
 int
 gr_check_operand_device(PyObject *module, const gr_operand *o, int device, const char *what)
 {
@@ -1094,5 +1170,6 @@ gr_check_operand_device(PyObject *module, const gr_operand *o, int device, const
                      what, o->device, device, o->device, o->device);
         return -1;
     }
-    return gr_check_device_pointer(module, o->ptr, device, what);
+    if (gr_check_device_pointer(module, o->ptr, device, what) < 0) return -1;
+    return o->protocol == GR_FROM_CAI ? check_within_allocation(o, what) : 0;
 }

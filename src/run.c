@@ -10,6 +10,11 @@
  *   enqueue   (no GIL) order our stream after the operands' and the result's streams, upload host
  *             operands (the bytes a view spans), launch, order those streams after ours
  *   complete  (no GIL) bring a host result home, or wait, when host memory is involved
+ *
+ * Ctrl-C: a call that moves much host memory (page locking and copying gigabytes take seconds) looks for a
+ * raised signal handler, the GIL taken back for a moment, after enqueueing and again once the device is done;
+ * if one raised (KeyboardInterrupt), it waits for what is already enqueued, skips bringing the result home,
+ * frees everything and raises that exception.
  *   finish    the result: `out`, a NumPy scalar (0-d), a NumPy array (host input), or a DeviceArray
  *             (device input; gpureduce/_results.py hands it back in the input's own kind)
  *
@@ -76,6 +81,7 @@ struct gr_job {
     cudaStream_t waits[3], releases[2];
     int n_waits, n_releases;
     int sync;
+    int interrupted;                 /* a signal handler raised between stages: skip the download, raise it */
     gr_outcome outcome;
 };
 
@@ -289,7 +295,7 @@ make_result(PyObject *module, gr_job *j)
          * directly (mapped under unified addressing), which saves a copy after the kernel.  The classic flat
          * variants go through a device slot (the atomic ones accumulate into their result). */
         j->scalar_in_pinned = !j->flat || (j->info->properties & GR_PROP_DEFAULT);
-        j->a.out = j->scalar_in_pinned ? j->ex->pinned : j->ex->result;
+        j->a.out = j->ex->result; /* or the pinned buffer, once plan_uploads has sized it (gr_job_prepare) */
         j->sync = 1;
         return 0;
     }
@@ -467,6 +473,7 @@ gr_job_prepare(PyObject *module, PyObject *plan)
     if (make_result(module, j) < 0) goto fail;
     if (plan_aside(module, j) < 0) goto fail;
     if (plan_uploads(module, j) < 0) goto fail;
+    if (j->rk == RESULT_SCALAR && j->scalar_in_pinned) j->a.out = j->ex->pinned; /* where it is now */
     j->a.workspace = j->ex->workspace;
     j->a.workspace_bytes = j->ex->workspace_bytes;
     j->a.stream = j->stream;
@@ -523,10 +530,10 @@ void
 gr_job_complete(gr_job *j)
 {
     gr_outcome *o = &j->outcome;
-    if (gr_outcome_ok(o) && j->rk == RESULT_HOST)
+    if (gr_outcome_ok(o) && j->rk == RESULT_HOST && !j->interrupted)
         gr_outcome_keep(o, gr_download_host(j->ex, j->host_dst, j->device_result, j->out_bytes, j->stream),
                         "copying the result to the host");
-    else if (j->sync)
+    else if (j->sync || j->interrupted)
         gr_outcome_keep(o, cudaStreamSynchronize(j->stream), "running the work");
     gr_outcome_keep(o, gr_upload_release(j->up_in.lo, j->up_in.registered, j->stream), "unlocking the input's pages");
     /* The exec's buffers were used on this stream, whatever happened; idle again if we waited for it. */
@@ -537,6 +544,10 @@ PyObject *
 gr_job_finish(PyObject *module, gr_job *j)
 {
     PyObject *result = NULL;
+    if (j->interrupted) { /* the signal handler's exception (KeyboardInterrupt) is set: it wins */
+        job_free(j);
+        return NULL;
+    }
     if (gr_outcome_raise(module, &j->outcome, j->info ? j->info->name : "a strided copy") == 0) {
         if (j->rk == RESULT_SCALAR)
             result = PyArray_Scalar(j->ex->pinned, gr_dtype_descr(j->a.out_dtype), NULL);
@@ -549,15 +560,42 @@ gr_job_finish(PyObject *module, gr_job *j)
     return result;
 }
 
+/* Host bytes from which a call checks for Ctrl-C between its stages: about 10 ms of copying and more. */
+#define GR_INTERRUPTIBLE_BYTES ((size_t)256 << 20)
+
+static int
+interruptible(const gr_job *j)
+{
+    return j->up_in.bytes >= GR_INTERRUPTIBLE_BYTES || (j->rk == RESULT_HOST && j->out_bytes >= GR_INTERRUPTIBLE_BYTES);
+}
+
+/* Whether a signal handler raised (its exception is then set), the GIL taken back for the check.  Handlers
+ * run in the main thread only: elsewhere this is always 0. */
+static int
+signal_raised(PyThreadState **saved)
+{
+    PyEval_RestoreThread(*saved);
+    const int raised = PyErr_CheckSignals() < 0;
+    *saved = PyEval_SaveThread();
+    return raised;
+}
+
 /* run(plan) -> the result (see the top of this file). */
 PyObject *
 gr_py_run(PyObject *module, PyObject *plan)
 {
     gr_job *j = gr_job_prepare(module, plan);
     if (!j) return NULL;
-    Py_BEGIN_ALLOW_THREADS
+    PyThreadState *saved = PyEval_SaveThread();
     gr_job_enqueue(j);
+    if (interruptible(j) && gr_outcome_ok(&j->outcome)) {
+        j->interrupted = signal_raised(&saved);
+        if (!j->interrupted) { /* the device's part done, the download next: the second chance to stop */
+            gr_outcome_keep(&j->outcome, cudaStreamSynchronize(j->stream), "running the work");
+            j->interrupted = gr_outcome_ok(&j->outcome) && signal_raised(&saved);
+        }
+    }
     gr_job_complete(j);
-    Py_END_ALLOW_THREADS
+    PyEval_RestoreThread(saved);
     return gr_job_finish(module, j);
 }
