@@ -7,8 +7,11 @@ variants cover; the teaching variants refuse it with a ValueError.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from . import _core
 from ._docs import document_variants
+from ._integer_mean import integer_mean
 from ._plan import AXIS_VARIANTS as _AXIS_VARIANTS, REDUCE_OPS, NoValue as _NoValue, prepare_reduce
 
 __all__ = ["reduce", "sum", "prod", "min", "max", "mean", "argmin", "argmax"]
@@ -63,8 +66,7 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
     TypeError
         `a`, `where` or `out` is not an array of a dtype listed above (object, str, datetime...), or `dtype`
         is none of them; `where` is not boolean, or on the device while `a` is on the host; `variant` is not a
-        str; `dtype` given to min, max, argmin or argmax; a tuple `axis` for argmin or argmax; an integer
-        `dtype` for mean.
+        str; `dtype` given to min, max, argmin or argmax; a tuple `axis` for argmin or argmax.
     ValueError
         An unknown `op` or `variant` (the message lists the valid ones); a variant not marked *axes* given
         anything but a whole dense array of its dtypes; a duplicate axis; `out` of the wrong shape or
@@ -118,6 +120,8 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
     """
     if not isinstance(variant, str):
         raise TypeError(f"variant must be a str, not {type(variant).__name__}")
+    if op == "mean" and dtype is not None and np.dtype(dtype).kind in "biu":
+        return integer_mean(reduce, a, axis, dtype, out, keepdims, where, variant)
     plan, post = prepare_reduce(op, a, axis, dtype, out, keepdims, initial, where, variant)
     result = _core.run(plan)
     return result if post is None else post(result)
@@ -383,9 +387,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, vari
         %(a)s
     axis : None, int or tuple of ints, optional
         The axes to average over; None (default) averages all elements.  Negative axes count from the end.
-    dtype : floating or complex dtype, optional
+    dtype : dtype, optional
         The result and accumulation dtype.  Default: float64 for bool and integers, else `a`'s dtype
-        (float16 accumulated in float32).
+        (float16 accumulated in float32).  An integer or bool dtype works as NumPy's: the sum is taken in it
+        (wrapping around), divided by the count in float64 and truncated back to it.
     out : numpy.ndarray or device array, optional
         Where to write the result: of the result's shape, writable, on the current device if a device array;
         another dtype is cast into it as NumPy does.
@@ -409,8 +414,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, vari
     ------
     TypeError
         `a`, `where` or `out` is not an array of a dtype listed above (object, str, datetime...), or `dtype`
-        is none of them; `where` is not boolean, or on the device while `a` is on the host; an integer or bool
-        `dtype` (NumPy accepts one); `variant` is not a str.
+        is none of them; `where` is not boolean, or on the device while `a` is on the host; `variant` is not
+        a str.
     ValueError
         An unknown `variant`, or one not marked *axes* (only those implement mean); a duplicate axis; `out` of
         the wrong shape or read-only; `where` not broadcastable to `a`; a device array that is not in device
@@ -423,7 +428,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, vari
     Warns
     -----
     RuntimeWarning
-        ``Mean of empty slice.`` when a reduced axis is empty (without `where`); those results are NaN.
+        ``Mean of empty slice`` when a reduced axis is empty (without `where`); those results are NaN.
 
     See Also
     --------
@@ -433,8 +438,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, vari
 
     Notes
     -----
-    Integers are summed in float64 (no wrap-around).  The sum is formed in a tree: the result differs from
-    NumPy's by rounding, about ``eps * log2(n) * mean(abs(a))``.
+    Integers are summed in float64 (no wrap-around) unless `dtype` is an integer dtype.  The sum is formed
+    in a tree: the result differs from NumPy's by rounding, about ``eps * log2(n) * mean(abs(a))``.  With an
+    integer or bool `dtype` on a device `a`, the division runs in `a`'s library (CuPy, PyTorch, JAX), or on
+    the host for a ``gpureduce.DeviceArray``.
 
     Examples
     --------

@@ -1,0 +1,100 @@
+"""``mean`` with an integer or bool ``dtype=``, NumPy's way.
+
+NumPy (``numpy/_core/_methods.py``, ``_mean``) sums in the requested dtype (wrapping around like any integer
+sum), then divides by the count with ``true_divide`` (in float64 for integer sums) and casts the quotient back
+to that dtype, truncating: ``mean(int8([100, 100, 3]), dtype=int8)`` is ``trunc(int8(203) / 3) = -17``.  The
+float mean kernel cannot give that (it never wraps), so the sum runs on gpureduce's kernels and the division
+on the result's own side: NumPy for host results, the result's library for device ones (CuPy, PyTorch, JAX),
+a host round trip for a ``gpureduce.DeviceArray``.
+"""
+from __future__ import annotations
+
+import importlib
+import math
+import warnings
+
+import numpy as np
+
+from . import _core
+from ._operands import copy_into, intake
+from ._plan import _axes, _reduce_variant
+
+
+def _count(a, x, axis, keepdims, where, sum_):
+    """The number of elements each result averages: an int, or an array of the result's shape where `where`
+    is an array (summed on its own side: a device mask gives a device count)."""
+    axes = _axes("mean", axis, len(x.shape))
+    if where is True or (isinstance(where, (bool, np.bool_)) and where):
+        return math.prod(x.shape[i] for i in axes)
+    if isinstance(where, (bool, np.bool_)):
+        return 0
+    if not hasattr(where, "__array_namespace__") and not hasattr(where, "__cuda_array_interface__") and \
+            not hasattr(where, "__dlpack__"):
+        where = np.asarray(where)
+    xp = _namespace(where)
+    full = xp.broadcast_to(where, tuple(x.shape))
+    return sum_(full, axis=axis, keepdims=keepdims, dtype=np.int64)
+
+
+def _namespace(arr):
+    """The array library of `arr`: its __array_namespace__ where it has one, else its top-level module (CuPy
+    before 14, PyTorch), which has broadcast_to too."""
+    if isinstance(arr, (np.ndarray, np.generic)):
+        return np
+    ns = getattr(arr, "__array_namespace__", None)
+    if ns is not None:
+        return ns()
+    library = importlib.import_module(type(arr).__module__.split(".")[0])
+    if not hasattr(library, "broadcast_to"):
+        raise TypeError(f"mean with an integer dtype= and a where= mask of type {type(arr).__name__}: its library "
+                        "has no broadcast_to; pass a NumPy, CuPy, PyTorch or JAX mask")
+    return library
+
+
+def _divide(total, count):
+    """``total / count`` in float64 (complex128 for complex) cast back to total's dtype, truncating, as NumPy's
+    ``true_divide(..., casting="unsafe")``; `total` of any kind gpureduce returns."""
+    if isinstance(total, np.generic):  # NumPy warns of 0 / 0 itself, as in numpy.mean
+        return total.dtype.type(total / count)
+    if isinstance(total, np.ndarray):
+        np.true_divide(total, count, out=total, casting="unsafe")
+        return total
+    if isinstance(total, _core.DeviceArray):
+        return _core.to_device(_divide(total.get(), _host(count)))
+    if type(total).__module__.split(".")[0] == "torch":
+        import torch
+        wide = torch.complex128 if total.is_complex() else torch.float64
+        return (total.to(wide) / count).to(total.dtype)
+    wide = np.promote_types(np.dtype(str(total.dtype)), np.float64)
+    return (total.astype(wide) / count).astype(total.dtype)
+
+
+def _host(count):
+    if isinstance(count, (int, np.integer, np.ndarray)):
+        return count
+    get = getattr(count, "get", None)
+    return get() if callable(get) else np.asarray(count)
+
+
+def integer_mean(reduce, a, axis, dtype, out, keepdims, where, variant):
+    """``mean(a, axis, dtype, out, keepdims, where=where, variant=variant)`` for an integer or bool `dtype`;
+    `reduce` is gpureduce.reduce (passed in: this module sits below it)."""
+    def sum_(arr, **kw):
+        return reduce("sum", arr, variant=variant, **kw)
+
+    _reduce_variant("mean", variant)  # a variant that has no mean says so, whatever the dtype
+    x = intake(a)
+    count = _count(a, x, axis, keepdims, where, sum_)
+    if isinstance(count, int) and count == 0 and where is True and out is None:
+        shape = [e for i, e in enumerate(x.shape) if i not in _axes("mean", axis, len(x.shape))]
+        if math.prod(shape) > 0:
+            warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=4)
+    if out is None:
+        return _divide(sum_(a, axis=axis, dtype=dtype, keepdims=keepdims, where=where), count)
+    # NumPy sums into out (cast to its dtype), then divides out in place in out's dtype
+    sum_(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
+    out_desc = intake(out, "out=")
+    if out_desc.host:
+        np.true_divide(out, _host(count), out=out, casting="unsafe")
+        return out
+    return copy_into(out, out_desc, _divide(out, count))
