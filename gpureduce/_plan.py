@@ -80,6 +80,8 @@ def _axes(op, axis, ndim):
     """The reduced axes as a sorted tuple, with NumPy's AxisError / duplicate-axis ValueError / TypeError."""
     if axis is None:
         return tuple(range(ndim))
+    if ndim == 0 and op in _UFUNC_NAME and isinstance(axis, (int, np.integer)) and axis in (0, -1):
+        return ()  # NumPy's ufunc.reduce takes an int axis 0 (or -1) of a 0-d array as reducing nothing
     if op in ("argmin", "argmax"):
         if isinstance(axis, (tuple, list)):
             raise TypeError(f"'{type(axis).__name__}' object cannot be interpreted as an integer")
@@ -172,13 +174,16 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
         rt = np.dtype(dtype)
         dtype_code(rt)
     elif out_desc is not None and op in ("sum", "prod"):
-        rt = out_desc.dtype  # NumPy reduces in out's dtype when no dtype is given
+        # NumPy's loop for (input, out) without dtype=: the promotion of the two (int64 into a float32 out
+        # sums in float64), cast into out at the end
+        rt = np.promote_types(x.dtype, out_desc.dtype)
     else:
         rt = default_dtype(op, x.dtype)
-    has_initial = given(initial)
+    has_initial = given(initial) and initial is not None
     mask = _mask(where, x)
     red_count = math.prod(x.shape[i] for i in axes)
-    if op in ("min", "max") and not has_initial:
+    # initial=None is NumPy's "no identity": sum and prod then refuse what min and max refuse
+    if (op in ("min", "max") or initial is None) and not has_initial:
         if mask is not None:
             raise ValueError(f"reduction operation '{_UFUNC_NAME[op]}' does not have an identity, so to use a "
                              "where mask one has to specify 'initial'")

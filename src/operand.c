@@ -328,6 +328,11 @@ set_layout(gr_operand *o, int ndim, const int64_t *shape, const int64_t *byte_st
     o->size = 1;
     int overflow = 0;
     for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0) {
+            PyErr_Format(PyExc_ValueError, "%s: negative extent %lld in dimension %d of its shape", role,
+                         (long long)shape[i], i);
+            return -1;
+        }
         o->shape[i] = shape[i];
         overflow |= __builtin_mul_overflow(o->size, shape[i], &o->size);
     }
@@ -505,9 +510,10 @@ parse_typestr(PyObject *typestr, const char *role, int *dt_out)
                      typestr);
         return -1;
     }
-    const char *s = PyUnicode_AsUTF8(typestr);
+    Py_ssize_t length = 0;
+    const char *s = PyUnicode_AsUTF8AndSize(typestr, &length);
     if (!s) return -1;
-    if (strlen(s) < 3 || !strchr("<>|=", s[0])) {
+    if ((size_t)length != strlen(s) || length < 3 || !strchr("<>|=", s[0])) { /* an embedded NUL is no typestr */
         PyErr_Format(PyExc_ValueError, "__cuda_array_interface__%s['typestr'] %R is not a valid type string", of,
                      typestr);
         return -1;
@@ -694,6 +700,8 @@ raise_with_cause(PyObject *cause, PyObject *type, const char *message)
 static int
 reraise(const char *role, const char *what, PyObject *obj)
 {
+    /* Ctrl-C, SystemExit, MemoryError and the like inside the producer's method are not its answer: as is */
+    if (!PyErr_ExceptionMatches(PyExc_Exception) || PyErr_ExceptionMatches(PyExc_MemoryError)) return -1;
     PyObject *cause = take_exception();
     PyObject *text = PyUnicode_FromFormat("%s: %s of %.200s raised %R", role, what, Py_TYPE(obj)->tp_name,
                                           cause ? cause : Py_None);
@@ -732,9 +740,10 @@ dlpack_device(PyObject *obj, const char *role, int *type, int *id)
     if (!dev) return reraise(role, "__dlpack_device__()", obj);
     int ok = PyTuple_Check(dev) && PyTuple_GET_SIZE(dev) == 2;
     if (ok) {
-        *type = (int)PyLong_AsLong(PyTuple_GET_ITEM(dev, 0));
-        *id = (int)PyLong_AsLong(PyTuple_GET_ITEM(dev, 1));
-        if (PyErr_Occurred()) {
+        const long t = PyLong_AsLong(PyTuple_GET_ITEM(dev, 0)), i = PyLong_AsLong(PyTuple_GET_ITEM(dev, 1));
+        *type = (int)t;
+        *id = (int)i;
+        if (PyErr_Occurred() || t != *type || i != *id || i < 0) {
             PyErr_Clear();
             ok = 0;
         }
