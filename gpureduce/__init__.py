@@ -39,7 +39,10 @@ def variants(op=None, kind=None):
         Frozen records with the fields ``index``, ``kind``, ``name``, ``doc`` (one line), ``seed`` (where the
         seed notes teach it), ``deterministic``, ``properties`` (a tuple of "deterministic", "baseline",
         "default", "block_local", "axes"), ``ops`` and ``dtypes`` (the operators and input dtypes of its
-        flat kernels; "axes" variants take every dtype).
+        flat kernels; "axes" variants take every dtype), ``rounding`` (its longest chain of floating-point
+        roundings, in words) and ``rounding_chain(n, sms=None, flat=True)`` (that chain's length for `n`
+        elements: a sum errs by at most that many times ``eps * sum(abs(x))``, typically by its square root
+        times that; a scan's last element likewise).
 
     Raises
     ------

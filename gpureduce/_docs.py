@@ -52,6 +52,8 @@ def variants_paragraph(kind: str, op: str | None = None) -> str:
             head += ("  The others scan a host or C-contiguous device array flattened in C order (``axis=None``, "
                      "or the axis of a 1-d array) of their dtypes, in NumPy's result dtype")
         head += ", and raise ValueError for anything else."
+    head += ("  A floating-point result errs by at most its variant's longest chain of roundings times eps times "
+             "the sum of the magnitudes (``Variant.rounding_chain(n)``), typically by its square root times that.")
     if any(not v.deterministic for v in listed):
         head += ("  Those marked *not deterministic* may give floating-point sums and products that differ in "
                  "the last bits from run to run.")
@@ -68,6 +70,7 @@ def variants_paragraph(kind: str, op: str | None = None) -> str:
             text += f"  Operators: {ops}."
         if "axes" not in v.properties:
             text += f"  Dtypes: {', '.join(v.dtypes)}."
+        text += f"  Rounding chain: {v.rounding}."
         lines.extend(textwrap.wrap(text, _WIDTH, initial_indent="- ", subsequent_indent="  ",
                                    break_on_hyphens=False))
     return "\n".join(lines)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _core
+from . import _accuracy, _core
 
 KINDS = {_core.KIND_REDUCE: "reduce", _core.KIND_SCAN: "scan"}
 OP_NAMES = tuple(_core.op_names)          # index = gr_op code
@@ -43,6 +43,19 @@ class Variant:
 
     def supports(self, op: str, dtype: str | None = None) -> bool:
         return op in self.ops and (dtype is None or dtype in self.dtypes)
+
+    @property
+    def rounding(self) -> str:
+        """Its longest chain of floating-point roundings, in words (gpureduce/_accuracy.py): a sum of n
+        elements errs by at most that many times eps * sum(|x|)."""
+        return _accuracy.describe(self.kind, self.name)
+
+    def rounding_chain(self, n: int, sms: int | None = None, flat: bool = True) -> int:
+        """The longest chain of roundings of a floating-point sum (scan: its last element) over `n` elements
+        on a device of `sms` SMs (default: an H100/H200's 132); `flat=False` for the axis kernels' layouts.
+        The worst-case error is about ``rounding_chain(n) * eps * sum(|x|)``, the typical one its square root
+        times that."""
+        return _accuracy.chain(self.kind, self.name, n, sms, flat)
 
 
 def _bits(mask, names):

@@ -20,18 +20,25 @@ far; gpureduce accumulates float16 in float32 (``cuda/primitives/types.cuh``), a
 
 The bound, per output element (``eps(t) = numpy.finfo(t).eps``)::
 
-    sum, mean, cumsum:  SLACK * eps(work) * log2(max(n, 2)) * S  +  eps(result) * |ref|  +  floor
-    prod, cumprod:      SLACK * eps(work) * sqrt(k) * log2(max(n, 2)) * |ref|  +  eps(result) * |ref|  +  floor
+    sum, mean, cumsum:  D * eps(work) * S  +  eps(result) * |ref|  +  floor
+    prod, cumprod:      D * eps(work) * sqrt(k) * |ref|  +  eps(result) * |ref|  +  floor
     min, max, argmin, argmax, cummax, cummin:  0 (exact)
+    D = max(SLACK * log2(max(n, 2)), CHAIN_SLACK * sqrt(L))
 
 * ``n`` is the number of elements reduced (the length of the scanned axis), plus one with ``initial=``;
   ``log2(n)`` is the depth of a reduction tree over them, each level adding one rounding.
+* ``L`` is the variant's longest serial chain of roundings for this call (``Variant.rounding_chain``, from
+  gpureduce/_accuracy.py: the elements a thread folds in a row, the atomics that land one after another in a
+  result, the chain of tile prefixes of a single-pass scan, a one-thread scan's n - 1 additions; the axis
+  kernels' chain for calls that are not a whole array of the variant's dtypes).  Rounding to nearest is
+  unbiased on data not crafted to round one way, so a chain of ``L`` additions errs like ``eps * sqrt(L)``,
+  not ``eps * L``; ``L * eps * S`` is the worst case the variant's documentation states.
 * ``S`` is ``sum(|x|)`` over the reduced elements (``+ |initial|``; divided by the count for a mean), or
   ``cumsum(|x|)`` for a scan: a sum's rounding errors scale with the magnitudes added, not with the result,
   which cancellation can make arbitrarily small.
 * ``k`` is the number of factors in the element (``n`` for ``prod``, ``i + 1`` at position ``i`` of a
   cumprod, ``i`` of an exclusive one): every multiplication adds one relative rounding whatever the order,
-  about ``sqrt(k) * eps`` for unbiased rounding, ``k * eps`` at worst; ``log2(n)`` keeps the bound robust.
+  about ``sqrt(k) * eps`` for unbiased rounding, ``k * eps`` at worst.
 * ``work`` is the coarsest precision the values pass through before the result is rounded: the accumulator
   (the result dtype, except float32 for float16 results), or the result dtype itself where the input does
   not cast safely into it and is rounded to it first, as NumPy does (``sum(x_float32, dtype=float16)``).
@@ -39,20 +46,15 @@ The bound, per output element (``eps(t) = numpy.finfo(t).eps``)::
   result dtype's smallest subnormal, the granularity of results near zero.
 * A reduction over no elements (and no ``initial``) gives the identity exactly: its bound is 0.
 
-``SLACK = 8`` is the constant the project's GPU tests have always used.  It covers what a pure tree does
-not have: the short serial chains of the parallel algorithms -- the items each thread folds before the
-tree, the chain of tile prefixes in a scan, the atomic combination of block partials in the
-non-deterministic variants -- and a complex multiplication's larger rounding (up to ``sqrt(5)/2 * eps``
-against ``eps/2`` for a real one).  Rounding to nearest is unbiased on ordinary data, so a chain of ``L``
-additions errs like ``eps * sqrt(L)``, not ``eps * L``: chains of thousands stay well inside.  The bound is
-one formula for every variant: nothing in a variant's registered properties (``gpureduce.variants()``;
-determinism is about the order of the roundings, not their size) says otherwise.
+``SLACK = 8`` covers what a pure tree does not have beyond its depth: the short serial chains every parallel
+algorithm has and a complex multiplication's larger rounding (up to ``sqrt(5)/2 * eps`` against ``eps/2`` for
+a real one); ``CHAIN_SLACK = 4`` puts a chain's random walk about 14 standard deviations inside.  The variant
+argument matters: ``atomic_block`` over 2**24 elements folds 32776 block partials into one result in a row,
+``decoupled_lookback`` chains 8235 tile prefixes, where ``shuffle`` has a tree of depth 27.
 
-Its limit: a single serial chain over the whole input.  A float32 cumsum of ``2**20`` values of one sign,
-added one after the other (NumPy's own float32 cumsum does this, and so does the one-thread ``sequential``
-scan variant), errs by about 1.3 times the bound, 6 times at ``2**24``; on values of both signs the partial
-sums stay small and the same chain stays 100 times inside.  Inputs crafted so that every rounding goes the
-same way can exceed the bound with any chain longer than ``SLACK * log2(n)``.
+Its limit: data crafted so that every rounding goes the same way can exceed the bound with any chain longer
+than ``(D / 4)**2``; exact-valued data (small integers, powers of two) is exact in every order and is
+compared with ``==`` by the project's own tests.
 """
 from __future__ import annotations
 
@@ -65,6 +67,8 @@ import numpy as np
 
 import gpureduce
 
+from . import _core
+from ._operands import default_dtype
 from ._registry import DTYPE_NAMES, OP_NAMES, SCAN_FUNCTIONS
 
 try:  # NumPy >= 2.0
@@ -73,9 +77,10 @@ except ImportError:  # NumPy 1.x
     from numpy.core.multiarray import normalize_axis_index
     from numpy.core.numeric import normalize_axis_tuple
 
-__all__ = ["SLACK", "assert_matches_numpy", "error_bound", "for_all_dtypes", "for_all_variants", "to_numpy"]
+__all__ = ["CHAIN_SLACK", "SLACK", "assert_matches_numpy", "error_bound", "for_all_dtypes", "for_all_variants", "to_numpy"]
 
 SLACK = 8.0
+CHAIN_SLACK = 4.0  # times sqrt(L) for a variant's longest chain of L roundings (Variant.rounding_chain)
 
 REDUCTIONS = OP_NAMES  # the reduction functions are named after their operators
 SCANS = SCAN_FUNCTIONS  # function -> scan operator
@@ -253,6 +258,33 @@ def _work_eps(x_dtype, result_dtype):
     return eps
 
 
+_SMS = []
+
+
+def _device_sms():
+    """The current device's SM count (the chains of some variants grow with it), else an H100/H200's."""
+    if not _SMS:
+        sms = None
+        try:
+            if gpureduce.device_count() > 0:
+                sms = _core.device_properties()["sm_count"]
+        except gpureduce.CudaError:
+            pass
+        _SMS.append(sms)
+    return _SMS[0]
+
+
+def _chain(kind, variant, op, x, result_dtype, axis, initial, where, n):
+    """The variant's longest chain of roundings for this call: its flat kernel's for a whole array of its
+    dtypes in NumPy's result dtype, else the axis kernels' (gpureduce/_accuracy.py)."""
+    v = next(v for v in gpureduce.variants(kind=kind) if v.name == variant)
+    whole = axis is None or x.ndim <= 1 or (kind == "reduce" and len(normalize_axis_tuple(axis, x.ndim)) == x.ndim)
+    default = default_dtype(SCANS.get(op, op), x.dtype, _core.KIND_SCAN if kind == "scan" else _core.KIND_REDUCE)
+    flat = whole and x.dtype.name in v.dtypes and result_dtype == default and initial is None and \
+        where is True and op != "mean"
+    return v.rounding_chain(max(n, 1), _device_sms(), flat)
+
+
 def _check_variant(kind, variant):
     names = [v.name for v in gpureduce.variants(kind=kind)]
     if variant not in names:
@@ -265,8 +297,9 @@ def error_bound(op, x, result_dtype, variant="auto", axis=None, *, keepdims=Fals
 
     The bound (see the module's documentation for its derivation) is, with ``eps(t) = numpy.finfo(t).eps``::
 
-        sum, mean, cumsum:  SLACK * eps(work) * log2(max(n, 2)) * S  +  eps(result) * |ref|  +  floor
-        prod, cumprod:      SLACK * eps(work) * sqrt(k) * log2(max(n, 2)) * |ref|  +  eps(result) * |ref|  +  floor
+        sum, mean, cumsum:  D * eps(work) * S  +  eps(result) * |ref|  +  floor
+        prod, cumprod:      D * eps(work) * sqrt(k) * |ref|  +  eps(result) * |ref|  +  floor
+        D = max(SLACK * log2(max(n, 2)), CHAIN_SLACK * sqrt(L))
 
     where ``n`` is the number of reduced elements (+1 with `initial`), ``S`` the sum of their magnitudes
     (cumulative for a scan, per element counted for a mean), ``k`` the number of factors in the element,
@@ -283,8 +316,9 @@ def error_bound(op, x, result_dtype, variant="auto", axis=None, *, keepdims=Fals
     result_dtype : dtype_like
         The result's dtype (NumPy's, or the one ``dtype=`` asks for).  Integer and bool results are exact.
     variant : str, optional
-        A registered variant of the operation's kind (``gpureduce.variants(kind=...)``).  The bound is the
-        same for every variant today; the argument is checked so that a test states which one it bounds.
+        A registered variant of the operation's kind (``gpureduce.variants(kind=...)``): ``L`` is its
+        longest chain of roundings for this call (``Variant.rounding_chain``; the axis kernels' for a call
+        that is not a whole array of the variant's dtypes in NumPy's result dtype).
     axis : None or int or tuple of ints, optional
         As for the gpureduce function.
     keepdims : bool, optional
@@ -368,7 +402,9 @@ def error_bound(op, x, result_dtype, variant="auto", axis=None, *, keepdims=Fals
             if op == "mean":
                 taken = np.sum(np.broadcast_to(where, x.shape), axis=axis, keepdims=keepdims)
                 scale = scale / np.maximum(taken, 1)
-    accumulated = SLACK * _work_eps(x.dtype, result_dtype) * math.log2(max(n, 2)) * scale
+    depth = max(SLACK * math.log2(max(n, 2)), CHAIN_SLACK * math.sqrt(_chain(kind, variant, op, x, result_dtype,
+                                                                              axis, initial, where, n)))
+    accumulated = depth * _work_eps(x.dtype, result_dtype) * scale
     final_rounding = float(np.finfo(result_dtype).eps) * abs_ref
     floor = 4.0 * float(np.finfo(result_dtype).smallest_subnormal)
     return np.asarray(accumulated + final_rounding + floor, dtype=np.float64)

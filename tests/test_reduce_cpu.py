@@ -168,3 +168,21 @@ def test_no_device_error_is_clear():
     with pytest.raises(gpureduce.CudaError, match="no CUDA device is available"):
         gpureduce.max(FakeDeviceArray(**GOOD_CAI))
     assert gpureduce.device_count() == 0
+
+
+def test_every_variant_states_its_rounding_chain():
+    """The accuracy table (gpureduce/_accuracy.py) covers exactly the registered variants: a new variant cannot
+    come without its rounding chain, and the chains grow as the kernels say."""
+    from gpureduce import _accuracy
+
+    registered = {(v.kind, v.name) for v in gpureduce.variants()}
+    assert set(_accuracy.CHAINS) == registered
+    for v in gpureduce.variants():
+        assert v.rounding and all(v.rounding_chain(n) >= 1 for n in (1, 2, 1000, 2**24))
+        assert v.rounding_chain(2**24, flat=False) >= v.rounding_chain(2**24)
+    by = {(v.kind, v.name): v for v in gpureduce.variants()}
+    tree, atomic = by["reduce", "shuffle"], by["reduce", "atomic_block"]
+    assert tree.rounding_chain(2**24) <= 32 < atomic.rounding_chain(2**24) == 2**24 // 512 + 8
+    assert by["scan", "sequential"].rounding_chain(1000) == 999
+    assert by["reduce", "atomic_warp"].rounding_chain(2**24, sms=132) > by["reduce", "atomic_warp"].rounding_chain(
+        2**24, sms=16)

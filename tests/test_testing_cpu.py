@@ -117,15 +117,21 @@ def test_sum_bound_formula():
     assert testing.SLACK == 8
 
 
+def depth(kind, n, flat=True, variant="auto"):
+    """The documented depth: SLACK * log2(n), or CHAIN_SLACK * sqrt(the variant's rounding chain) if longer."""
+    v = next(v for v in gpureduce.variants(kind=kind) if v.name == variant)
+    return max(8 * math.log2(max(n, 2)), 4 * math.sqrt(v.rounding_chain(n, flat=flat)))
+
+
 def test_sum_bound_along_axes_with_initial_where_and_keepdims():
     x = np.arange(12.0).reshape(3, 4)  # float64 values, held in float32 below
     got = error_bound("sum", x.astype(np.float32), np.float32, axis=1, keepdims=True)
-    want = 8 * EPS32 * 2 * np.abs(x).sum(axis=1, keepdims=True) + EPS32 * x.sum(axis=1, keepdims=True)
+    want = EPS32 * depth("reduce", 4, flat=False) * np.abs(x).sum(axis=1, keepdims=True) + EPS32 * x.sum(axis=1, keepdims=True)
     np.testing.assert_allclose(got, want + floor(np.float32), rtol=1e-12)
     mask = np.array([True, False, True, False])
     got = error_bound("sum", x.astype(np.float32), np.float32, axis=1, where=mask, initial=-3.0)
     ref = x.sum(axis=1, where=mask) - 3.0
-    want = 8 * EPS32 * math.log2(5) * (np.abs(x).sum(axis=1, where=mask) + 3.0) + EPS32 * np.abs(ref)
+    want = EPS32 * depth("reduce", 5, flat=False) * (np.abs(x).sum(axis=1, where=mask) + 3.0) + EPS32 * np.abs(ref)
     np.testing.assert_allclose(got, want + floor(np.float32), rtol=1e-12)
 
 
@@ -145,7 +151,7 @@ def test_mean_bound_divides_by_the_count_taken():
     x = np.array([[1.0, -2.0, 3.0, 4.0]])
     mask = np.array([True, True, False, True])
     ref = np.mean(x, axis=1, where=mask)  # (1 - 2 + 4) / 3
-    want = 8 * EPS64 * 2 * (7.0 / 3) + EPS64 * abs(ref) + floor(np.float64)
+    want = EPS64 * depth("reduce", 4, flat=False) * (7.0 / 3) + EPS64 * abs(ref) + floor(np.float64)
     np.testing.assert_allclose(error_bound("mean", x, np.float64, axis=1, where=mask), want, rtol=1e-12)
 
 
@@ -163,15 +169,17 @@ def test_scan_bounds_are_per_element():
     cumulative = np.array([1.0, 3.0, 6.0, 10.0])
     ref = np.cumsum(x.astype(np.float64))
     np.testing.assert_allclose(error_bound("cumsum", x, np.float32),
-                               8 * EPS32 * 2 * cumulative + EPS32 * np.abs(ref) + floor(np.float32), rtol=1e-12)
+                               EPS32 * depth("scan", 4) * cumulative + EPS32 * np.abs(ref) + floor(np.float32),
+                               rtol=1e-12)
     shifted = np.array([0.0, 1.0, 3.0, 6.0])
     excl = np.array([0.0, 1.0, -1.0, 2.0])
     np.testing.assert_allclose(error_bound("cumsum", x, np.float32, exclusive=True),
-                               8 * EPS32 * 2 * shifted + EPS32 * np.abs(excl) + floor(np.float32), rtol=1e-12)
+                               EPS32 * depth("scan", 4) * shifted + EPS32 * np.abs(excl) + floor(np.float32),
+                               rtol=1e-12)
     prods = np.cumprod(x.astype(np.float64))
     factors = np.sqrt(np.arange(1, 5))
     np.testing.assert_allclose(error_bound("cumprod", x, np.float32),
-                               8 * EPS32 * factors * 2 * np.abs(prods) + EPS32 * np.abs(prods) + floor(np.float32),
+                               EPS32 * factors * depth("scan", 4) * np.abs(prods) + EPS32 * np.abs(prods) + floor(np.float32),
                                rtol=1e-12)
     m = np.arange(6.0).reshape(2, 3)
     assert error_bound("cumsum", m, np.float64).shape == (6,)  # axis=None flattens
