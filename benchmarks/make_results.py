@@ -69,8 +69,10 @@ def render(args):
         "device arrays in the same run (NumPy on the host, wall clock). GB/s counts the bytes that must move "
         "(input; input + output for scans); '% ceiling' compares with a plain read (reductions) or copy (scans) "
         "of the same bytes timed the same way; 'step x' and 'total x' are Harris's speed-ups over the previous "
-        "and the first row; 'rel error' is max |result - float64 reference| over sum|x| (sums) or |result| "
-        "(min, max, and integers, which must be exact); 'determ.' says whether two more runs were bitwise equal.",
+        "and the first row; 'err/bound' is the worst element's |result - float64 reference| over its own error "
+        "bound (gpureduce.testing.error_bound: per element for scans, by the variant's rounding chain), over "
+        "checked calls on the timing data and on exact-valued data written into a NaN-poisoned out= (min, max "
+        "and integers must be exact); 'determ.' says whether two more runs were bitwise equal.",
         "",
     ]
     analysis = os.path.join(HERE, "analysis", f"{gpu}.md")

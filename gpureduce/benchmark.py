@@ -7,7 +7,9 @@ Peers (CuPy, PyTorch), where installed, are timed the same way (_core.time_calls
 device arrays in the same run; NumPy on the host with a wall clock.  GB/s counts the bytes that must move:
 the input for a reduction, input and output for a scan.  "% ceiling" compares with a plain vectorised read
 (reductions) or a device-to-device copy (scans) of the same bytes, timed the same way at the same size.
-Only NumPy is needed: inputs live in gpureduce.DeviceArrays, results are checked on the host.
+Only NumPy is needed: inputs live in gpureduce.DeviceArrays, results are checked on the host, outside the
+timed calls: each element of a floating sum or product within its own bound (gpureduce.testing.error_bound),
+results on exact-valued data equal to NumPy's, scans written into a poisoned out= (_judge, _check_variant).
 """
 from __future__ import annotations
 
@@ -53,8 +55,8 @@ class BenchmarkRow:
     pct_ceiling: float | None
     speedup_step: float | None = None    # over the previous row of the same n (Harris's "step")
     speedup_total: float | None = None   # over the first row of the same n (Harris's "cumulative")
-    rel_error: float | None = None       # max |result - float64 reference| / the error's natural scale
-    correct: bool | None = None          # rel_error within the bound for this op, dtype and n
+    rel_error: float | None = None       # worst element's |result - float64 reference| / its error bound
+    correct: bool | None = None          # rel_error <= 1: every checked result right (_judge, _check_variant)
     deterministic: bool | None = None    # two more calls gave bitwise the same result
     repeats: int = 0
     peer: bool = False                   # a library measured beside ours (cupy, torch, numpy)
@@ -169,7 +171,8 @@ def _check_memory(sizes, dtype, kind):
     free, _total = _core.memory_info()  # also the clear CudaError where there is no device
     item = np.dtype(dtype).itemsize
     out_item = 8 if kind == "scan" else 0  # the widest result element
-    need = max(sizes) * (item + out_item) + (256 << 20)  # input, output, flush buffer and workspace
+    # the timing input, the exact-valued check input, one output; flush buffer and workspace
+    need = max(sizes) * (2 * item + out_item) + (256 << 20)
     if need > free:
         raise ValueError(f"n={max(sizes):,} {dtype} needs about {need:,} bytes of device memory; {free:,} are free")
 
@@ -187,58 +190,6 @@ def _random(n, dtype, gr_op, rng):
     return rng.integers(-1000, 1000, n, dtype=dt)
 
 
-def _reference(host, kind, gr_op):
-    x = host.astype(np.float64) if host.dtype.kind == "f" else host.astype(np.int64)
-    if kind == "reduce":
-        return getattr(np, gr_op)(x)
-    return {"sum": np.cumsum, "prod": np.cumprod, "min": np.minimum.accumulate, "max": np.maximum.accumulate}[gr_op](x)
-
-
-def _bitwise_equal(a, b):
-    """Same dtype, shape and bits (NaNs included), compared as unsigned words without a copy."""
-    a, b = np.asarray(a), np.asarray(b)
-    if a.dtype != b.dtype or a.shape != b.shape:
-        return False
-    word = np.dtype(f"u{math.gcd(a.itemsize, 8)}")
-    return bool(np.array_equal(a.reshape(-1).view(word), b.reshape(-1).view(word)))
-
-
-def _error_scale(host, ref, gr_op):
-    """What rounding error is proportional to: sum|x| for a sum (its partial sums for a scan), |result| for
-    a product; min/max and integers must be exact, so any scale will do."""
-    if gr_op == "sum" and host.dtype.kind == "f":
-        return float(np.sum(np.abs(host), dtype=np.float64))
-    return float(np.max(np.abs(np.asarray(ref, dtype=np.float64)))) if np.size(ref) else 1.0
-
-
-def _rel_error(got, ref, scale, chunk=1 << 22):
-    """max |got - ref| / scale in float64, NaN where only one side is NaN, inf for a wrong shape; in chunks,
-    so a 2^28-element scan needs no 2 GiB temporaries."""
-    got, ref = np.asarray(got), np.asarray(ref)
-    if got.shape != ref.shape:
-        return math.inf
-    got, ref = got.reshape(-1), ref.reshape(-1)
-    worst = 0.0
-    for i in range(0, ref.size, chunk):
-        g = got[i:i + chunk].astype(np.float64)
-        r = ref[i:i + chunk].astype(np.float64)
-        diff = np.where(np.isnan(g) & np.isnan(r), 0.0, np.abs(g - r))
-        d = float(np.max(diff))
-        if math.isnan(d):
-            return math.nan  # fails `err <= bound`, as it must
-        worst = max(worst, d)
-    return worst / max(scale, 1e-300)
-
-
-def error_bound(gr_op, dtype, n):
-    """The relative error (as _rel_error measures it) a correct variant stays under."""
-    dt = np.dtype(dtype)
-    if dt.kind != "f" or gr_op in ("min", "max"):
-        return 0.0
-    eps, lg = float(np.finfo(dt).eps), math.log2(max(n, 2))
-    return 8 * eps * lg * (math.sqrt(n) if gr_op == "prod" else 1.0)
-
-
 def _time_ours(kind, v, gr_op, dev, repeat, warmup):
     op_code = OP_NAMES.index(gr_op)
     probe, _ = _core.time_device(kind, dev, 1, 1, True, v.index, op_code)
@@ -247,11 +198,20 @@ def _time_ours(kind, v, gr_op, dev, repeat, warmup):
     return _core.time_device(kind, dev, repeat, warmup, True, v.index, op_code), repeat
 
 
-def _run_once(kind, v, gr_op, dev):
-    """The variant's result on the host (a NumPy scalar or array) for the error and determinism columns."""
+def _run_once(kind, v, gr_op, dev, poison=None):
+    """The variant's result on the host (a NumPy scalar or array) for the error and determinism columns.
+
+    `poison` = (result dtype, fill byte): a scan writes into a new device array of that dtype whose every byte
+    is the fill byte (NaN for floats, a sentinel for integers: _poison_byte), passed as out=, so that an
+    element the variant leaves unwritten keeps the poison instead of whatever the memory pool hands back (the
+    previous variant's correct answer).  Every variant takes such an out= (the classic ones run their flat
+    kernel into a contiguous device out= of NumPy's result dtype, src/run.c).  A reduction's scalar cannot be
+    poisoned that way (a classic variant's result goes through the runner's result slot, then into out=);
+    _check_variant catches a stale one by the order of its calls instead."""
     if kind == "reduce":
         return reductions.reduce(gr_op, dev, variant=v.name)
-    return to_host(scans.scan(gr_op, dev, variant=v.name))
+    out = None if poison is None else _core.empty((dev.size,), poison[0], poison[1])
+    return to_host(scans.scan(gr_op, dev, out=out, variant=v.name))
 
 
 def _host_timer(fn, repeat, warmup, budget_s=2.0):
@@ -266,6 +226,277 @@ def _host_timer(fn, repeat, warmup, budget_s=2.0):
         if spent > budget_s and times:
             break
     return times
+
+
+# ----------------------------------------------------------------------------- checking results
+#
+# Each row's `correct` says that three checked calls of the variant, made after its timed calls, all gave
+# NumPy's answer (_check_variant): two on the timing data (their results also fill `deterministic`), one in
+# between on exact-valued data.  A scan writes each checked result into a freshly poisoned out=.  _judge
+# says what NumPy's answer means.
+
+# NumPy's function of each benchmarkable op (the reference, and the numpy peer)
+_NUMPY_OPS = {"sum": np.sum, "prod": np.prod, "min": np.min, "max": np.max, "cumsum": np.cumsum,
+              "cumprod": np.cumprod, "cummax": np.maximum.accumulate, "cummin": np.minimum.accumulate}
+_BOUNDED = ("sum", "prod", "cumsum", "cumprod")  # rounding, hence a bound, for floating results
+# A checked scan's out= is filled with the first of these bytes whose value is no element of the answer
+_FLOAT_POISON = (0xFF, 0xA5, 0x5A, 0x69)  # 0xFF...: NaN in every floating dtype
+_INT_POISON = (0xA5, 0x5A, 0x69, 0x96)  # 0xA5...: far from any small sum, of both signs, odd and even
+
+
+@functools.lru_cache(maxsize=None)
+def _result_dtype(op, dtype):
+    """NumPy's result dtype of `op` over `dtype` (gpureduce's, by NumPy parity)."""
+    return np.asarray(_NUMPY_OPS[op](np.zeros(1, dtype))).dtype
+
+
+def _bounded(op, result_dtype):
+    return op in _BOUNDED and np.dtype(result_dtype).kind in "fc"
+
+
+def _reference(host, kind, gr_op):
+    """float64 (complex128) reference of a floating sum or product: NumPy on the upcast input."""
+    x = host.astype(np.complex128 if host.dtype.kind == "c" else np.float64) if host.dtype.kind in "fc" \
+        else host.astype(np.int64)
+    if kind == "reduce":
+        return getattr(np, gr_op)(x)
+    return {"sum": np.cumsum, "prod": np.cumprod, "min": np.minimum.accumulate, "max": np.maximum.accumulate}[gr_op](x)
+
+
+def _bitwise_equal(a, b):
+    """Same dtype, shape and bits (NaNs included), compared as unsigned words without a copy."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    word = np.dtype(f"u{math.gcd(a.itemsize, 8)}")
+    return bool(np.array_equal(a.reshape(-1).view(word), b.reshape(-1).view(word)))
+
+
+def _bounds(op, x, result_dtype, reference, names):
+    """{variant: gpureduce.testing.error_bound(op, x, result_dtype, variant=..., reference=...)}: the bound per
+    output element.  Variants whose longest rounding chain over `x` is as long (Variant.rounding_chain) share
+    one bound: it is computed once per chain length, not once per variant (it costs a second per 2**24)."""
+    from .testing import _chain, error_bound  # here: gpureduce.testing imports gpureduce
+
+    kind = OPERATORS[op][0]
+    by_chain, bounds = {}, {}
+    for name in dict.fromkeys(names):
+        key = _chain(kind, name, op, x, np.dtype(result_dtype), None, None, True, x.size)
+        if key not in by_chain:
+            by_chain[key] = error_bound(op, x, result_dtype, variant=name, reference=reference)
+        bounds[name] = by_chain[key]
+    return bounds
+
+
+def _worst(*errors):
+    """The largest error, NaN if any is NaN."""
+    return math.nan if any(math.isnan(e) for e in errors) else max(errors)
+
+
+def _exact_error(got, expected, chunk):
+    """0.0 where every element equals (NaN matching NaN), NaN where `got` has a NaN `expected` has not (an
+    element left poisoned), else inf; in chunks."""
+    worst = 0.0
+    for i in range(0, expected.size, chunk):
+        g, e = got[i:i + chunk], expected[i:i + chunk]
+        if np.array_equal(g, e):  # the common case: one pass
+            continue
+        same = g == e
+        if g.dtype.kind in "fc":
+            g_nan = np.isnan(g)
+            e_nan = np.isnan(e) if e.dtype.kind in "fc" else np.zeros_like(g_nan)
+            if np.any(g_nan & ~e_nan):
+                return math.nan
+            same |= g_nan & e_nan
+        if not same.all():
+            worst = math.inf
+    return worst
+
+
+def _bounded_error(got, reference, bound, chunk):
+    """max over elements of |got - reference| / bound, in float64 (complex128) and in chunks (a 2^28-element
+    scan needs no 2 GiB temporaries); NaN where `got` has a NaN the reference has not; where the reference is
+    not finite, `got` must be the same (0.0) or the error is inf."""
+    wide = np.complex128 if "c" in (got.dtype.kind, reference.dtype.kind) else np.float64
+    bound = np.broadcast_to(np.asarray(bound, dtype=np.float64), reference.shape).reshape(-1)
+    worst = 0.0
+    for i in range(0, reference.size, chunk):
+        g = got[i:i + chunk].astype(wide)
+        r = reference[i:i + chunk].astype(wide, copy=False)
+        b = bound[i:i + chunk]
+        with np.errstate(all="ignore"):
+            np.subtract(g, r, out=g)
+            ratio = np.abs(g, out=g) if wide is np.float64 else np.abs(g)
+            np.divide(ratio, b, out=ratio)
+            d = float(np.max(ratio))
+            if not math.isfinite(d):  # NaN or inf somewhere: look closer (a non-finite reference may agree)
+                g = got[i:i + chunk].astype(wide)
+                same = (g == r) | (np.isnan(g) & np.isnan(r))
+                d = float(np.max(np.where(np.isfinite(r), ratio, np.where(same, 0.0, np.inf))))
+        if math.isnan(d):
+            return math.nan  # fails `err <= 1`, as it must
+        worst = max(worst, d)
+    return worst
+
+
+def _judge(op, x, got, variant, exact=False, reference=None, bound=None, chunk=1 << 22):
+    """(error, correct) of `got`, variant `variant`'s result of `op` (a public name: "sum", "cumsum", ...) over
+    the host input `x`.
+
+    The result must have NumPy's dtype and shape (else the error is inf).  Then, per element:
+
+    * a floating sum or product (sum, prod, cumsum, cumprod) of ordinary data lies within its own bound,
+      ``gpureduce.testing.error_bound(op, x, dtype, variant=variant)`` (for a scan: proportional to the
+      cumulative sum of |x| up to that element, not the whole array's), of the float64 reference; the error is
+      the worst element's |got - reference| / bound, so correct means error <= 1;
+    * with `exact` (exact-valued data, whose every association rounds nothing), and for min, max and integer
+      results, it equals NumPy's own result with ``==``: the error is 0.0, or inf;
+    * a NaN where the reference has none (an element a scan left poisoned) makes the error NaN: not correct.
+
+    `reference` (the float64 reference of a bounded op, else NumPy's result) and `bound` (the per-element
+    bound; bounded ops only) are computed here when not given.
+    """
+    kind, gr_op = OPERATORS[op]
+    x = np.asarray(x)
+    got = np.asarray(got)
+    dtype = _result_dtype(op, x.dtype)
+    if got.dtype != dtype or got.shape != ((x.size,) if kind == "scan" else ()):
+        return math.inf, False
+    got = got.reshape(-1)
+    if exact or not _bounded(op, dtype):
+        expected = np.asarray(_NUMPY_OPS[op](x) if reference is None else reference).reshape(-1)
+        err = _exact_error(got, expected, chunk)
+    else:
+        if reference is None:
+            reference = _reference(x, kind, gr_op)
+        if bound is None:
+            from .testing import error_bound
+
+            bound = error_bound(op, x, dtype, variant=variant, reference=reference)
+        err = _bounded_error(got, np.asarray(reference).reshape(-1), bound, chunk)
+    return err, err <= 1.0  # NaN compares False
+
+
+def _exact_data(n, dtype, gr_op, rng):
+    """n values of `dtype` on which `gr_op` is exact in any order of association, so that every variant's result
+    must equal NumPy's bit for bit; no NaN, no result near a limit.
+
+    sum: small integers (-3..3; 0..3 unsigned), made sparse where n * 3 would pass the largest integer up to
+    which the float dtype is exact (2048 for float16), so that every partial sum of any subset is exact and
+    the result representable.  prod: +-1 with a few 2s and 0.5s (floats: fewer than the exponent range, so
+    no partial product overflows or underflows), odd integers +-1, +-3 (integers: the wrapped products are
+    exact and never 0).  min, max: a random walk of +-1 steps, so that the running extremes keep changing.
+    """
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.integers(0, 2, n, dtype=np.int8).astype(bool)
+    floating = dt.kind in "fc"
+    if gr_op == "sum":
+        vals = rng.integers(0 if dt.kind == "u" else -3, 4, n, dtype=np.int8)
+        limit = 2 ** (np.finfo(dt).nmant + 1) if floating else None
+        if limit is not None and 3 * n > limit:
+            vals[rng.integers(0, -(-6 * n // limit), n, dtype=np.uint32) != 0] = 0  # sum |x| about limit / 3
+            if int(np.abs(vals).sum(dtype=np.int64)) > limit:  # (never in practice) cut it where it passes
+                over = np.flatnonzero(np.cumsum(np.abs(vals), dtype=np.int64) > limit)
+                vals[over[0]:] = 0
+        return vals.astype(dt)
+    if gr_op == "prod":
+        if not floating:
+            if dt.kind == "u":
+                return (rng.integers(0, 2, n, dtype=np.int8) * 2 + 1).astype(dt)
+            return (rng.integers(0, 4, n, dtype=np.int8) * 2 - 3).astype(dt)
+        vals = (rng.integers(0, 2, n, dtype=np.int8) * 2 - 1).astype(dt)
+        info = np.finfo(dt)
+        k = min(n // 4, min(int(info.maxexp), -int(info.minexp)) - 2)  # partial products within 2^-k .. 2^k
+        vals[rng.integers(0, n, k)] *= 2
+        vals[rng.integers(0, n, k)] /= 2
+        return vals
+    walk = np.cumsum(rng.integers(-1, 2, n, dtype=np.int8), dtype=np.int64 if n >= 2**31 else np.int32)
+    top = min(2 ** (np.finfo(dt).nmant + 1) if floating else int(np.iinfo(dt).max), 2**30)
+    if dt.kind == "u":
+        return (np.clip(walk, -(top // 2), top // 2) + top // 2).astype(dt)
+    return np.clip(walk, -top, top).astype(dt)
+
+
+def _poison_byte(expected, result_dtype):
+    """The fill byte of a checked scan's out=: 0xFF (NaN) for floats, for integers a sentinel (0xA5A5...) that
+    is no element of `expected`, so that an element left unwritten can never pass for a right one; None if
+    every candidate is taken (never in practice: the check then runs without poison)."""
+    dt = np.dtype(result_dtype)
+    expected = np.asarray(expected)
+    for byte in _FLOAT_POISON if dt.kind in "fc" else _INT_POISON:
+        value = np.frombuffer(bytes([byte]) * dt.itemsize, dtype=dt)[0]
+        if dt.kind in "fc" and np.isnan(value):
+            clash = expected.dtype.kind in "fc" and bool(np.isnan(expected).any())
+        else:
+            clash = bool(np.any(expected == value))
+        if not clash:
+            return byte
+    return None
+
+
+@dataclass
+class _Case:
+    """One input of the correctness check, and what a result of it is judged against."""
+
+    x: np.ndarray                # the values, on the host
+    dev: object                  # the same values on the device
+    exact: bool                  # judged with == against NumPy (exact-valued data)
+    reference: np.ndarray        # the float64 reference of a bounded op, else NumPy's own result
+    bounds: dict | None = None   # {variant: per-element bound} of a bounded op on ordinary data
+    poison: tuple | None = None  # (result dtype, fill byte) of a scan's out=
+
+
+def _case(op, x, dev, names, exact=False, reference=None):
+    """The _Case of input `x` (on the device as `dev`) for the variants `names`."""
+    kind, gr_op = OPERATORS[op]
+    dtype = _result_dtype(op, x.dtype)
+    bounded = not exact and _bounded(op, dtype)
+    if reference is None:
+        reference = _reference(x, kind, gr_op) if bounded else np.asarray(_NUMPY_OPS[op](x))
+    bounds = _bounds(op, x, dtype, reference, names) if bounded else None
+    poison = None
+    if kind == "scan":
+        byte = _poison_byte(reference, dtype)
+        poison = None if byte is None else (dtype, byte)
+    return _Case(x, dev, exact, reference, bounds, poison)
+
+
+def _judge_case(op, case, got, variant):
+    """_judge of a result of `case`'s input."""
+    bound = None if case.bounds is None else case.bounds.get(variant)
+    return _judge(op, case.x, got, variant, exact=case.exact, reference=case.reference, bound=bound)
+
+
+def _exact_case(op, n, dtype, rng, timing, names, tries=8):
+    """The _Case of exact-valued data (its device copy not yet made).  For a reduction, data whose answer would
+    not pass the timing data's check: a variant whose result is stale (it wrote nothing, and the runner's result
+    slot still holds an earlier answer) returns one value for both, which then fails one of the two."""
+    kind, gr_op = OPERATORS[op]
+    for _ in range(tries):
+        case = _case(op, _exact_data(n, dtype, gr_op, rng), None, names, exact=True)
+        if kind == "scan" or not _judge_case(op, timing, case.reference[()], names[0])[1]:
+            break
+    return case
+
+
+def _check_variant(op, v, timing, exact):
+    """(error, correct, deterministic) of variant `v` from three checked calls, made after the timed ones, in
+    this order: the timing data, the exact data, the timing data again, each judged by _judge.  A scan writes
+    each into a freshly poisoned out=.  A reduction whose answer is stale (it wrote nothing: the runner's result
+    slot still holds an earlier answer) returns one value for all three, which cannot pass both the exact
+    data's check and the timing data's (_exact_case picks data for that).  The error is the worst of the three;
+    deterministic: the two timing-data results are bitwise equal (the second is then judged as the first)."""
+    kind, gr_op = OPERATORS[op]
+    first = _run_once(kind, v, gr_op, timing.dev, timing.poison)
+    exact_got = _run_once(kind, v, gr_op, exact.dev, exact.poison)
+    again = _run_once(kind, v, gr_op, timing.dev, timing.poison)
+    errors = [_judge_case(op, timing, first, v.name)[0], _judge_case(op, exact, exact_got, v.name)[0]]
+    deterministic = _bitwise_equal(first, again)
+    if not deterministic:
+        errors.append(_judge_case(op, timing, again, v.name)[0])
+    err = _worst(*errors)
+    return err, err <= 1.0, deterministic
 
 
 # ----------------------------------------------------------------------------- peers
@@ -295,8 +526,7 @@ def _torch_peer(torch, op):
 
 
 def _numpy_peer(numpy, op):
-    fn = {"sum": numpy.sum, "prod": numpy.prod, "min": numpy.min, "max": numpy.max, "cumsum": numpy.cumsum,
-          "cumprod": numpy.cumprod, "cummax": numpy.maximum.accumulate, "cummin": numpy.minimum.accumulate}[op]
+    fn = _NUMPY_OPS[op]
     return lambda dev, host: functools.partial(fn, host)
 
 
@@ -355,8 +585,8 @@ def benchmark(op="sum", variants="all", sizes=DEFAULT_SIZES, dtype="float32", re
     -------
     BenchmarkResult
         One row per variant and peer and size: time, GB/s, % of the device's ceiling, speed-ups, the
-        error against a float64 NumPy reference and whether it is within the bound for the op, dtype and
-        n, and determinism (two calls bitwise equal).  ``missing_peers`` names the peers that could not
+        error (the worst element's distance from a float64 NumPy reference, as a fraction of its bound),
+        whether the variant is correct, and determinism (two calls bitwise equal).  ``missing_peers`` names the peers that could not
         be measured, and why; printing the result says so.
 
     Raises
@@ -375,7 +605,17 @@ def benchmark(op="sum", variants="all", sizes=DEFAULT_SIZES, dtype="float32", re
     -----
     Needs only NumPy: inputs live in gpureduce.DeviceArrays; our variants are timed inside the extension
     with CUDA events, the L2 flushed before every call; CuPy and PyTorch calls are timed the same way on
-    the legacy default stream; NumPy with a wall clock.  Results are checked on the host.
+    the legacy default stream; NumPy with a wall clock.  Results are checked on the host, after each
+    variant's timed calls: "correct" means that three more calls -- on the timing data, on exact-valued
+    data (small integers, +-1 and powers of two, a random walk: every association rounds nothing), and on
+    the timing data again -- have NumPy's dtype and shape; that each element of a floating sum or product
+    of the timing data lies within its own bound, ``gpureduce.testing.error_bound`` (for a scan,
+    proportional to the cumulative sum of ``|x|`` up to that element); and that the results on the
+    exact-valued data, and of min, max and integers, equal NumPy's (``==``).  A scan writes each of these
+    results into a new ``out=`` filled with NaN (a sentinel that is no element of the answer for integers),
+    so that an element it leaves unwritten shows; a reduction's answer on the exact-valued data cannot pass
+    the timing data's check, so that a stale result shows.  "err/bound" is the worst element's error over
+    its bound (inf for a wrong exact result, dtype or shape, NaN for an element left unwritten).
     """
     kind, gr_op, chosen, dtype, sizes = _validate(op, variants, sizes, dtype, repeat)
     if not isinstance(warmup, int) or warmup < 0:
@@ -383,6 +623,8 @@ def benchmark(op="sum", variants="all", sizes=DEFAULT_SIZES, dtype="float32", re
     _check_memory(sizes, dtype, kind)
     peer_calls, missing = _peer_calls(op) if peers else ({}, {})
     rng = np.random.default_rng(seed)
+    # the exact-valued check data come from a stream of their own: the timing data stay those of `seed`
+    exact_rng = np.random.default_rng([int(seed), 1] if isinstance(seed, (int, np.integer)) else None)
     steps = len(sizes) * (len(chosen) + len(peer_calls))
     bar = None
     if progress:
@@ -393,13 +635,14 @@ def benchmark(op="sum", variants="all", sizes=DEFAULT_SIZES, dtype="float32", re
         except ImportError:
             bar = None
     rows = []
+    names = [v.name for v in chosen]
     try:
         for n in sizes:
             host = _random(n, dtype, gr_op, rng)
             dev = _core.to_device(host)
-            ref = _reference(host, kind, gr_op)
-            scale = _error_scale(host, ref, gr_op)
-            bound = error_bound(gr_op, dtype, n)
+            timing = _case(op, host, dev, names)
+            exact = _exact_case(op, n, dtype, exact_rng, timing, names)
+            exact.dev = _core.to_device(exact.x)
             out_item = np.dtype(np.int64 if np.dtype(dtype).kind in "iu" and gr_op in ("sum", "prod") else dtype).itemsize
             moved = host.nbytes + (n * out_item if kind == "scan" else 0)
             ceiling = statistics.median(_core.time_device("read" if kind == "reduce" else "copy", dev, repeat, warmup)[0])
@@ -408,12 +651,9 @@ def benchmark(op="sum", variants="all", sizes=DEFAULT_SIZES, dtype="float32", re
             group = []
             for v in chosen:
                 (times, _value), reps = _time_ours(kind, v, gr_op, dev, repeat, warmup)
-                first = _run_once(kind, v, gr_op, dev)
-                again = _run_once(kind, v, gr_op, dev)
-                err = _rel_error(first, ref, scale)
+                err, correct, deterministic = _check_variant(op, v, timing, exact)  # after the timed calls
                 group.append(_row(v.name, op, n, dtype, times, moved, ceiling, reps, rel_error=err,
-                                  correct=err <= bound, deterministic=_bitwise_equal(first, again)))
-                del first, again
+                                  correct=correct, deterministic=deterministic))
                 if bar is not None:
                     bar.update(1)
             for name, bind in peer_calls.items():
@@ -423,7 +663,7 @@ def benchmark(op="sum", variants="all", sizes=DEFAULT_SIZES, dtype="float32", re
                     bar.update(1)
             _speedups(group)
             rows += group
-            del dev
+            del dev, timing, exact
     finally:
         if bar is not None:
             bar.close()
@@ -451,7 +691,7 @@ COLUMNS = [
     ("variant", "variant", "{}"), ("n", "n", "{:,}"), ("median_us", "median us", "{:.1f}"),
     ("min_us", "min us", "{:.1f}"), ("max_us", "max us", "{:.1f}"), ("gbps", "GB/s", "{:.0f}"),
     ("pct_ceiling", "% ceiling", "{:.0f}%"), ("speedup_step", "step x", "{:.2f}"),
-    ("speedup_total", "total x", "{:.2f}"), ("rel_error", "rel error", "{:.1e}"),
+    ("speedup_total", "total x", "{:.2f}"), ("rel_error", "err/bound", "{:.1e}"),
     ("correct", "correct", "{}"), ("deterministic", "determ.", "{}"),
 ]
 

@@ -156,22 +156,262 @@ def test_benchmark_needs_no_cupy(monkeypatch):
         gpureduce.device_info()
 
 
-# ---------------------------------------------------------------- the correctness arithmetic
+# ---------------------------------------------------------------- the correctness check
 
-def test_rel_error_is_exact_about_nan_shape_and_chunks():
+EPS32 = float(np.finfo(np.float32).eps)
+SCAN_NAMES = ("cub", "sequential")  # registered scan variants: error_bound checks the name
+
+
+def _numpy(op, x):
+    return np.asarray(bench._NUMPY_OPS[op](x))
+
+
+@pytest.mark.parametrize("op", list(bench.OPERATORS))
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+def test_judge_accepts_numpy_results(op, dtype, rng):
+    """NumPy's own answer (a serial chain for the float scans) passes, on timing data and on exact data."""
+    gr_op = bench.OPERATORS[op][1]
+    x = bench._random(5000, dtype, gr_op, rng)
+    err, ok = bench._judge(op, x, _numpy(op, x), "cub")
+    assert ok and 0.0 <= err <= 1.0
+    e = bench._exact_data(5000, dtype, gr_op, rng)
+    assert bench._judge(op, e, _numpy(op, e), "cub", exact=True) == (0.0, True)
+
+
+def test_judge_scan_with_a_nan_left_is_incorrect(rng):
+    x = rng.uniform(-1, 1, 4096).astype(np.float32)
+    for i in (0, 1000, 4095):
+        got = np.cumsum(x)
+        got[i] = np.nan  # an element the scan never wrote: the poison of its out=
+        err, ok = bench._judge("cumsum", x, got, "cub")
+        assert math.isnan(err) and not ok
+        assert not bench._judge("cumsum", x, got, "cub", exact=True)[1]
+    assert not bench._judge("cumsum", x, np.full(4096, np.nan, np.float32), "cub")[1]  # wrote nothing
+
+
+def test_judge_scan_with_the_last_element_missing_is_incorrect(rng):
+    x = rng.uniform(-1, 1, 4096).astype(np.float32)
+    assert bench._judge("cumsum", x, np.cumsum(x)[:-1], "cub") == (math.inf, False)
+    assert bench._judge("cummax", x, np.maximum.accumulate(x)[:-1], "cub") == (math.inf, False)
+    assert bench._judge("cumsum", x, np.cumsum(x, dtype=np.float64), "cub") == (math.inf, False)  # wrong dtype
+    i = np.arange(10, dtype=np.int32)
+    assert bench._judge("cumsum", i, np.cumsum(i).astype(np.int32), "cub") == (math.inf, False)  # NumPy: int64
+    assert bench._judge("sum", x, np.cumsum(x), "cub") == (math.inf, False)  # an array for a scalar
+
+
+def test_judge_holds_each_scan_element_to_its_own_bound(rng):
+    """An early element off by 10 times its own bound is wrong, though it lies far within the old rule's
+    whole-array bound (8 eps log2(n) sum|x|)."""
+    n = 2**14
+    x = rng.uniform(-1, 1, n).astype(np.float32)
+    got = np.cumsum(x)
+    assert bench._judge("cumsum", x, got, "cub")[1]
+    from gpureduce.testing import error_bound
+
+    bound = error_bound("cumsum", x, np.float32, variant="cub")
+    i = 3
+    delta = 10 * bound[i]
+    old_bound = 8 * EPS32 * math.log2(n) * float(np.sum(np.abs(x), dtype=np.float64))
+    assert delta < old_bound / 100
+    got[i] = np.float32(got[i] + delta)
+    err, ok = bench._judge("cumsum", x, got, "cub")
+    assert not ok and err > 5
+    assert abs(float(got[i]) - float(np.cumsum(x.astype(np.float64))[i])) < old_bound  # the old rule: "correct"
+    # the error is the worst element's |error| / its bound
+    ref = np.cumsum(x.astype(np.float64))
+    assert err == pytest.approx(float(np.max(np.abs(got - ref) / bound)), rel=1e-12)
+
+
+def test_judge_exact_data_off_by_one_ulp_is_incorrect(rng):
+    for op in ("cumsum", "cumprod", "cummax", "sum", "prod", "min"):
+        gr_op = bench.OPERATORS[op][1]
+        e = bench._exact_data(3000, np.float32, gr_op, rng)
+        got = _numpy(op, e).copy()
+        assert bench._judge(op, e, got, "cub", exact=True) == (0.0, True)
+        flat = got.reshape(-1)
+        flat[-1] = np.nextafter(flat[-1], np.float32(np.inf))
+        assert bench._judge(op, e, got, "cub", exact=True) == (math.inf, False), op
+        if op in ("cumsum", "sum"):  # within the rounding bound, so only == catches it
+            assert bench._judge(op, e, got, "cub")[1]
+
+
+@pytest.mark.parametrize("gr_op", ["sum", "prod", "min", "max"])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int8", "int32", "int64", "uint16", "uint64"])
+@pytest.mark.parametrize("n", [1, 5, 1000, 3 * 2**12 + 1])
+def test_exact_data_is_exact_in_any_order(gr_op, dtype, n, rng):
+    """Every association gives the same, exact answer: NumPy's pairwise and serial orders, a strided tree and
+    the wide reference all agree; no NaN, no infinity; sums stay where every integer is exact."""
+    x = bench._exact_data(n, dtype, gr_op, rng)
+    assert x.dtype == np.dtype(dtype) and x.shape == (n,)
+    dt = np.dtype(dtype)
+    scan, reduce = f"cum{gr_op}", gr_op
+    whole = _numpy(reduce, x)
+    running = _numpy(scan, x)
+    assert running[-1] == whole
+    if dt.kind == "f":
+        assert np.isfinite(running).all()
+        wide = _numpy(scan, x.astype(np.float64))
+        assert np.array_equal(running, wide)  # NumPy's own serial scan in the dtype rounds nothing
+        pad = np.concatenate([x, np.full(-n % 8, {"sum": 0, "prod": 1}.get(gr_op, x[0]), dt)])
+        fn = {"sum": np.sum, "prod": np.prod, "min": np.min, "max": np.max}[gr_op]
+        assert fn(fn(pad.reshape(-1, 8), axis=0)) == whole  # a strided order, as the atomic variants take
+        if gr_op == "sum":
+            assert np.abs(x.astype(np.float64)).sum() <= 2 ** (np.finfo(dt).nmant + 1)
+    if gr_op == "prod" and dt.kind in "iu":
+        assert np.all(running % 2 == 1)  # odd: a wrapped product never reaches 0
+    if gr_op in ("min", "max") and n > 100:
+        assert len(np.unique(x)) > 3 and np.all(np.abs(np.diff(x.astype(np.float64))) <= 1)  # a walk
+
+
+def test_exact_data_of_float16_sums_is_sparse_where_it_must():
+    x = bench._exact_data(2**16, np.float16, "sum", np.random.default_rng(5))
+    assert 0 < np.abs(x.astype(np.float64)).sum() <= 2048
+    assert np.array_equal(np.cumsum(x), np.cumsum(x.astype(np.float64)))
+
+
+def test_poison_byte():
+    f = np.cumsum(np.linspace(-1, 1, 100))
+    assert bench._poison_byte(f, np.float32) == 0xFF
+    assert np.isnan(np.frombuffer(b"\xff" * 2, np.float16)[0])
+    ints = np.arange(-5, 5, dtype=np.int64)
+    assert bench._poison_byte(ints, np.int64) == 0xA5
+    taken = np.array([0, int(np.frombuffer(b"\xa5" * 8, np.int64)[0])], np.int64)  # the first sentinel is an answer
+    byte = bench._poison_byte(taken, np.int64)
+    assert byte not in (None, 0xA5) and np.frombuffer(bytes([byte]) * 8, np.int64)[0] not in taken
+    assert bench._poison_byte(np.array([np.nan, 1.0]), np.float64) == 0xA5  # NaN is an answer: not NaN then
+
+
+def test_bounds_are_error_bound_per_element_shared_by_the_variants(rng):
+    from gpureduce.testing import error_bound
+
+    x = rng.uniform(-1, 1, 3000).astype(np.float32)
+    ref = np.cumsum(x.astype(np.float64))
+    bounds = bench._bounds("cumsum", x, np.float32, ref, SCAN_NAMES)
+    assert set(bounds) == set(SCAN_NAMES)
+    for name in SCAN_NAMES:  # each variant's own bound (shared where the chains are as long)
+        np.testing.assert_array_equal(bounds[name], error_bound("cumsum", x, np.float32, variant=name))
+    chains = {v.name: v.rounding_chain(x.size) for v in gpureduce.variants(kind="scan") if v.name in SCAN_NAMES}
+    for a in SCAN_NAMES:  # computed once per chain length
+        assert all((bounds[a] is bounds[b]) == (chains[a] == chains[b]) for b in SCAN_NAMES)
+    assert bounds["cub"].shape == (3000,) and bounds["cub"][0] < bounds["cub"][-1] / 100  # per element
+    assert bounds["sequential"][-1] > bounds["cub"][-1]  # a chain of 2999 additions, not a tree
+
+
+def test_error_arithmetic_is_exact_about_nan_shape_and_chunks():
     ref = np.linspace(-1, 1, 1000)
     got = ref.astype(np.float32)
-    whole = bench._rel_error(got, ref, 1.0, chunk=10**6)
-    assert whole == bench._rel_error(got, ref, 1.0, chunk=7) == float(np.max(np.abs(got - ref)))
+    bound = np.full(1000, 1e-6)
+    whole = bench._bounded_error(got, ref, bound, chunk=10**6)
+    assert whole == bench._bounded_error(got, ref, bound, chunk=7) == float(np.max(np.abs(got - ref) / bound))
+    assert bench._bounded_error(got, ref, 2e-6, chunk=7) == whole / 2  # a scalar bound broadcasts
     bad = got.copy()
     bad[999] = np.nan  # a NaN the reference does not have is never within any bound
-    assert math.isnan(bench._rel_error(bad, ref, 1.0, chunk=7))
-    assert not bench._rel_error(bad, ref, 1.0) <= 1.0
+    assert math.isnan(bench._bounded_error(bad, ref, bound, chunk=7))
     both = ref.copy()
-    both[3] = np.nan
-    assert bench._rel_error(both, both, 1.0) == 0.0  # the same NaN on both sides is agreement
-    assert bench._rel_error(got[:-1], ref, 1.0) == math.inf  # a result of the wrong length is wrong
-    assert bench._rel_error(np.float32(2.5), np.float64(2.0), 2.0) == 0.25
+    both[3], both[4] = np.nan, np.inf
+    assert bench._bounded_error(both, both, bound, chunk=7) == 0.0  # the same NaN and inf on both sides agree
+    other = both.copy()
+    other[4] = -np.inf
+    assert bench._bounded_error(other, both, bound, chunk=7) == math.inf
+    ints = np.arange(100)
+    assert bench._exact_error(ints, ints, 7) == 0.0
+    assert bench._exact_error(ints + (ints == 50), ints, 7) == math.inf
+    f = ints.astype(np.float32)
+    g = f.copy()
+    g[99] = np.nan
+    assert math.isnan(bench._exact_error(g, f, 7)) and bench._exact_error(g, g, 7) == 0.0
+    assert math.isnan(bench._worst(0.5, math.nan, math.inf)) and bench._worst(0.5, 0.25) == 0.5
+
+
+# A device simulated on the host: _check_variant's calls, a variant that writes nothing, a memory pool and a
+# result slot that keep the last answer
+
+class _SimulatedDevice:
+    def __init__(self, lazy, skip_last=False):
+        self.lazy, self.skip_last, self.last = lazy, skip_last, None
+
+    def __call__(self, kind, v, gr_op, dev, poison=None):
+        op = {"sum": "cumsum", "prod": "cumprod", "min": "cummin", "max": "cummax"}[gr_op] if kind == "scan" else gr_op
+        right = _numpy(op, dev)
+        if kind == "scan" and poison is not None:
+            out = np.frombuffer(bytes([poison[1]]) * (dev.size * poison[0].itemsize), poison[0]).copy()
+        else:
+            out = None
+        if v.name != self.lazy:
+            self.last = right
+        elif kind == "reduce" or out is None:
+            return self.last  # the result slot, or the pool's memory: the previous call's answer
+        elif self.skip_last:
+            out[:-1] = right[:-1]
+            return out
+        else:
+            return out  # the poison, untouched
+        if out is not None:
+            out[:] = right
+            return out
+        return right
+
+
+def _cases(op, dtype, rng, names, n=3000):
+    kind, gr_op = bench.OPERATORS[op]
+    x = bench._random(n, dtype, gr_op, rng)
+    timing = bench._case(op, x, x, names)
+    exact = bench._exact_case(op, n, dtype, rng, timing, names)
+    exact.dev = exact.x
+    return timing, exact
+
+
+def _variant(kind, name):
+    return next(v for v in gpureduce.variants(kind=kind) if v.name == name)
+
+
+@pytest.mark.parametrize("op", ["cumsum", "cumprod", "cummax", "cummin"])
+@pytest.mark.parametrize("dtype", ["float32", "int32", "int64"])
+@pytest.mark.parametrize("skip_last", [False, True])
+def test_check_catches_a_scan_that_writes_nothing(monkeypatch, op, dtype, skip_last, rng):
+    timing, exact = _cases(op, dtype, rng, SCAN_NAMES)
+    assert timing.poison is not None and exact.poison is not None
+    device = _SimulatedDevice("sequential", skip_last)
+    monkeypatch.setattr(bench, "_run_once", device)
+    err, ok, _ = bench._check_variant(op, _variant("scan", "cub"), timing, exact)
+    assert ok and err <= 1
+    err, ok, _ = bench._check_variant(op, _variant("scan", "sequential"), timing, exact)
+    assert not ok and (math.isnan(err) or err == math.inf)
+
+
+@pytest.mark.parametrize("op", ["sum", "prod", "min", "max"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+def test_check_catches_a_stale_reduction(monkeypatch, op, dtype, rng):
+    """A reduction that writes nothing returns what the result slot holds (the previous variant's right
+    answer on the timing data): the exact data's check fails."""
+    names = ("cub", "shuffle")
+    timing, exact = _cases(op, dtype, rng, names)
+    monkeypatch.setattr(bench, "_run_once", _SimulatedDevice("shuffle"))
+    assert bench._check_variant(op, _variant("reduce", "cub"), timing, exact)[1]
+    err, ok, deterministic = bench._check_variant(op, _variant("reduce", "shuffle"), timing, exact)
+    assert not ok and err == math.inf
+    # whatever one stale value it returns, one of the checks fails
+    for stale in (timing.reference, exact.reference):
+        monkeypatch.setattr(bench, "_run_once", lambda *args, value=np.asarray(stale): value.astype(
+            bench._result_dtype(op, np.dtype(dtype)))[()])
+        assert not bench._check_variant(op, _variant("reduce", "shuffle"), timing, exact)[1]
+
+
+def test_check_of_a_nondeterministic_variant_judges_both_results(monkeypatch, rng):
+    timing, exact = _cases("cumsum", "float32", rng, SCAN_NAMES)
+    calls = []
+
+    def second_call_wrong(kind, v, gr_op, dev, poison=None):
+        got = np.cumsum(dev)
+        calls.append(dev is timing.dev)
+        if len(calls) == 3:
+            got[7] += 1
+        return got
+
+    monkeypatch.setattr(bench, "_run_once", second_call_wrong)
+    err, ok, deterministic = bench._check_variant("cumsum", _variant("scan", "cub"), timing, exact)
+    assert calls == [True, False, True]  # timing data, exact data, timing data again
+    assert not deterministic and not ok and err > 1
 
 
 def test_bitwise_equal():

@@ -89,15 +89,64 @@ def test_a_wrong_result_is_not_correct(monkeypatch):
     """The correct column catches a wrong scan element and a wrong length, as it did with CuPy."""
     real = bench._run_once
 
-    def off_by_one(kind, v, gr_op, dev):
-        got = real(kind, v, gr_op, dev).copy()
+    def off_by_one(*args):
+        got = real(*args).copy()
         got[len(got) // 2] += 1
         return got
 
-    for fake in (off_by_one, lambda kind, v, gr_op, dev: real(kind, v, gr_op, dev)[:-1]):
+    for fake in (off_by_one, lambda *args: real(*args)[:-1]):
         monkeypatch.setattr(bench, "_run_once", fake)
         result = benchmark("cumsum", "cub", sizes=[4096], repeat=1, warmup=0, peers=False, progress=False)
         assert [r.correct for r in result] == [False]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_a_scan_that_writes_nothing_is_not_correct(monkeypatch, dtype):
+    """A scan that leaves its out= alone returns the poison the benchmark filled it with (NaN, or a sentinel
+    for integers), not what the memory pool last held (the previous variant's right answer)."""
+    names = [v.name for v in gpureduce.variants(kind="scan", op="sum")]
+    lazy = next(name for name in names if name not in ("cub", "auto"))
+    real = bench.scans.scan
+
+    def scan(op, a, axis=None, result_dtype=None, out=None, **kwargs):
+        if kwargs.get("variant") == lazy and out is not None:
+            return out  # as the benchmark made it
+        return real(op, a, axis, result_dtype, out, **kwargs)
+
+    monkeypatch.setattr(bench.scans, "scan", scan)
+    result = benchmark("cumsum", ["cub", lazy], sizes=[4096, 2**20 + 3], dtype=dtype, repeat=1, warmup=0,
+                       peers=False, progress=False)
+    for r in result:
+        assert r.correct == (r.variant == "cub"), (r.variant, r.n, r.rel_error)
+
+
+def test_a_reduction_that_writes_nothing_is_not_correct(monkeypatch):
+    """A reduction whose result is stale (the previous variant's right answer on the same data) fails the
+    check on the exact-valued data in between."""
+    names = [v.name for v in gpureduce.variants(kind="reduce", op="sum")]
+    lazy = next(name for name in names if name not in ("cub", "auto"))
+    real = bench.reductions.reduce
+    last = []
+
+    def reduce(op, a, *args, **kwargs):
+        if kwargs.get("variant") == lazy:
+            return last[-1]
+        last.append(real(op, a, *args, **kwargs))
+        return last[-1]
+
+    monkeypatch.setattr(bench.reductions, "reduce", reduce)
+    for op in ("sum", "max"):
+        result = benchmark(op, ["cub", lazy], sizes=[4096], repeat=1, warmup=0, peers=False, progress=False)
+        assert [(r.variant, r.correct) for r in result] == [("cub", True), (lazy, False)]
+
+
+@pytest.mark.parametrize("op", ["sum", "prod", "min", "max", "cumsum", "cumprod", "cummax", "cummin"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+def test_every_variant_is_correct_on_the_checks(op, dtype):
+    """The checks themselves (exact-valued data, poisoned out=, per-element bounds) pass every registered
+    variant, at a size of several blocks and an odd one."""
+    result = benchmark(op, "all", sizes=[2**16 + 7], dtype=dtype, repeat=1, warmup=0, peers=False, progress=False)
+    assert result.rows and all(r.correct for r in result), [(r.variant, r.rel_error) for r in result if not r.correct]
 
 
 @pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int32", "float16", "float32", "float64", "complex128"])
