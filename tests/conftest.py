@@ -1,4 +1,5 @@
 """Shared test setup: gpureduce's pytest plugin (the `gpu` marker), fixtures, device-array factories."""
+import collections
 import os
 
 # JAX takes 75% of the GPU's memory at its first array unless told not to; the suite shares the GPU between
@@ -20,18 +21,33 @@ def pytest_configure(config):
     gpureduce.pytest_plugin.register(config)
 
 
-# Property-based examples run in this session (hypothesis tests call count_example once per example), so the
-# GPU check can quote the number.
-_EXAMPLES = [0]
+# Property-based examples that passed their checks in this session, per test: a hypothesis test calls
+# count_example() as its last statement, so an example counts only when every assertion in it ran and held (one
+# that raised, was rejected by hypothesis, or returned early without checking is not counted).  The GPU check
+# quotes the total line (benchmarks/device_check.sh greps "hypothesis examples run: N").  Hypothesis' own
+# statistics per test (examples passing, failing and invalid, run times) are printed by
+# `pytest --hypothesis-show-statistics`.
+_EXAMPLES = collections.Counter()
 
 
-def count_example():
-    _EXAMPLES[0] += 1
+def count_example(test=None):
+    """Count one example of the running hypothesis test as checked and passed; call it after the checks."""
+    if test is None:  # "tests/test_x.py::test_y[param] (call)" -> "test_y[param]"
+        test = os.environ.get("PYTEST_CURRENT_TEST", "unknown test").rsplit(" (", 1)[0].rpartition("::")[2]
+    _EXAMPLES[test] += 1
+
+
+def examples_counted():
+    """{test name: examples checked and passed so far}."""
+    return dict(sorted(_EXAMPLES.items()))
 
 
 def pytest_terminal_summary(terminalreporter):
-    if _EXAMPLES[0]:
-        terminalreporter.write_line(f"hypothesis examples run: {_EXAMPLES[0]}")
+    if _EXAMPLES:
+        terminalreporter.write_line(f"hypothesis examples run: {sum(_EXAMPLES.values())}")
+        terminalreporter.write_line(f"hypothesis examples per test: {examples_counted()}")
+        if not terminalreporter.config.getoption("hypothesis_show_statistics", False):
+            terminalreporter.write_line("(pytest --hypothesis-show-statistics adds hypothesis' own statistics per test)")
 
 
 @pytest.fixture
@@ -66,3 +82,104 @@ DEVICE_LIBRARIES = {
     "torch": lambda a: _torch().from_numpy(np.ascontiguousarray(a)).cuda(),
     "numba": lambda a: _numba_cuda().to_device(np.ascontiguousarray(a)),
 }
+
+
+# ---------------------------------------------------------------- data whose answers are known exactly
+
+def exact_float_data(family, dtype, n, rng):
+    """Floating `dtype` data of length `n` whose every partial sum (family "sum") or product ("prod") is exactly
+    representable in `dtype`, in any order and grouping: any correct algorithm returns NumPy's float64 result cast
+    to `dtype`, bit for bit, so the tests compare with ==, and one lost or duplicated element shows.
+
+    sum: integers in [1, m], about a sixteenth of them negated, where m = 8 or less, so that the positive and the
+    negative elements each add up to at most 2**(mantissa bits + 1) (2**24 for float32, 2**53 for float64): every
+    subset's sum is an integer of that range, exact in `dtype`.  No element is 0 and most are positive, so a lost
+    element, tile or block (or a duplicated one) changes the sum.  Past 2**24 float32 elements m is 1 (+-1).
+    prod: +-1 factors with random signs and at most 64 factors 2 or 0.5, the first and the last element among
+    them: every partial product is +-2**e with |e| <= 64, exact.  The 0.5s are placed so that every prefix product
+    has |p| >= 2: a scan that leaves out a carry, and a product that drops its last factor, are off by a power of 2.
+    """
+    dt = np.dtype(dtype)
+    if n == 0:
+        return np.zeros(0, dt)
+    if family == "sum":
+        limit = 2 ** (np.finfo(dt).nmant + 1)  # every integer up to this magnitude is a float of dt
+        m = int(min(8, max(1, limit // n)))
+        x = rng.integers(1, m, n, endpoint=True).astype(np.float64)
+        x[rng.random(n) < 1 / 16] *= -1
+        positive, negative = x[x > 0].sum(), -x[x < 0].sum()
+        assert positive <= limit and negative <= limit, (positive, negative, limit)  # the claim above, checked
+        return x.astype(dt)
+    x = rng.choice([-1.0, 1.0], n)
+    where = np.unique(np.concatenate([[0, n - 1], rng.choice(n, min(n, 62), replace=False)]))
+    exponent, steps = 0, np.empty(where.size)
+    for i in range(where.size):  # the prefix exponent walks in [1, 64]: +1 wherever it is 1 (or 0, at the start)
+        steps[i] = 1 if exponent <= 1 else rng.choice([-1, 1])
+        exponent += steps[i]
+    x[where] *= np.exp2(steps)
+    return x.astype(dt)
+
+
+def one_size_cached(cache, key, make):
+    """cache[key], made by make(host, seed) from fresh exact_float_data (key = (family, dtype, n)) and kept
+    while the tests run at that size: one size of device inputs in memory at a time, new data every session."""
+    if key not in cache:
+        family, dtype, n = key
+        if any(k[2] != n for k in cache):
+            cache.clear()
+        seed = int(np.random.SeedSequence().entropy % 2**32)
+        print(f"random seed of the exact {family} {dtype} n={n} input: {seed}")  # shown when the case fails
+        cache[key] = make(exact_float_data(family, dtype, n, np.random.default_rng(seed)), seed)
+    return cache[key]
+
+
+# The kernels' warp, block and tile sizes (warps of 32; blocks of 256 and 512 elements, 512- and 1024-element
+# block-local scan tiles, 2048- and 4096-element coarsened tiles, auto's 4096-float / 16384-int8 block steps) and a
+# few powers of two beyond.
+EDGES = (32, 256, 512, 1024, 2048, 4096, 8192, 16384, 65536)
+
+
+def edge_positions(n):
+    """Indices 0 <= i < n at which to place a unique extreme: the first two, the last two, the middle, and either
+    side of the first and of the last two multiples of every EDGES size below n (k*b - 1 and k*b): the head, the
+    last tiles and the carries into them."""
+    positions = {0, 1, n // 2, n - 2, n - 1}
+    for b in EDGES:
+        last = (n - 1) // b
+        for k in {1, last - 1, last}:
+            positions.update((k * b - 1, k * b))
+    return sorted(p for p in positions if 0 <= p < n)
+
+
+def unique_extremes(dtype):
+    """(lowest, highest): values of `dtype` that walk_data never produces, for a unique minimum and maximum."""
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        return dt.type(-(2.0**100)), dt.type(2.0**100)
+    info = np.iinfo(dt)
+    return dt.type(info.min), dt.type(info.max)
+
+
+def walk_data(dtype, n, rng):
+    """A random walk of +-1 steps (np.cumsum), so that the running maximum and minimum keep changing along the
+    whole array, strictly between unique_extremes(dtype) and never iinfo.max - 1 (a poison value): folded into
+    [-125, 125] for int8, centred on 2**63 for uint64 (values on both sides of the sign bit)."""
+    dt = np.dtype(dtype)
+    w = np.cumsum(rng.choice(np.array([-1, 1], np.int64), n))
+    if dt.kind == "f":
+        return w.astype(dt)
+    info = np.iinfo(dt)
+    half = (int(info.max) - int(info.min)) // 2 - 2  # the walk's values stay within +-half of the centre
+    if half < 2**40:  # fold (a triangle wave of period 4 * half): a reflecting walk
+        v = np.mod(w + half, 4 * half)
+        w = np.where(v > 2 * half, 4 * half - v, v) - half
+    if dt.kind == "u":
+        return w.astype(np.uint64).astype(dt) + dt.type(2 ** (8 * dt.itemsize - 1))  # wraps around the centre
+    return w.astype(dt)
+
+
+def extreme_poison(dtype):
+    """An out= fill no running extreme of walk_data takes: NaN, or iinfo.max - 1 (neither an extreme nor an
+    identity)."""
+    dt = np.dtype(dtype)
+    return dt.type(np.nan) if dt.kind == "f" else dt.type(int(np.iinfo(dt).max) - 1)

@@ -17,8 +17,12 @@ must match NumPy on the same host array:
 * when NumPy raises (an empty min/max without initial, argmin of an empty sequence, a where mask for
   min/max without initial), the same exception type with the same message.
 
-Examples per test: ``GR_HYPOTHESIS_EXAMPLES`` (default 200).  Hypothesis prints the failing example and a
-``@reproduce_failure`` blob; ``--hypothesis-seed=N`` replays a whole run.
+Examples per test: ``GR_HYPOTHESIS_EXAMPLES`` (default 200).  An example is counted (conftest.count_example, the
+"hypothesis examples run" line of the summary, and per test) only once its checks have all run and passed;
+``--hypothesis-show-statistics`` prints hypothesis' own statistics per test.  Only the too_slow health check is
+suppressed (a GPU example's time is the device's, not the strategy's): a strategy that draws too much data or
+filters too much fails its test.  Hypothesis prints the failing example and a ``@reproduce_failure`` blob;
+``--hypothesis-seed=N`` replays a whole run.
 """
 import math
 import os
@@ -43,7 +47,7 @@ PROPERTY = settings(
     deadline=None,
     derandomize=False,
     print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+    suppress_health_check=[HealthCheck.too_slow],
 )
 
 DTYPES = [np.dtype(d) for d in (
@@ -480,7 +484,6 @@ def draw_common(data, cp):
 @given(data=st.data())
 def test_reductions_match_numpy(op, cp, data):
     """sum/prod/min/max/mean: any dtype, layout, axis (tuples too), keepdims, where, initial, dtype=, out=."""
-    count_example()
     dt = data.draw(st.sampled_from(DTYPES), label="dtype")
     kw = {}
     if op in ("sum", "prod", "mean"):
@@ -509,6 +512,7 @@ def test_reductions_match_numpy(op, cp, data):
     out_kind, entry = draw_common(data, cp)
     check_call(op, host, arg, axis, kw, call_kw=call_kw, out_kind=out_kind, entry=entry, cp=cp, device=device,
                what=f"input {host.dtype} {host.shape} strides {host.strides} device={device} variant={variant}")
+    count_example()  # reached only when every check of the example passed
 
 
 @pytest.mark.parametrize("op", ARG_REDUCTIONS)
@@ -516,7 +520,6 @@ def test_reductions_match_numpy(op, cp, data):
 @given(data=st.data())
 def test_arg_reductions_match_numpy(op, cp, data):
     """argmin/argmax: first occurrence (NaN first of all, complex lexicographic), keepdims, out=."""
-    count_example()
     dt = data.draw(st.sampled_from(DTYPES), label="dtype")
     host, arg, device = draw_input(data, "minmax", dt, cp)
     axis = data.draw(single_axes(host.ndim), label="axis")
@@ -526,6 +529,7 @@ def test_arg_reductions_match_numpy(op, cp, data):
     out_kind, entry = draw_common(data, cp)
     check_call(op, host, arg, axis, kw, call_kw=call_kw, out_kind=out_kind, entry=entry, cp=cp, device=device,
                what=f"input {host.dtype} {host.shape} strides {host.strides} device={device} variant={variant}")
+    count_example()  # reached only when every check of the example passed
 
 
 @pytest.mark.parametrize("op", SCANS)
@@ -533,7 +537,6 @@ def test_arg_reductions_match_numpy(op, cp, data):
 @given(data=st.data())
 def test_scans_match_numpy(op, cp, data):
     """cumsum/cumprod/cummax/cummin: axis None (C-order flattening) or one axis, dtype=, out=, exclusive."""
-    count_example()
     dt = data.draw(st.sampled_from(DTYPES), label="dtype")
     kw = {}
     if op in ("cumsum", "cumprod"):
@@ -548,6 +551,7 @@ def test_scans_match_numpy(op, cp, data):
     out_kind, entry = draw_common(data, cp)
     check_call(op, host, arg, axis, kw, out_kind=out_kind, entry=entry, exclusive=exclusive, cp=cp, device=device,
                what=f"input {host.dtype} {host.shape} strides {host.strides} device={device}")
+    count_example()  # reached only when every check of the example passed
 
 
 @pytest.mark.skipif(not TEACHING, reason="no teaching variants registered")
@@ -556,7 +560,6 @@ def test_scans_match_numpy(op, cp, data):
 def test_teaching_variants_whole_array(cp, data):
     """The classic variants reduce a whole array of one of their dtypes like NumPy: C or Fortran order, host
     or device, byte-swapped host; a strided view either works or is refused naming auto and cub."""
-    count_example()
     v = data.draw(st.sampled_from(TEACHING), label="variant")
     op = data.draw(st.sampled_from([o for o in ("sum", "prod", "min", "max") if o in v.ops]), label="op")
     dt = np.dtype(data.draw(st.sampled_from(sorted(v.dtypes)), label="dtype"))
@@ -568,12 +571,14 @@ def test_teaching_variants_whole_array(cp, data):
     what = f"variant {v.name} input {host.dtype} {host.shape} strides {host.strides} device={device}"
     if host.flags.c_contiguous or host.flags.f_contiguous:
         check_call(op, host, arg, axis, {}, call_kw={"variant": v.name}, entry=entry, cp=cp, device=device, what=what)
-        return
-    try:  # a strided view: a teaching variant may reduce it (correctly) or refuse it, naming the able ones
-        check_call(op, host, arg, axis, {}, call_kw={"variant": v.name}, entry=entry, cp=cp, device=device, what=what)
-    except ValueError as e:
-        for able in FULL_VARIANTS:
-            assert able in str(e), f"{able!r} not named in the refusal {e}; {what}"
+    else:
+        try:  # a strided view: a teaching variant may reduce it (correctly) or refuse it, naming the able ones
+            check_call(op, host, arg, axis, {}, call_kw={"variant": v.name}, entry=entry, cp=cp, device=device,
+                       what=what)
+        except ValueError as e:
+            for able in FULL_VARIANTS:
+                assert able in str(e), f"{able!r} not named in the refusal {e}; {what}"
+    count_example()  # reached only when every check of the example passed
 
 
 # ---------------------------------------------------------------- large arrays, every axis
@@ -723,6 +728,79 @@ def test_classic_cases(op, make, kw, want, source, cp):
         want = np.asarray(want)
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want, strict=True)
+
+
+# ---------------------------------------------------------------- float16: accumulated in float32, held to that
+
+# The variants that take float16 (the axis machinery's: float16 is no flat kernel's dtype), per kind
+FLOAT16_VARIANTS = {kind: [v.name for v in gpureduce.variants(kind=kind)
+                           if "float16" in v.dtypes or "axes" in v.properties] for kind in ("reduce", "scan")}
+assert all(FLOAT16_VARIANTS.values()), f"no variant takes float16: {FLOAT16_VARIANTS}"
+
+
+def float16_exact_data(op, rng):
+    """float16 values whose every partial sum (product) is exact in float16, in any order, so the result is known
+    exactly.  Sums: 300 nonzero integers in [-3, 3] and 1000 ones, shuffled (partial sums are integers in
+    [-900, 1900]; float16 holds every integer up to 2048).  Products: 300 factors +-1, five 2s and two 0.5s among
+    them, one of those last (every partial product is +-2**e with |e| <= 5).  No element is 0, so a dropped or
+    doubled element changes a sum; a dropped last factor changes the product by a factor 2 or 0.5."""
+    if op in ("sum", "cumsum"):
+        small = rng.integers(1, 3, 300, endpoint=True) * rng.choice([-1, 1], 300)
+        x = np.concatenate([small, np.ones(1000, np.int64)]).astype(np.float64)
+        rng.shuffle(x)
+    else:
+        x = rng.choice([-1.0, 1.0], 300)
+        where = np.concatenate([rng.choice(299, 6, replace=False), [299]])
+        x[where] *= rng.permutation([2, 2, 2, 2, 2, 0.5, 0.5])
+    return x.astype(np.float16)
+
+
+@pytest.mark.parametrize("source", ["host", "cupy"])
+@pytest.mark.parametrize("op, variant", [(op, v) for op in ("sum", "prod") for v in FLOAT16_VARIANTS["reduce"]]
+                         + [(op, v) for op in ("cumsum", "cumprod") for v in FLOAT16_VARIANTS["scan"]])
+def test_float16_exact_data_gives_the_exact_value(op, variant, source, cp, rng):
+    """A float16 sum / product / scan of exactly representable data equals the exact value, bitwise (the float64
+    result cast to float16): a float16 sum that returns 0, a dropped or doubled element, or a product a factor
+    off fails, whatever error_bound allows."""
+    x = float16_exact_data(op, rng)
+    want = np.asarray(getattr(np, op)(x.astype(np.float64))).astype(np.float16)  # exact: no rounding anywhere
+    assert (np.asarray(getattr(np, op)(x)) == want).all(), "the data is not exact in float16 (test bug)"
+    if source == "cupy" and cp is None:
+        pytest.skip("needs CuPy")
+    arg = cp.asarray(x) if source == "cupy" else x
+    got = fetch(getattr(gpureduce, op)(arg, variant=variant))
+    assert got.dtype == np.float16 and got.shape == want.shape, f"{got.dtype} {got.shape}"
+    bad = np.flatnonzero(got.view(np.uint16) != want.view(np.uint16))
+    assert bad.size == 0, (f"{op} variant={variant} {source}: {bad.size} of {want.size} values differ; first at "
+                           f"{bad[0]}: got {got.ravel()[bad[0]]!r}, exact {want.ravel()[bad[0]]!r}")
+
+
+def test_float16_bounds_reject_gross_errors(rng):
+    """The comparison of these tests (float_reference + assert_values: gpureduce.testing.error_bound, with no
+    rtol or atol of its own) holds float16 results to float32 accumulation plus the final float16 rounding: a
+    float16 sum returning 0, or a product of 300 factors off by 1%, fails; the exact values pass."""
+    f16 = np.dtype(np.float16)
+    x = float16_exact_data("sum", rng)
+    exact = np.asarray(np.float16(x.astype(np.float64).sum()))
+    ref, bound = float_reference("sum", x, None, {}, f16)
+    assert float(bound) < 2.0, f"float16 sum bound {float(bound)} for |sum| {float(exact)} (float16 accumulation: ~150)"
+    assert_values(exact, exact, ref, bound, "the exact float16 sum")
+    with pytest.raises(pytest.fail.Exception):
+        assert_values(np.asarray(np.float16(0)), exact, ref, bound, "a float16 sum returning 0")
+    f = (rng.choice([-1.0, 1.0], 300) * np.exp2(rng.uniform(-0.05, 0.05, 300))).astype(np.float16)
+    p = np.prod(f.astype(np.float64))
+    ref, bound = float_reference("prod", f, None, {}, f16)
+    assert float(bound) < 0.002 * abs(p), f"float16 product bound {float(bound)} for |prod| {abs(p)}"
+    assert_values(np.asarray(np.float16(p)), np.asarray(np.float16(p)), ref, bound, "the float16 product")
+    with pytest.raises(pytest.fail.Exception):
+        assert_values(np.asarray(np.float16(p * 1.01)), np.asarray(np.float16(p)), ref, bound, "a product 1% off")
+    # scans: every element held alike
+    c = np.cumsum(x.astype(np.float64))
+    ref, bound = float_reference("cumsum", x, None, {}, f16)
+    wrong = c.astype(np.float16)
+    wrong[-1] = 0
+    with pytest.raises(pytest.fail.Exception):
+        assert_values(wrong, c.astype(np.float16), ref, bound, "a float16 cumsum ending in 0")
 
 
 @pytest.mark.parametrize("source", ["host", "cupy"])

@@ -4,18 +4,25 @@ Integers must match exactly (wrap-around included); floats must lie within gpure
 (it grows with log2(n)) around a float64 reference; min/max are exact and propagate NaN.  Inputs are fresh
 random data on the device (CuPy), so the matrix measures the kernels and not host transfers; host inputs,
 the other device libraries, misaligned pointers and > 2**31 elements have tests of their own.
+
+The bound cannot see a few lost elements among millions of zero-mean values, so float sums and products are also
+run on exact-valued data (conftest.exact_float_data: every partial result representable) and compared bitwise;
+min and max are run with a unique extreme at the first and last elements and at every block and tile edge.
 """
 import numpy as np
 import pytest
 
 import gpureduce
-from conftest import DEVICE_LIBRARIES
+from conftest import DEVICE_LIBRARIES, edge_positions, one_size_cached, unique_extremes, walk_data
 from gpureduce.testing import assert_matches_numpy, for_all_variants
 
 pytestmark = pytest.mark.gpu
 
-VARIANTS = [v.name for v in gpureduce.variants(kind="reduce")]
-DETERMINISTIC = [v.name for v in gpureduce.variants(kind="reduce") if v.deterministic]
+REDUCE = gpureduce.variants(kind="reduce")
+VARIANTS = [v.name for v in REDUCE]
+DETERMINISTIC = [v.name for v in REDUCE if v.deterministic]
+DETERMINISTIC_AXES = [v.name for v in REDUCE if v.deterministic and "axes" in v.properties]
+assert DETERMINISTIC_AXES, "no deterministic reduction variant takes axes (the default, auto, should)"
 OPS = ["sum", "prod", "min", "max"]
 DTYPES = ["float32", "float64", "int32", "int64"]
 # every power of two and block boundary the kernels care about (warp 32, blocks 128..1024, tiles 2048/4096)
@@ -66,6 +73,92 @@ def test_matches_numpy(variant, op, dtype, n):
     EXERCISED.add(variant)
 
 
+# ---------------------------------------------------------------- exactly known answers
+
+_exact = {}
+
+
+def exact_input(op, dtype, n):
+    """(CuPy input, the exact result as a NumPy scalar of `dtype`, seed) for exact_float_data: one size in memory
+    at a time (the tests run size by size), fresh data every session."""
+    def make(host, seed):
+        want = np.dtype(dtype).type(getattr(np, op)(host.astype(np.float64)))  # exact in float64 and in dtype
+        return DEVICE_LIBRARIES["cupy"](host), want, seed
+
+    return one_size_cached(_exact, (op, dtype, n), make)
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("op", ["sum", "prod"])
+@for_all_variants("reduce")
+def test_exact_float_data_bitwise(variant, op, dtype, n):
+    """Float sums and products of data whose every partial result is exact, whatever the order: the result is
+    NumPy's float64 answer cast to the dtype, bit for bit.  A lost or duplicated element (the last one, a tile,
+    a block's partial) changes it; the error bound would let hundreds of them pass."""
+    dev, want, seed = exact_input(op, dtype, n)
+    got = gpureduce.reduce(op, dev, variant=variant)
+    assert isinstance(got, np.generic) and got.dtype == want.dtype, f"{type(got).__name__} {got.dtype}"
+    assert got.tobytes() == want.tobytes(), (f"{op} variant={variant} {dtype} n={n}: got {got!r}, exact {want!r} "
+                                             f"(data seed {seed})")
+
+
+EXTREME_DTYPES = ["int8", "int32", "uint64", "float32", "float64"]
+
+
+def _extreme_cases():
+    """(variant, op, dtype, n): size by size (one size's inputs in memory at a time), every variant that reduces
+    the dtype (the teaching variants take only their own dtypes)."""
+    cases = []
+    for n in SIZES:
+        if n == 0:
+            continue
+        for dtype in EXTREME_DTYPES:
+            for op in ("max", "min"):
+                for v in REDUCE:
+                    if v.supports(op) and (dtype in v.dtypes or "axes" in v.properties):
+                        cases.append(pytest.param(v.name, op, dtype, n, id=f"{v.name}-{op}-{dtype}-{n}"))
+    assert len(cases) >= 2 * (len(SIZES) - 1) * len(EXTREME_DTYPES), f"only {len(cases)} extreme cases"
+    return cases
+
+
+_walks = {}
+
+
+def walk_input(dtype, n):
+    """(host walk, CuPy copy, seed): conftest.walk_data, one size in memory at a time, fresh every session."""
+    key = (dtype, n)
+    if key not in _walks:
+        if any(k[1] != n for k in _walks):
+            _walks.clear()
+        seed = int(np.random.SeedSequence().entropy % 2**32)
+        print(f"random seed of the {dtype} n={n} walk: {seed}")  # shown when the case fails
+        host = walk_data(dtype, n, np.random.default_rng(seed))
+        _walks[key] = (host, DEVICE_LIBRARIES["cupy"](host), seed)
+    return _walks[key]
+
+
+@pytest.mark.parametrize("variant, op, dtype, n", _extreme_cases())
+def test_unique_extreme_at_every_edge(variant, op, dtype, n):
+    """min/max with one unique extreme placed in turn at 0, 1, n // 2, n - 2, n - 1 and either side of the
+    warp, block and tile edges (conftest.edge_positions): a kernel that drops the last element, the tail tile or
+    a block's partial, or reads one element short, returns the walk's own extreme instead."""
+    cupy = pytest.importorskip("cupy")
+    host, dev, seed = walk_input(dtype, n)
+    lowest, highest = unique_extremes(dtype)
+    value = highest if op == "max" else lowest
+    extreme = cupy.asarray(np.array([value], dtype))
+    for p in edge_positions(n):
+        dev[p:p + 1] = extreme
+        try:
+            got = gpureduce.reduce(op, dev, variant=variant)
+        finally:
+            dev[p:p + 1] = cupy.asarray(host[p:p + 1])
+        assert isinstance(got, np.generic) and got.dtype == np.dtype(dtype), f"{type(got).__name__} {got.dtype}"
+        assert got == value, (f"{op} variant={variant} {dtype} n={n} with the unique {op} {value!r} at index {p}: "
+                              f"got {got!r} (walk seed {seed})")
+
+
 @for_all_variants("reduce")
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("op", ["min", "max", "sum"])
@@ -113,11 +206,33 @@ def test_misaligned_views(variant, offset, rng):
         assert_matches_numpy("min", dev, variant=variant)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("variant", DETERMINISTIC)
-def test_deterministic_variants_repeat_bitwise(variant, rng):
-    dev = DEVICE_LIBRARIES["cupy"](rng.uniform(-1, 1, 2**22 + 3).astype(np.float32))
+def test_deterministic_variants_repeat_bitwise(variant, dtype, rng):
+    dev = DEVICE_LIBRARIES["cupy"](rng.uniform(-1, 1, 2**22 + 3).astype(dtype))
     first = gpureduce.sum(dev, variant=variant)
-    assert all(gpureduce.sum(dev, variant=variant).tobytes() == first.tobytes() for _ in range(5))
+    for _ in range(5):
+        again = gpureduce.sum(dev, variant=variant)
+        assert again.tobytes() == first.tobytes(), f"{variant} {dtype}: {again!r} after {first!r}"
+
+
+# rows (axis=1 of an (m, k) array) and columns (axis=0): short and long rows, few and many columns
+AXIS_SHAPES = [(4099, 1027), (5, 2**20 + 3), (2**20 + 3, 5)]
+
+
+@pytest.mark.parametrize("axis", [1, 0], ids=["rows", "columns"])
+@pytest.mark.parametrize("shape", AXIS_SHAPES, ids=[f"{m}x{k}" for m, k in AXIS_SHAPES])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("variant", DETERMINISTIC_AXES)
+def test_deterministic_axis_reductions_repeat_bitwise(variant, dtype, shape, axis, rng):
+    """The deterministic variants that reduce along axes give bitwise the same row and column sums every run."""
+    dev = DEVICE_LIBRARIES["cupy"](rng.uniform(-1, 1, shape).astype(dtype))
+    first = gpureduce.sum(dev, axis=axis, variant=variant).get()
+    for _ in range(5):
+        again = gpureduce.sum(dev, axis=axis, variant=variant).get()
+        assert again.tobytes() == first.tobytes(), (
+            f"{variant} {dtype} {shape} axis={axis}: {np.count_nonzero(again != first)} of {again.size} sums differ "
+            f"between runs")
 
 
 def test_cai_stream_is_honoured(rng):

@@ -5,6 +5,11 @@ element-wise bound around a float64 cumulative reference; min/max are exact and 
 reads fresh random data on the device (CuPy) and writes into a poisoned out= (NaN / a sentinel), so an
 element a kernel forgets to write is caught.  Host inputs and outputs, the DeviceArray result, the other
 device libraries, streams, misaligned and overlapping pointers and > 2**31 elements have tests of their own.
+
+The bound cannot see a few lost elements among millions of zero-mean values, so float cumsum and cumprod are also
+run on exact-valued data (conftest.exact_float_data) and compared bitwise, element by element; cummax and cummin
+run on random walks (the running extreme keeps changing) with a unique extreme placed in turn at the first and
+last elements and at every block and tile edge, so a lost carry or tail shows.
 """
 import ctypes
 import subprocess
@@ -14,7 +19,8 @@ import numpy as np
 import pytest
 
 import gpureduce
-from conftest import DEVICE_LIBRARIES
+from conftest import (DEVICE_LIBRARIES, edge_positions, extreme_poison, one_size_cached, unique_extremes,
+                      walk_data)
 from gpureduce.testing import SCANS, assert_matches_numpy, error_bound, for_all_variants
 
 pytestmark = pytest.mark.gpu
@@ -30,6 +36,9 @@ SIZES = [0, 1, 2, 31, 32, 33, 1023, 1024, 1025, 4095, 4096, 4097, 65535, 65537, 
 # `sequential` is a single thread walking the array: at 2**24 elements its 32 cases alone would take about a
 # minute, and its code path is the same at every length, so it stops at 2**20 + 7.
 SEQUENTIAL_MAX_N = 2**20 + 7
+# ... and in the running-extreme test, which scans each input once per edge position (~40 at the large sizes, each
+# twice), it stops at 4097: one thread has no tiles nor carries, and 2**16 elements already take it 8 ms a scan.
+SEQUENTIAL_EXTREME_MAX_N = 4097
 SEED = int(np.random.SeedSequence().entropy % 2**32)  # fresh data every session; printed on failure
 
 EXERCISED = set()
@@ -146,6 +155,161 @@ def test_matches_numpy(variant, op, exclusive, dtype, n):
     assert result is out
     check(cupy.asnumpy(out), op, dtype_out, ref, bound, exclusive, f"{variant} {op} {dtype} n={n}")
     EXERCISED.add(variant)
+
+
+# ---------------------------------------------------------------- exactly known answers
+
+def _exact_cases():
+    """(variant, op, exclusive, dtype, n) of the exact cumsum / cumprod, size by size; `sequential` beyond
+    SEQUENTIAL_MAX_N only for the float32 inclusive cumsum (the one whose data is hardest to keep exact: +-1)."""
+    cases = []
+    for n in SIZES:
+        for dtype in ("float32", "float64"):
+            for op in ("sum", "prod"):
+                for exclusive in (False, True):
+                    for v in SCAN:
+                        if op not in v.ops or dtype not in v.dtypes:
+                            continue
+                        if v.name == "sequential" and n > SEQUENTIAL_MAX_N and (op, exclusive, dtype) != (
+                                "sum", False, "float32"):
+                            continue
+                        kind = "excl" if exclusive else "incl"
+                        cases.append(pytest.param(v.name, op, exclusive, dtype, n,
+                                                  id=f"{v.name}-cum{op}-{kind}-{dtype}-{n}"))
+    assert len(cases) >= 8 * len(SIZES), f"only {len(cases)} exact scan cases"
+    return cases
+
+
+_exact = {}
+
+
+def exact_case(op, dtype, n):
+    """{"dev": CuPy input, "ref": CuPy inclusive scan (NumPy's float64 cumsum / cumprod cast to dtype: exact),
+    "seed"} for conftest.exact_float_data, one size in memory at a time, fresh every session."""
+    def make(host, seed):
+        wide = NUMPY[op](host.astype(np.float64))
+        ref = wide.astype(dtype)
+        assert (ref.astype(np.float64) == wide).all(), "the data is not exact in this dtype (a test bug)"
+        cupy = _cupy()
+        return {"dev": cupy.asarray(host), "ref": cupy.asarray(ref), "seed": seed}
+
+    return one_size_cached(_exact, (op, dtype, n), make)
+
+
+def _first_bits_mismatch(got, want):
+    """(index, count) of the first element whose bits differ, or None: compared on the device."""
+    cupy = _cupy()
+    bits = {4: cupy.uint32, 8: cupy.uint64}[got.dtype.itemsize]
+    differ = got.view(bits) != want.view(bits)
+    count = int(cupy.count_nonzero(differ))
+    return (int(cupy.argmax(differ)), count) if count else None
+
+
+@pytest.mark.parametrize("variant, op, exclusive, dtype, n", _exact_cases())
+def test_exact_float_data_bitwise(variant, op, exclusive, dtype, n):
+    """Float cumsum / cumprod of data whose every partial result is exact: every element equals NumPy's float64
+    scan cast to the dtype, bit for bit (written into a NaN-poisoned out=).  A lost or duplicated element shifts
+    every later one; a tile scanned without its carry (a sum of positive-mostly values, a product whose prefixes
+    are all +-2**e, e >= 1) is off throughout; the error bound would let hundreds of lost elements pass."""
+    cupy = _cupy()
+    entry = exact_case(op, dtype, n)
+    ref = entry["ref"]
+    out = cupy.full(n, np.nan, dtype=dtype)
+    result = gpureduce.scan(op, entry["dev"], out=out, exclusive=exclusive, variant=variant)
+    assert result is out
+    want = ref
+    if exclusive and n:
+        want = cupy.empty_like(ref)
+        want[0] = identity(op, dtype)
+        want[1:] = ref[:-1]
+    bad = _first_bits_mismatch(out, want)
+    if bad is not None:
+        i, count = bad
+        pytest.fail(f"cum{op} variant={variant} exclusive={exclusive} {dtype} n={n}: {count} of {n} elements "
+                    f"differ; first at {i}: got {out[i].item()!r}, exact {want[i].item()!r} "
+                    f"(data seed {entry['seed']})")
+
+
+# ---------------------------------------------------------------- running extremes: unique values at the edges
+
+EXTREME_DTYPES = ["int8", "int32", "uint64", "float32", "float64"]
+
+
+def _running_extreme_cases():
+    """(variant, op, dtype, n), size by size: every variant that scans the dtype (the others take only their own
+    dtypes); `sequential` up to SEQUENTIAL_EXTREME_MAX_N."""
+    cases = []
+    for n in SIZES:
+        if n == 0:
+            continue
+        for dtype in EXTREME_DTYPES:
+            for op in ("max", "min"):
+                for v in SCAN:
+                    if op not in v.ops or not (dtype in v.dtypes or "axes" in v.properties):
+                        continue
+                    if v.name == "sequential" and n > SEQUENTIAL_EXTREME_MAX_N:
+                        continue
+                    cases.append(pytest.param(v.name, op, dtype, n, id=f"{v.name}-{FUNCTION[op]}-{dtype}-{n}"))
+    assert len(cases) >= 2 * (len(SIZES) - 1) * len(EXTREME_DTYPES), f"only {len(cases)} running extreme cases"
+    return cases
+
+
+_walks = {}
+
+
+def walk_case(dtype, n):
+    """{"host", "dev", "ref": {op: CuPy running extreme of the walk, NumPy's}, "seed"} for conftest.walk_data,
+    one size in memory at a time, fresh every session."""
+    key = (dtype, n)
+    if key not in _walks:
+        if any(k[1] != n for k in _walks):
+            _walks.clear()
+        seed = int(np.random.SeedSequence().entropy % 2**32)
+        print(f"random seed of the {dtype} n={n} walk: {seed}")  # shown when the case fails
+        host = walk_data(dtype, n, np.random.default_rng(seed))
+        cupy = _cupy()
+        _walks[key] = {"host": host, "dev": cupy.asarray(host), "seed": seed,
+                       "ref": {op: cupy.asarray(NUMPY[op](host)) for op in ("max", "min")}}
+    return _walks[key]
+
+
+@pytest.mark.parametrize("variant, op, dtype, n", _running_extreme_cases())
+def test_running_extreme_unique_at_every_edge(variant, op, dtype, n):
+    """cummax / cummin of a random walk with one unique extreme placed in turn at 0, 1, n // 2, n - 2, n - 1 and
+    either side of the warp, block and tile edges (conftest.edge_positions), inclusive and exclusive, into a
+    poisoned out=: before the extreme, NumPy's running extreme of the walk (np.maximum / np.minimum.accumulate),
+    from it on the extreme itself.  A tile scanned without its carry shows the walk's local extreme where the
+    extreme should be; a lost last element leaves the last output poisoned or short of the extreme."""
+    cupy = _cupy()
+    entry = walk_case(dtype, n)
+    host, dev, ref = entry["host"], entry["dev"], entry["ref"][op]
+    lowest, highest = unique_extremes(dtype)
+    value = highest if op == "max" else lowest
+    extreme = cupy.asarray(np.array([value], dtype))
+    first = identity(op, dtype)
+    out = cupy.empty(n, dtype=dtype)
+    for p in edge_positions(n):
+        dev[p:p + 1] = extreme
+        try:
+            for exclusive in (False, True):
+                out.fill(extreme_poison(dtype))
+                gpureduce.scan(op, dev, out=out, exclusive=exclusive, variant=variant)
+                if exclusive:  # identity, then the inclusive result shifted by one
+                    ok = (out[0] == first) & (out[1:p + 1] == ref[:p]).all() & (out[p + 1:] == value).all()
+                else:
+                    ok = (out[:p] == ref[:p]).all() & (out[p:] == value).all()
+                if not bool(ok):
+                    got = cupy.asnumpy(out)
+                    want = np.concatenate([ref[:p].get(), np.full(n - p, value, dtype)])
+                    if exclusive:
+                        want = np.concatenate([[first], want[:-1]]).astype(dtype)
+                    i = int(np.argmax(got != want))
+                    pytest.fail(f"{FUNCTION[op]} variant={variant} exclusive={exclusive} {dtype} n={n} with the "
+                                f"unique extreme {value!r} at index {p}: {int(np.count_nonzero(got != want))} "
+                                f"elements wrong; first at {i}: got {got[i]!r}, expected {want[i]!r} "
+                                f"(walk seed {entry['seed']})")
+        finally:
+            dev[p:p + 1] = cupy.asarray(host[p:p + 1])
 
 
 @pytest.mark.parametrize("exclusive", [False, True])
@@ -433,13 +597,35 @@ def test_streams_are_honoured():
     del r  # freed on a stream that still exists
 
 
-@pytest.mark.parametrize("variant", DETERMINISTIC)
-def test_deterministic_variants_repeat_bitwise(variant, rng):
+def _deterministic_cases():
+    """(variant, dtype, axis): the variants registered deterministic (not auto, nor cub: their scans are not
+    bitwise reproducible yet), whole arrays of float32 and float64, and along rows and columns where the
+    variant scans along axes."""
+    cases = []
+    for v in SCAN:
+        if not v.deterministic:
+            continue
+        for dtype in ("float32", "float64"):
+            for axis in [None] + ([1, 0] if "axes" in v.properties else []):
+                where = {None: "whole", 1: "rows", 0: "columns"}[axis]
+                cases.append(pytest.param(v.name, dtype, axis, id=f"{v.name}-{dtype}-{where}"))
+    assert len(cases) >= 2, f"only {len(cases)} determinism cases"
+    return cases
+
+
+@pytest.mark.parametrize("variant, dtype, axis", _deterministic_cases())
+def test_deterministic_variants_repeat_bitwise(variant, dtype, axis, rng):
+    """A deterministic variant's float cumsum is bitwise the same on every run (float32 and float64)."""
     cupy = _cupy()
-    x = cupy.asarray(rng.uniform(-1, 1, 2**22 + 3).astype(np.float32))
-    first = gpureduce.cumsum(x, variant=variant).get()
+    # one thread walks the array in `sequential`: a shorter one keeps it to a second
+    n = 2**22 + 3 if variant != "sequential" else SEQUENTIAL_MAX_N
+    shape = (n,) if axis is None else ((5, n // 5) if axis == 1 else (n // 5, 5))
+    x = cupy.asarray(rng.uniform(-1, 1, shape).astype(dtype))
+    first = gpureduce.cumsum(x, axis=axis, variant=variant).get()
     for _ in range(3):
-        assert gpureduce.cumsum(x, variant=variant).get().tobytes() == first.tobytes()
+        again = gpureduce.cumsum(x, axis=axis, variant=variant).get()
+        assert again.tobytes() == first.tobytes(), (f"{variant} {dtype} axis={axis}: "
+                                                    f"{np.count_nonzero(again != first)} elements differ between runs")
 
 
 # ---------------------------------------------------------------- 64-bit lengths
