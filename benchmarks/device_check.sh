@@ -8,7 +8,8 @@
 # GR_COMMIT names the commit being tested (the GPU machine gets a copy of the tree without .git).
 # STEPS picks the parts (default "readme sanitizers bench overhead notebook"; a later call on the same machine can
 # run the rest): readme = build, main job and the whole suite; sanitizers = compute-sanitizer's four tools over
-# every variant (benchmarks/sanitize.sh); bench = the axis benchmark; overhead = the wall-clock of a call against
+# every variant (benchmarks/sanitize.sh); mutations = kernels broken on purpose must fail the tests
+# (benchmarks/mutations.sh, not in the default steps: it rebuilds in place); bench = the axis benchmark; overhead = the wall-clock of a call against
 # CuPy and PyTorch (benchmarks/bench_overhead.py); notebook = examples/explore.ipynb executed.
 # An offline machine gets its packages from wheels in the clone (git-ignored, carried by the device tool):
 # .whl-build/ (the build's requirements, for pip's isolated build environment) and .whl/ (nbformat and Jupyter,
@@ -66,6 +67,9 @@ if has readme; then
         echo "- skips against tests/gpu_skips.txt (benchmarks/check_skips.py): rc=$skips_rc"
         sed 's/^/  /' "$OUT/skips.txt"
         echo
+        echo "## Tests per file (junit.xml)"
+        python benchmarks/junit_counts.py "$OUT/junit.xml" 2>&1
+        echo
         echo "## Failures"
         echo '```'
         grep -E "^(FAILED|ERROR)" "$OUT/pytest.log" | head -n 60 || true
@@ -90,6 +94,15 @@ if has sanitizers; then
         echo
         echo "## compute-sanitizer (benchmarks/sanitize.sh; 0 errors required)"
         cat "$OUT/sanitizers.md" 2>/dev/null || tail -n 20 "$OUT/sanitize.txt"
+    } >>"$summary"
+fi
+
+if has mutations; then
+    OUT="$OUT/mutations" bash benchmarks/mutations.sh >"$OUT/mutations.txt" 2>&1 || rc=1
+    {
+        echo
+        echo "## Mutation runs (benchmarks/mutations.sh: each must be caught)"
+        cat "$OUT/mutations/mutations.md" 2>/dev/null || tail -n 20 "$OUT/mutations.txt"
     } >>"$summary"
 fi
 
