@@ -123,7 +123,7 @@ def _out(out, shape, what):
         raise ValueError(f"out= has shape {tuple(o.shape)} but {what} has shape {tuple(shape)}")
     if o.readonly:
         raise ValueError("out= is read-only")
-    if not o.host and any(st == 0 and n > 1 for st, n in zip(o.strides, o.shape)):
+    if not o.host and o.size > 1 and any(st == 0 and n > 1 for st, n in zip(o.strides, o.shape)):
         # a broadcast view: several result elements would land on one address (NumPy's broadcast views are
         # read-only for the same reason)
         raise ValueError(f"out= has a zero stride (strides {tuple(o.strides)} elements, shape {tuple(o.shape)}): "

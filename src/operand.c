@@ -1159,8 +1159,9 @@ check_within_allocation(const gr_operand *o, const char *what)
     const unsigned long long offset = ptr - base; /* ptr lies in [base, base + bytes) */
     if ((lo < 0 && (unsigned long long)(-lo) > offset) || (unsigned long long)hi > bytes - offset) {
         PyErr_Format(PyExc_ValueError,
-                     "%s: its __cuda_array_interface__ describes bytes [%lld, %lld) around pointer 0x%llx, beyond "
-                     "the %zu-byte device allocation at 0x%llx that holds it (shape or strides larger than the memory)",
+                     "%s: its __cuda_array_interface__ reaches beyond its allocation: bytes [%lld, %lld) around "
+                     "pointer 0x%llx, in the %zu-byte device allocation at 0x%llx (shape or strides larger than the "
+                     "memory)",
                      what, (long long)lo, (long long)hi, ptr, bytes, base);
         return -1;
     }

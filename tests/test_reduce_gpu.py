@@ -284,3 +284,25 @@ def test_beyond_2_to_the_31(variant):
 def test_zz_every_variant_exercised():
     """Runs last: every registered reduction variant went through the NumPy comparison."""
     assert EXERCISED == set(VARIANTS), f"never exercised: {set(VARIANTS) - EXERCISED}"
+
+
+@for_all_variants("reduce", "sum")
+def test_signed_zero_sums_like_numpy(variant):
+    """The sign of a zero sum, as NumPy: its reductions start from +0.0 (sum of -0.0s is +0.0) unless
+    initial=-0.0 is given (then -0.0, whatever the length: padding must not turn it into +0.0)."""
+    cupy = pytest.importorskip("cupy")
+    v = next(v for v in gpureduce.variants(kind="reduce") if v.name == variant)
+    dtypes = [d for d in ("float32", "float64", "complex64") if d in v.dtypes or "axes" in v.properties]
+    assert "float32" in dtypes
+    for dtype in dtypes:
+        zero = np.dtype(dtype).type(complex(-0.0, -0.0) if dtype.startswith("complex") else -0.0)
+        for n in (0, 1, 2, 33, 1025, 65537, 2**20 + 3):
+            x = cupy.full(n, zero, dtype)
+            want = np.sum(np.full(n, zero, dtype))
+            got = gpureduce.sum(x, variant=variant)
+            assert got == 0 and np.signbit(np.real(got)) == np.signbit(np.real(want)), (dtype, n, got, want)
+            if "axes" in v.properties:
+                got = gpureduce.sum(x, initial=zero, variant=variant)
+                assert np.signbit(np.real(got)) and np.signbit(np.real(np.sum(np.full(n, zero), initial=zero)))
+                rows = gpureduce.sum(cupy.full((3, n), zero, dtype), axis=1, initial=zero, variant=variant).get()
+                assert np.signbit(np.real(rows)).all(), (dtype, n)

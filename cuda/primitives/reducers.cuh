@@ -22,7 +22,20 @@ struct FoldReducer {
     using V = Acc;
     using Result = Out;
     using Partials = FoldReducer<Op, Out, Out>;
-    __host__ __device__ __forceinline__ static V identity() { return Op::template identity<Acc>(); }
+    // Pads idle lanes and starts every partial: Op's identity, but -0.0 for a floating-point sum.  -0.0 is IEEE's
+    // true additive identity (-0.0 + x == x for every x, while +0.0 + -0.0 == +0.0), so a sum of -0.0s with
+    // initial=-0.0 stays -0.0 as NumPy's does; without initial the fold ends on from_initial(nullptr), +0.0,
+    // NumPy's start.
+    __host__ __device__ __forceinline__ static V identity() {
+        if constexpr (cuda::std::is_same<Op, Sum>::value && is_complex<Acc>::value) {
+            using P = decltype(Acc().re);
+            return Acc(-P(0), -P(0));
+        } else if constexpr (cuda::std::is_same<Op, Sum>::value && cuda::std::is_floating_point<Acc>::value) {
+            return -Acc(0);
+        } else {
+            return Op::template identity<Acc>();
+        }
+    }
     __host__ __device__ __forceinline__ static V element(const In &x, int64_t) { return convert<Acc>(x); }
     __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) { return Op()(a, b); }
     __host__ __device__ __forceinline__ static Out finish(const V &v) { return convert<Out>(v); }

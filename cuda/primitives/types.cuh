@@ -1,6 +1,7 @@
 // types.cuh -- element types, NumPy's result/accumulator rules, and the dtype enum <-> C++ type mapping.
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <cuda_fp16.h>
 #include <cuda/std/type_traits>
 #include "abi/gpureduce.h"
@@ -109,6 +110,12 @@ template <class To, class From>
 __host__ __device__ __forceinline__ To convert(const From &x) {
     if constexpr (cuda::std::is_same<To, From>::value) {
         return x;
+    } else if constexpr (cuda::std::is_same<From, bool>::value) {
+        // NumPy reads any nonzero byte as True (a uint8 array viewed as bool holds 0xff, say): the byte is
+        // read as stored, not trusted to be 0 or 1
+        unsigned char byte;
+        memcpy(&byte, &x, 1);
+        return convert<To>(static_cast<unsigned char>(byte != 0));
     } else if constexpr (cuda::std::is_same<From, __half>::value) {
         return convert<To>(__half2float(x));
     } else if constexpr (cuda::std::is_same<To, __half>::value) {
