@@ -99,7 +99,11 @@ class BuildExtWithNvcc(build_ext):
     def build_extension(self, ext):
         cu = [s for s in ext.sources if s.endswith(".cu")]
         ext.sources = [s for s in ext.sources if not s.endswith(".cu")]
-        ext.extra_objects = list(ext.extra_objects or []) + self.compile_cuda(cu)
+        objects = self.compile_cuda(cu)
+        ext.extra_objects = list(ext.extra_objects or []) + objects
+        # build_ext relinks only when a C source or a `depends` entry is newer than the module: without the CUDA
+        # objects here, a rebuilt kernel would never reach the .so of an in-place build
+        ext.depends = list(ext.depends or []) + objects
         super().build_extension(ext)
 
     def compile_cuda(self, sources):
