@@ -107,7 +107,12 @@ def test_teaching_variant_dtype_error_names_the_supported_ones(dtype):
 def test_dtypes_gpureduce_does_not_know(dtype):
     with pytest.raises(TypeError) as e:
         gpureduce.sum(np.zeros(3, dtype=dtype))
-    assert "float16" in str(e.value) and "complex128" in str(e.value) or "expected a NumPy array" in str(e.value)
+    if dtype != "timedelta64[s]":  # NumPy refuses too (its words name its ufunc loops; ours what is accepted)
+        with pytest.raises(TypeError):  # (NumPy sums timedelta64; gpureduce has no kernel for it: documented)
+            np.sum(np.zeros(3, dtype=dtype))
+    message = str(e.value)
+    assert message.startswith(f"unsupported dtype {np.dtype(dtype).str if dtype[0] in 'UV' else dtype} ("), message
+    assert "float16" in message and "complex128" in message, message
 
 
 @pytest.mark.parametrize("bad", [object(), None, "text", {"a": 1}, np.array(["x", "y"])])

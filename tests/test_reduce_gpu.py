@@ -306,3 +306,14 @@ def test_signed_zero_sums_like_numpy(variant):
                 assert np.signbit(np.real(got)) and np.signbit(np.real(np.sum(np.full(n, zero), initial=zero)))
                 rows = gpureduce.sum(cupy.full((3, n), zero, dtype), axis=1, initial=zero, variant=variant).get()
                 assert np.signbit(np.real(rows)).all(), (dtype, n)
+
+
+@for_all_variants("reduce", "sum")
+def test_cupys_arange_case_within_the_stated_bound(variant):
+    """CuPy's own test sums arange(1, 24001) in float32 with rtol 1e-6, which atomic_warp's 750 warp partials
+    added one after another into the result exceed: every variant must stay within its own stated bound
+    (Variant.rounding_chain, through gpureduce.testing.error_bound)."""
+    x = np.arange(1, 24001, dtype=np.float32).reshape(20, 30, 40)
+    assert_matches_numpy("sum", DEVICE_LIBRARIES["cupy"](x), variant=variant)
+    v = next(v for v in gpureduce.variants(kind="reduce") if v.name == variant)
+    assert v.rounding and v.rounding_chain(x.size) >= 1
