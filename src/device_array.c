@@ -274,7 +274,7 @@ DeviceArray_get(PyObject *op, PyObject *unused)
     ex = gr_exec_acquire(module, self->device);
     if (!ex) goto fail;
     const size_t bytes = nbytes_of(self);
-    if (gr_exec_reserve_pinned(module, ex, gr_transfer_pinned_bytes(bytes)) < 0) goto fail;
+    if (gr_exec_reserve_transfer(module, ex, bytes) < 0) goto fail;
     cudaError_t err;
     void *dst = PyArray_DATA(host);
     Py_BEGIN_ALLOW_THREADS

@@ -154,6 +154,18 @@ gr_leave_device(int previous)
     if (previous >= 0 && cudaSetDevice(previous) != cudaSuccess) (void)cudaGetLastError();
 }
 
+void
+gr_exec_free_ring(gr_exec *ex)
+{
+    for (int b = 0; b < GR_RING_CHUNKS; b++) {
+        if (ex->ring[b]) (void)cudaFreeHost(ex->ring[b]);
+        if (ex->ring_done[b]) (void)cudaEventDestroy(ex->ring_done[b]);
+        ex->ring[b] = NULL;
+        ex->ring_done[b] = NULL;
+    }
+    (void)cudaGetLastError();
+}
+
 static void
 exec_destroy(gr_exec *ex)
 {
@@ -163,6 +175,7 @@ exec_destroy(gr_exec *ex)
     if (ex->staging) (void)cudaFree(ex->staging);
     if (ex->result) (void)cudaFree(ex->result);
     if (ex->pinned) (void)cudaFreeHost(ex->pinned);
+    gr_exec_free_ring(ex);
     if (ex->done) (void)cudaEventDestroy(ex->done);
     if (ex->hop) (void)cudaEventDestroy(ex->hop);
     (void)cudaGetLastError();
@@ -309,6 +322,24 @@ gr_exec_reserve_pinned(PyObject *module, gr_exec *ex, size_t bytes)
     return 0;
 }
 
+int
+gr_exec_reserve_transfer(PyObject *module, gr_exec *ex, size_t bytes)
+{
+    if (gr_exec_reserve_pinned(module, ex, GR_RESULT_BYTES + (bytes <= GR_PINNED_SMALL ? bytes : 0)) < 0) return -1;
+    if (bytes <= GR_PINNED_SMALL || ex->ring[0]) return 0;
+    cudaError_t err = cudaSuccess;
+    for (int b = 0; b < GR_RING_CHUNKS && err == cudaSuccess; b++) {
+        err = cudaMallocHost(&ex->ring[b], GR_RING_CHUNK_BYTES);
+        if (err == cudaSuccess) err = cudaEventCreateWithFlags(&ex->ring_done[b], cudaEventDisableTiming);
+    }
+    if (err != cudaSuccess) {
+        gr_exec_free_ring(ex);
+        gr_raise_cuda(module, err, "allocating pinned staging memory for a large host transfer");
+        return -1;
+    }
+    return 0;
+}
+
 void
 gr_exec_release_all(void)
 {
@@ -329,7 +360,7 @@ gr_py_resource_stats(PyObject *module, PyObject *unused)
     for (int i = 0; i < g_pool_count[device]; i++) {
         const gr_exec *ex = g_pool[device][i];
         exec_device += ex->workspace_bytes + ex->staging_bytes + GR_RESULT_BYTES;
-        pinned += ex->pinned_bytes;
+        pinned += ex->pinned_bytes + (ex->ring[0] ? GR_RING_CHUNKS * GR_RING_CHUNK_BYTES : 0);
     }
     cudaMemPool_t pool;
     uint64_t used = 0, reserved = 0;

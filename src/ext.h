@@ -91,6 +91,9 @@ void gr_leave_device(int previous);
  * GR_WORKSPACE_ZEROED_BYTES are zero, a device staging buffer for host inputs, pinned host memory for
  * small transfers and results, a device slot for a scalar result, and an event to order streams.  Leased
  * whole while the GIL is released, so two threads never share one. */
+#define GR_RING_CHUNKS 4
+#define GR_RING_CHUNK_BYTES ((size_t)8 << 20)
+
 typedef struct gr_exec {
     int device;
     cudaStream_t stream; /* the device's stream (gr_device_stream), not owned */
@@ -101,6 +104,8 @@ typedef struct gr_exec {
     void *pinned;
     size_t pinned_bytes;
     void *result; /* device, GR_RESULT_BYTES */
+    void *ring[GR_RING_CHUNKS];             /* pinned staging chunks of large host transfers (transfer.c) ... */
+    cudaEvent_t ring_done[GR_RING_CHUNKS];  /* ... each free again once its event has passed */
     int dirty;    /* a call failed: re-zero the workspace counters before reuse */
     cudaEvent_t hop;           /* orders one stream after another (gr_stream_wait) */
     cudaEvent_t done;          /* recorded after the last work that used these buffers ... */
@@ -125,20 +130,24 @@ int gr_exec_reserve_pinned(PyObject *module, gr_exec *ex, size_t bytes);
 /* The workspace the flat call described by `a` needs (gr_workspace_size), reserved.  0, or -1 with an
  * exception naming `context`. */
 int gr_exec_reserve_for(PyObject *module, gr_exec *ex, const gr_args *a, const char *context);
+/* Free the exec's ring of pinned staging chunks (safe on a partly made ring). */
+void gr_exec_free_ring(gr_exec *ex);
 /* Free every cached resource (module teardown). */
 void gr_exec_release_all(void);
 
 /* ---- host <-> device transfers and stream ordering (transfer.c); no GIL needed ---- */
-/* Pinned bytes the exec must hold (gr_exec_reserve_pinned) to move `bytes` with the helpers below. */
-size_t gr_transfer_pinned_bytes(size_t bytes);
-/* Enqueue a copy of host `src` to device `dst` on `stream`: small ones through the exec's pinned buffer,
- * large ones page-locked in place (a pageable copy when that is refused).  Once done with `src`, call
- * gr_upload_release with the *registered it set (it waits for the copy, then unlocks the pages). */
-cudaError_t gr_upload_host(gr_exec *ex, void *dst, const void *src, size_t bytes, cudaStream_t stream,
-                           int *registered);
-cudaError_t gr_upload_release(const void *src, int registered, cudaStream_t stream);
-/* Copy device `src` to host `dst` after the work enqueued on `stream`; complete on return (synchronises). */
+/* Reserve what the exec needs to move `bytes` with the helpers below: its pinned buffer for small copies,
+ * its ring of pinned staging chunks for large ones.  0, or -1 with CudaError set. */
+int gr_exec_reserve_transfer(PyObject *module, gr_exec *ex, size_t bytes);
+/* Enqueue a copy of host `src` to device `dst` on `stream`, staged through the exec's pinned memory (the
+ * caller's pages are never locked: another thread may be reading the same array).  `src` may be reused once
+ * this returns; the exec's buffers are busy until `stream` is synchronised. */
+cudaError_t gr_upload_host(gr_exec *ex, void *dst, const void *src, size_t bytes, cudaStream_t stream);
+/* Copy device `src` to host `dst` after the work enqueued on `stream`; complete on return. */
 cudaError_t gr_download_host(gr_exec *ex, void *dst, const void *src, size_t bytes, cudaStream_t stream);
+
+/* ---- host memory copies on several CPU threads (host_copy.c); no GIL needed ---- */
+void gr_host_copy(void *dst, const void *src, size_t bytes);
 /* Order what is enqueued next on `waiter` after what is enqueued so far on `producer`, through the exec's
  * event (no event is created per call). */
 cudaError_t gr_stream_wait(gr_exec *ex, cudaStream_t waiter, cudaStream_t producer);

@@ -29,17 +29,15 @@ gr_py_to_device(PyObject *module, PyObject *obj)
     if (!contiguous) goto fail;
     const void *src = PyArray_DATA((PyArrayObject *)contiguous);
     const size_t bytes = (size_t)in->size * gr_dtype_itemsize(in->dtype);
-    if (gr_exec_reserve_pinned(module, ex, gr_transfer_pinned_bytes(bytes)) < 0) goto fail;
+    if (gr_exec_reserve_transfer(module, ex, bytes) < 0) goto fail;
     array = gr_device_array_empty(module, in->ndim, in->shape, in->dtype, device, ex->stream);
     if (!array) goto fail;
     void *dst = gr_device_array_data(array);
     cudaError_t err, done;
     Py_BEGIN_ALLOW_THREADS
-    int registered;
-    err = gr_upload_host(ex, dst, src, bytes, ex->stream, &registered);
-    done = gr_upload_release(src, registered, ex->stream);
-    /* The exec's pinned buffer must be idle before the exec goes back to the pool (transfer.c). */
-    if (done == cudaSuccess) done = cudaStreamSynchronize(ex->stream);
+    err = gr_upload_host(ex, dst, src, bytes, ex->stream);
+    /* The exec's pinned memory must be idle before the exec goes back to the pool (transfer.c). */
+    done = cudaStreamSynchronize(ex->stream);
     Py_END_ALLOW_THREADS
     if (err == cudaSuccess) err = done;
     if (err != cudaSuccess) {

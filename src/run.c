@@ -11,7 +11,7 @@
  *             operands (the bytes a view spans), launch, order those streams after ours
  *   complete  (no GIL) bring a host result home, or wait, when host memory is involved
  *
- * Ctrl-C: a call that moves much host memory (page locking and copying gigabytes take seconds) looks for a
+ * Ctrl-C: a call that moves much host memory (copying gigabytes takes a good part of a second) looks for a
  * raised signal handler, the GIL taken back for a moment, after enqueueing and again once the device is done;
  * if one raised (KeyboardInterrupt), it waits for what is already enqueued, skips bringing the result home,
  * frees everything and raises that exception.
@@ -47,7 +47,6 @@ typedef struct {
     ptrdiff_t first;      /* element (0, ..., 0) - lo, in bytes */
     void *device;         /* where it goes: the exec's staging buffer or pool memory */
     int pooled;           /* device is pool memory: freed after the work */
-    int registered;       /* its pages were locked for the copy (gr_upload_host) */
 } host_span;
 
 struct gr_job {
@@ -360,11 +359,10 @@ plan_uploads(PyObject *module, gr_job *j)
             if (j->mask->has_stream && j->mask->stream != j->stream) j->waits[j->n_waits++] = j->mask->stream;
         }
     }
-    /* Each transfer through the pinned buffer wants its own size of it: the larger of the two (a small input
-     * goes through it while a large result does not, and the other way round). */
-    const size_t in_pinned = gr_transfer_pinned_bytes(j->in->is_host ? j->up_in.bytes : 0);
-    const size_t out_pinned = gr_transfer_pinned_bytes(j->rk == RESULT_HOST ? j->out_bytes : 0);
-    return gr_exec_reserve_pinned(module, j->ex, in_pinned > out_pinned ? in_pinned : out_pinned);
+    /* Each transfer wants its own pinned memory: the small ones the exec's buffer, sized for the larger of the
+     * two; the large ones its ring of staging chunks (transfer.c). */
+    if (gr_exec_reserve_transfer(module, j->ex, j->in->is_host ? j->up_in.bytes : 0) < 0) return -1;
+    return gr_exec_reserve_transfer(module, j->ex, j->rk == RESULT_HOST ? j->out_bytes : 0);
 }
 
 /* ---------------------------------------------------------------- the stages */
@@ -491,7 +489,7 @@ upload(gr_job *j, host_span *sp, const char *stage)
     gr_outcome *o = &j->outcome;
     if (!sp->bytes || !gr_outcome_ok(o)) return;
     if (sp == &j->up_in) /* through the exec's pinned buffer when small; the call synchronises before returning */
-        gr_outcome_keep(o, gr_upload_host(j->ex, sp->device, sp->lo, sp->bytes, j->stream, &sp->registered), stage);
+        gr_outcome_keep(o, gr_upload_host(j->ex, sp->device, sp->lo, sp->bytes, j->stream), stage);
     else /* pageable: the source is copied out before cudaMemcpyAsync returns */
         gr_outcome_keep(o, cudaMemcpyAsync(sp->device, sp->lo, sp->bytes, cudaMemcpyHostToDevice, j->stream), stage);
 }
@@ -535,7 +533,6 @@ gr_job_complete(gr_job *j)
                         "copying the result to the host");
     else if (j->sync || j->interrupted)
         gr_outcome_keep(o, cudaStreamSynchronize(j->stream), "running the work");
-    gr_outcome_keep(o, gr_upload_release(j->up_in.lo, j->up_in.registered, j->stream), "unlocking the input's pages");
     /* The exec's buffers were used on this stream, whatever happened; idle again if we waited for it. */
     gr_outcome_keep(o, gr_exec_end(j->ex, j->stream, j->sync && gr_outcome_ok(o)), "recording the end of the work");
 }

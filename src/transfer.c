@@ -7,45 +7,40 @@
 
 #include <string.h>
 
-size_t
-gr_transfer_pinned_bytes(size_t bytes)
-{
-    return GR_RESULT_BYTES + (bytes <= GR_PINNED_SMALL ? bytes : 0);
-}
+/* Host memory moves through pinned memory the exec owns, never by page-locking the caller's: locking costs
+ * 40 ms per GiB (more than the copy), and two threads locking and unlocking pages of one array break each
+ * other's copies (issue 13).  Up to GR_PINNED_SMALL bytes go through the exec's pinned buffer in one piece;
+ * more go through its ring of GR_RING_CHUNKS chunks, the host-side copy of one chunk (several CPU threads,
+ * host_copy.c) overlapping the DMA of the others. */
 
-/* Page-lock `bytes` at `host` for a direct DMA (about 5x pageable bandwidth); 1 if that worked.  A refusal
- * (e.g. the range is already registered by its owner, or overlaps a range that is) is not an error: the
- * caller falls back to a pageable copy. */
-static int
-try_register(void *host, size_t bytes)
+static size_t
+chunk_bytes(size_t bytes, size_t chunk)
 {
-    if (cudaHostRegister(host, bytes, cudaHostRegisterDefault) == cudaSuccess) return 1;
-    (void)cudaGetLastError(); /* clear it: the next kernel launch check must not see it */
-    return 0;
+    const size_t left = bytes - chunk * GR_RING_CHUNK_BYTES;
+    return left < GR_RING_CHUNK_BYTES ? left : GR_RING_CHUNK_BYTES;
 }
 
 cudaError_t
-gr_upload_host(gr_exec *ex, void *dst, const void *src, size_t bytes, cudaStream_t stream, int *registered)
+gr_upload_host(gr_exec *ex, void *dst, const void *src, size_t bytes, cudaStream_t stream)
 {
-    *registered = 0;
     if (bytes == 0) return cudaSuccess;
     if (bytes <= GR_PINNED_SMALL) {
         char *pinned = (char *)ex->pinned + GR_RESULT_BYTES;
         memcpy(pinned, src, bytes);
         return cudaMemcpyAsync(dst, pinned, bytes, cudaMemcpyHostToDevice, stream);
     }
-    *registered = try_register((void *)src, bytes);
-    return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream);
-}
-
-cudaError_t
-gr_upload_release(const void *src, int registered, cudaStream_t stream)
-{
-    if (!registered) return cudaSuccess;
-    /* The copy may still be reading `src` if the caller's work failed before its own synchronisation. */
-    cudaError_t err = cudaStreamSynchronize(stream);
-    cudaError_t unreg = cudaHostUnregister((void *)src);
-    return err != cudaSuccess ? err : unreg;
+    const size_t chunks = (bytes + GR_RING_CHUNK_BYTES - 1) / GR_RING_CHUNK_BYTES;
+    cudaError_t err = cudaSuccess;
+    for (size_t i = 0; i < chunks && err == cudaSuccess; i++) {
+        const int b = (int)(i % GR_RING_CHUNKS);
+        if (i >= GR_RING_CHUNKS) err = cudaEventSynchronize(ex->ring_done[b]); /* its last DMA has read it */
+        if (err != cudaSuccess) break;
+        const size_t at = i * GR_RING_CHUNK_BYTES, n = chunk_bytes(bytes, i);
+        gr_host_copy(ex->ring[b], (const char *)src + at, n);
+        err = cudaMemcpyAsync((char *)dst + at, ex->ring[b], n, cudaMemcpyHostToDevice, stream);
+        if (err == cudaSuccess) err = cudaEventRecord(ex->ring_done[b], stream);
+    }
+    return err;
 }
 
 cudaError_t
@@ -60,15 +55,26 @@ gr_download_host(gr_exec *ex, void *dst, const void *src, size_t bytes, cudaStre
         if (err == cudaSuccess) memcpy(dst, pinned, bytes);
         return err;
     }
-    const int registered = try_register(dst, bytes);
-    err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream);
-    /* Synchronise even after a failed enqueue: `dst` must be idle before it is unregistered. */
-    cudaError_t sync = cudaStreamSynchronize(stream);
-    if (err == cudaSuccess) err = sync;
-    if (registered) {
-        cudaError_t unreg = cudaHostUnregister(dst);
-        if (err == cudaSuccess) err = unreg;
+    /* Step i enqueues chunk i into ring slot i % GR_RING_CHUNKS, after copying out the chunk that slot held
+     * (i - GR_RING_CHUNKS); the last steps only copy out. */
+    const size_t chunks = (bytes + GR_RING_CHUNK_BYTES - 1) / GR_RING_CHUNK_BYTES;
+    err = cudaSuccess;
+    for (size_t i = 0; i < chunks + GR_RING_CHUNKS && err == cudaSuccess; i++) {
+        const int b = (int)(i % GR_RING_CHUNKS);
+        if (i >= GR_RING_CHUNKS && i - GR_RING_CHUNKS < chunks) {
+            const size_t j = i - GR_RING_CHUNKS;
+            err = cudaEventSynchronize(ex->ring_done[b]);
+            if (err != cudaSuccess) break;
+            gr_host_copy((char *)dst + j * GR_RING_CHUNK_BYTES, ex->ring[b], chunk_bytes(bytes, j));
+        }
+        if (i < chunks) {
+            err = cudaMemcpyAsync(ex->ring[b], (const char *)src + i * GR_RING_CHUNK_BYTES, chunk_bytes(bytes, i),
+                                  cudaMemcpyDeviceToHost, stream);
+            if (err == cudaSuccess) err = cudaEventRecord(ex->ring_done[b], stream);
+        }
     }
+    /* After a failure, nothing may still be writing into the ring when the exec goes back to the pool. */
+    if (err != cudaSuccess) (void)cudaStreamSynchronize(stream);
     return err;
 }
 
