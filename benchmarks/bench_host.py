@@ -14,4 +14,5 @@ for n in (2**20, 2**24, 2**26, 2**28):
         tn = []
         for _ in range(3 if n < 2**26 else 1):
             t = time.perf_counter(); ref(a); tn.append(time.perf_counter() - t)
-        print(f"{name:7} n=2^{n.bit_length()-1}: gpureduce {np.median(ts)*1e3:8.3f} ms  numpy {np.median(tn)*1e3:8.3f} ms")
+        print(f"{name:7} n=2^{n.bit_length() - 1}: gpureduce {np.median(ts) * 1e3:8.3f} ms  "
+              f"numpy {np.median(tn) * 1e3:8.3f} ms")

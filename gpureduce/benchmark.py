@@ -586,8 +586,8 @@ def benchmark(op="sum", variants="all", sizes=DEFAULT_SIZES, dtype="float32", re
     BenchmarkResult
         One row per variant and peer and size: time, GB/s, % of the device's ceiling, speed-ups, the
         error (the worst element's distance from a float64 NumPy reference, as a fraction of its bound),
-        whether the variant is correct, and determinism (two calls bitwise equal).  ``missing_peers`` names the peers that could not
-        be measured, and why; printing the result says so.
+        whether the variant is correct, and determinism (two calls bitwise equal).  ``missing_peers`` names
+        the peers that could not be measured, and why; printing the result says so.
 
     Raises
     ------
@@ -643,9 +643,11 @@ def benchmark(op="sum", variants="all", sizes=DEFAULT_SIZES, dtype="float32", re
             timing = _case(op, host, dev, names)
             exact = _exact_case(op, n, dtype, exact_rng, timing, names)
             exact.dev = _core.to_device(exact.x)
-            out_item = np.dtype(np.int64 if np.dtype(dtype).kind in "iu" and gr_op in ("sum", "prod") else dtype).itemsize
+            wide = np.dtype(dtype).kind in "iu" and gr_op in ("sum", "prod")
+            out_item = np.dtype(np.int64 if wide else dtype).itemsize
             moved = host.nbytes + (n * out_item if kind == "scan" else 0)
-            ceiling = statistics.median(_core.time_device("read" if kind == "reduce" else "copy", dev, repeat, warmup)[0])
+            yardstick = "read" if kind == "reduce" else "copy"
+            ceiling = statistics.median(_core.time_device(yardstick, dev, repeat, warmup)[0])
             if kind == "scan":  # the copy moves in+out of the input's size; scale to this scan's bytes
                 ceiling *= moved / (2 * host.nbytes)
             group = []

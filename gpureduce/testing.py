@@ -77,7 +77,8 @@ except ImportError:  # NumPy 1.x
     from numpy.core.multiarray import normalize_axis_index
     from numpy.core.numeric import normalize_axis_tuple
 
-__all__ = ["CHAIN_SLACK", "SLACK", "assert_matches_numpy", "error_bound", "for_all_dtypes", "for_all_variants", "to_numpy"]
+__all__ = ["CHAIN_SLACK", "SLACK", "assert_matches_numpy", "error_bound", "for_all_dtypes", "for_all_variants",
+           "to_numpy"]
 
 SLACK = 8.0
 CHAIN_SLACK = 4.0  # times sqrt(L) for a variant's longest chain of L roundings (Variant.rounding_chain)

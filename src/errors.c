@@ -7,7 +7,8 @@ PyObject *
 gr_raise_cuda(PyObject *module, cudaError_t err, const char *what)
 {
     (void)cudaGetLastError(); /* clear a non-sticky error so the next call starts clean */
-    PyObject *type = err == cudaErrorMemoryAllocation ? gr_state(module)->OutOfMemoryError : gr_state(module)->CudaError;
+    gr_module_state *state = gr_state(module);
+    PyObject *type = err == cudaErrorMemoryAllocation ? state->OutOfMemoryError : state->CudaError;
     PyErr_Format(type, "%s: %s: %s", what, cudaGetErrorName(err), cudaGetErrorString(err));
     return NULL;
 }

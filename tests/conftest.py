@@ -47,7 +47,8 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(f"hypothesis examples run: {sum(_EXAMPLES.values())}")
         terminalreporter.write_line(f"hypothesis examples per test: {examples_counted()}")
         if not terminalreporter.config.getoption("hypothesis_show_statistics", False):
-            terminalreporter.write_line("(pytest --hypothesis-show-statistics adds hypothesis' own statistics per test)")
+            terminalreporter.write_line(
+                "(pytest --hypothesis-show-statistics adds hypothesis' own statistics per test)")
 
 
 @pytest.fixture

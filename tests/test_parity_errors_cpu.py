@@ -261,7 +261,8 @@ def test_out_of_the_wrong_shape(name, shape, kw, out_shape, source, out_kind):
         _numpy_out_call(name, a, out, kw)  # NumPy refuses it too
     # NumPy's words depend on the loop ("wrong number of dimensions", "non-broadcastable output"); ours name
     # both shapes, the cause and what is expected
-    shapes = rf"out= has shape {re.escape(str(tuple(out_shape)))} but the result.* has shape {re.escape(str(result.shape))}"
+    shapes = (rf"out= has shape {re.escape(str(tuple(out_shape)))} but the result.* has shape "
+              rf"{re.escape(str(result.shape))}")
     with pytest.raises(ValueError, match=shapes):
         call(name, on(source, a), out=out if out_kind == "numpy" else FakeDeviceArray(out), **kw)
 

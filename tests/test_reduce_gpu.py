@@ -172,7 +172,8 @@ def test_nan_propagates(variant, op, dtype, rng):
 
 @for_all_variants("reduce")
 def test_host_inputs(variant, rng):
-    """NumPy arrays, small (one pinned buffer) and large (staged through the ring of pinned chunks), contiguous or not."""
+    """NumPy arrays, small (one pinned buffer) and large (staged through the ring of pinned chunks), contiguous or
+    not."""
     small = rng.uniform(-1, 1, 1000).astype(np.float32)
     assert_matches_numpy("sum", small, variant=variant)
     large = rng.integers(-(2**31), 2**31 - 1, 3 * 2**21 + 5, dtype=np.int32)  # 24 MiB: above the pinned size

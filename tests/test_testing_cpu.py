@@ -126,7 +126,8 @@ def depth(kind, n, flat=True, variant="auto"):
 def test_sum_bound_along_axes_with_initial_where_and_keepdims():
     x = np.arange(12.0).reshape(3, 4)  # float64 values, held in float32 below
     got = error_bound("sum", x.astype(np.float32), np.float32, axis=1, keepdims=True)
-    want = EPS32 * depth("reduce", 4, flat=False) * np.abs(x).sum(axis=1, keepdims=True) + EPS32 * x.sum(axis=1, keepdims=True)
+    want = (EPS32 * depth("reduce", 4, flat=False) * np.abs(x).sum(axis=1, keepdims=True)
+            + EPS32 * x.sum(axis=1, keepdims=True))
     np.testing.assert_allclose(got, want + floor(np.float32), rtol=1e-12)
     mask = np.array([True, False, True, False])
     got = error_bound("sum", x.astype(np.float32), np.float32, axis=1, where=mask, initial=-3.0)
@@ -179,7 +180,8 @@ def test_scan_bounds_are_per_element():
     prods = np.cumprod(x.astype(np.float64))
     factors = np.sqrt(np.arange(1, 5))
     np.testing.assert_allclose(error_bound("cumprod", x, np.float32),
-                               EPS32 * factors * depth("scan", 4) * np.abs(prods) + EPS32 * np.abs(prods) + floor(np.float32),
+                               EPS32 * factors * depth("scan", 4) * np.abs(prods) + EPS32 * np.abs(prods)
+                               + floor(np.float32),
                                rtol=1e-12)
     m = np.arange(6.0).reshape(2, 3)
     assert error_bound("cumsum", m, np.float64).shape == (6,)  # axis=None flattens
