@@ -116,6 +116,17 @@ def _mask(where, x):
     return w.view(tuple(x.shape), strides)
 
 
+def _some_mean_is_empty(red_count, mask, where, x, axes, rshape):
+    """NumPy's "Mean of empty slice" test: an empty reduced axis, or with a where= mask any result that takes
+    no element.  A device mask is not counted (that would cost a reduction and a wait): no warning then."""
+    if mask is None:
+        return red_count == 0 and math.prod(rshape) > 0
+    if not x.host:
+        return False
+    taken = np.broadcast_to(np.asarray(where, dtype=bool), tuple(x.shape)).sum(axis=axes)
+    return bool(np.any(taken == 0))
+
+
 def _out(out, shape, what):
     """out= as an Operand, checked against the result's shape (ValueError, as NumPy) and writability."""
     o = intake(out, "out=")
@@ -191,7 +202,7 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
             raise ValueError(f"zero-size array to reduction operation {_UFUNC_NAME[op]} which has no identity")
     if op in ("argmin", "argmax") and red_count == 0:
         raise ValueError(f"attempt to get {op} of an empty sequence")
-    if op == "mean" and red_count == 0 and mask is None and math.prod(rshape) > 0:
+    if op == "mean" and _some_mean_is_empty(red_count, mask, where, x, axes, rshape):
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=4)
     if op == "mean" and dtype is not None and rt.kind not in "fc":
         # two steps, not one plan: the sum in that dtype, then NumPy's truncating division (_integer_mean.py)

@@ -428,7 +428,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, vari
     Warns
     -----
     RuntimeWarning
-        ``Mean of empty slice`` when a reduced axis is empty (without `where`); those results are NaN.
+        ``Mean of empty slice`` when a reduced axis is empty, or a host `where` leaves some result no element
+        (a device `where` is not counted, which would cost a wait); those results are NaN.
 
     See Also
     --------

@@ -27,8 +27,6 @@ the port; rounded results go through ``gpureduce.testing.assert_matches_numpy``.
 #   test_identityless_reduction_huge_array (2**32 bytes; test_reduce_gpu.py covers inputs beyond 2**31).
 # * test_addition_reduce_negative_zero without initial= (NumPy marks it xfail) and the never-taken
 #   ``ctype in ['1', 'b']`` branch of TestProd / TestCumprod::test_basic.
-# * The RuntimeWarnings of TestStats::test_mean_where's empty selections: gpureduce documents its "Mean of
-#   empty slice" warning for empty axes without where= only; the values are ported.
 import warnings
 
 import numpy as np
@@ -506,9 +504,9 @@ def test_mean_where_broadcast_along_the_last_axis():
 # numpy/_core/tests/test_multiarray.py::TestStats::test_mean_where (nothing selected: NaN)
 def test_mean_where_nothing_is_selected_is_nan():
     a = np.arange(16).reshape((4, 4))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy warns; gpureduce does not promise to
+    with pytest.warns(RuntimeWarning, match="Mean of empty slice"):  # as NumPy's (a host mask)
         assert_allclose(gpureduce.mean(a, axis=1, where=MEAN_WHERE_PARTIAL), [np.nan, 5.5, 9.5, np.nan])
+    with pytest.warns(RuntimeWarning, match="Mean of empty slice"):
         assert_equal(gpureduce.mean(a, where=False), np.nan)
 
 

@@ -191,3 +191,23 @@ def test_every_variant_states_its_rounding_chain():
     assert by["scan", "sequential"].rounding_chain(1000) == 999
     assert by["reduce", "atomic_warp"].rounding_chain(2**24, sms=132) > by["reduce", "atomic_warp"].rounding_chain(
         2**24, sms=16)
+
+
+@pytest.mark.parametrize("kw", [{"axis": 0}, {"axis": 1}, {}], ids=["axis0", "axis1", "all"])
+def test_mean_of_a_where_that_takes_nothing_warns_as_numpy(kw):
+    """NumPy warns "Mean of empty slice" when a where= mask leaves some result no element; so does gpureduce,
+    before any device work (without a device the call then stops with CudaError)."""
+    import warnings
+
+    x = np.ones((2, 3))
+    for where in (np.array([[True, False, False], [True, False, False]]), np.zeros((2, 3), bool), [True, True, True]):
+        said = {}
+        for name, mean in (("numpy", np.mean), ("gpureduce", gpureduce.mean)):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    mean(x, where=where, **kw)
+                except gpureduce.CudaError:
+                    assert gpureduce.device_count() == 0
+            said[name] = any("Mean of empty slice" in str(w.message) for w in caught)
+        assert said["gpureduce"] == said["numpy"], (where, kw, said)
