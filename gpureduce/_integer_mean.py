@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from . import _core
-from ._operands import copy_into, intake
+from ._operands import copy_into, intake, to_host
 from ._plan import _axes, _reduce_variant
 
 
@@ -60,20 +60,13 @@ def _divide(total, count):
         np.true_divide(total, count, out=total, casting="unsafe")
         return total
     if isinstance(total, _core.DeviceArray):
-        return _core.to_device(_divide(total.get(), _host(count)))
+        return _core.to_device(_divide(total.get(), to_host(count)))
     if type(total).__module__.split(".")[0] == "torch":
         import torch
         wide = torch.complex128 if total.is_complex() else torch.float64
         return (total.to(wide) / count).to(total.dtype)
     wide = np.promote_types(np.dtype(str(total.dtype)), np.float64)
     return (total.astype(wide) / count).astype(total.dtype)
-
-
-def _host(count):
-    if isinstance(count, (int, np.integer, np.ndarray)):
-        return count
-    get = getattr(count, "get", None)
-    return get() if callable(get) else np.asarray(count)
 
 
 def integer_mean(reduce, a, axis, dtype, out, keepdims, where, variant):
@@ -95,6 +88,6 @@ def integer_mean(reduce, a, axis, dtype, out, keepdims, where, variant):
     sum_(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
     out_desc = intake(out, "out=")
     if out_desc.host:
-        np.true_divide(out, _host(count), out=out, casting="unsafe")
+        np.true_divide(out, to_host(count), out=out, casting="unsafe")
         return out
     return copy_into(out, out_desc, _divide(out, count))
