@@ -16,6 +16,8 @@ from typing_extensions import CapsuleType
 KIND_REDUCE: Final[int]
 KIND_SCAN: Final[int]
 KIND_COPY: Final[int]
+STREAM_CHUNK_BYTES: Final[int]  # a host input streams in chunks of at most this many bytes ...
+STREAM_FROM_BYTES: Final[int]  # ... when it has more bytes than this (src/stream_host.c)
 PROP_DETERMINISTIC: Final[int]
 PROP_BASELINE: Final[int]
 PROP_DEFAULT: Final[int]
@@ -132,7 +134,8 @@ def memory_info() -> tuple[int, int]:
 
 def resource_stats() -> dict[str, int]:
     """What gpureduce holds on the current device: pool_in_use, pool_reserved (bytes of the CUDA memory pool),
-    exec_device_bytes, pinned_bytes (held by cached execution contexts), execs, execs_leased."""
+    exec_device_bytes, pinned_bytes (held by cached execution contexts), pinned_results_in_use and
+    pinned_results_idle (pinned host memory of NumPy results, process-wide), execs, execs_leased."""
 
 def to_device(a: Any, /) -> DeviceArray:
     """A C-ordered copy of the host array `a` in the current device's memory, complete on return."""
@@ -141,7 +144,7 @@ def empty(shape: int | tuple[int, ...], dtype: DTypeLike, fill_byte: int | None 
     """A new DeviceArray, uninitialised or with every byte `fill_byte` (0xFF: NaN in every float dtype)."""
 
 def time_device(
-    what: Literal["reduce", "scan", "read", "copy"],
+    what: Literal["reduce", "scan", "read", "copy", "h2d", "d2h"],
     a: Any,
     repeats: int,
     warmup: int = 3,
@@ -150,7 +153,9 @@ def time_device(
     op: int = 0,
     exclusive: bool = False,
 ) -> tuple[list[float], np.generic | None]:
-    """Device-side times in microseconds of `repeats` calls, and the reduction's value (None otherwise)."""
+    """Device-side times in microseconds of `repeats` calls, and the reduction's value (None otherwise).
+    'read' and 'copy' time the device's ceilings over `a`; 'h2d' and 'd2h' a copy of a.nbytes between `a` and
+    pinned host memory of the call's own (h2d writes `a`'s own bytes back into it)."""
 
 def time_calls(fn: Callable[[], Any], repeats: int, warmup: int = 3, flush_l2: bool = True) -> list[float]:
     """Device-side times in microseconds of `repeats` calls of fn() (work on the legacy default stream or a

@@ -3,7 +3,6 @@ and the copies that prepare a layout the kernels cannot read directly (a cast, a
 one run of a copy plan through the one runner.  Dtype codes and NumPy's result dtypes live here too."""
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
@@ -72,20 +71,6 @@ def copy_plan(x, dtype, shape, in_strides, out=None, out_strides=None):
             (tuple(shape), tuple(in_strides), tuple(out_strides or c_strides(shape))), tuple(shape), None, False)
 
 
-_CHECKED_FROM = 1 << 30  # bytes from which a host copy first asks whether the device could hold it
-
-
-def _fits_the_device(nbytes, what):
-    """OutOfMemoryError naming the size when `what` (bound for the device: gpureduce has no out-of-core path)
-    is larger than the device's memory, before the host spends time and memory making it."""
-    if nbytes >= _CHECKED_FROM:
-        total = _core.memory_info()[1]
-        if nbytes > total:
-            raise _core.OutOfMemoryError(
-                f"{what} needs {nbytes} bytes ({nbytes / 2**30:.1f} GiB) of device memory, more than the device's "
-                f"{total / 2**30:.1f} GiB: gpureduce reduces data that fits the device")
-
-
 def gather(x, dims, dtype=None):
     """A C-ordered copy of operand `x` walked along `dims` (layout.Dim, input strides first), cast to `dtype`,
     as a new Operand."""
@@ -93,7 +78,6 @@ def gather(x, dims, dtype=None):
     shape = tuple(d.extent for d in dims)
     strides = tuple(d.strides[0] for d in dims)
     if x.host:
-        _fits_the_device(math.prod(shape) * dtype.itemsize, "a C-ordered copy of the host input")
         base = x.array
         view = np.lib.stride_tricks.as_strided(base, shape=shape, strides=[s * base.itemsize for s in strides])
         return intake(np.array(view, dtype=dtype, order="C", copy=True))

@@ -81,7 +81,9 @@ def device_info(remeasure: bool = False) -> dict:
         ``device`` (ordinal), ``name``, ``compute_capability`` (major, minor), ``sm_count``, ``l2_bytes``,
         ``memory_bytes``, and the ceilings the benchmark's "% ceiling" column compares with: ``read_gbps``
         (a vectorised read of 1 GiB) and ``copy_gbps`` (a 1 GiB device-to-device copy, read + write bytes),
-        both timed with CUDA events, cold L2, median of 10.
+        both timed with CUDA events, cold L2, median of 10; and the ceiling of host-array calls: ``h2d_gbps``
+        and ``d2h_gbps`` (a 256 MiB copy from pinned host memory to the device and back, bytes over time,
+        median of 10 the same way).
 
     Raises
     ------
@@ -94,7 +96,7 @@ def device_info(remeasure: bool = False) -> dict:
 
     Notes
     -----
-    Needs only NumPy: the 1 GiB buffer is a gpureduce.DeviceArray.
+    Needs only NumPy: the 1 GiB and 256 MiB buffers are gpureduce.DeviceArrays.
     """
     props = _core.device_properties()
     if props["device"] in _DEVICE_INFO and not remeasure:
@@ -103,6 +105,11 @@ def device_info(remeasure: bool = False) -> dict:
     read_us = statistics.median(_core.time_device("read", buf, 10, 2)[0])
     copy_us = statistics.median(_core.time_device("copy", buf, 10, 2)[0])
     info = dict(props, read_gbps=buf.nbytes / read_us / 1e3, copy_gbps=2 * buf.nbytes / copy_us / 1e3)
+    del buf
+    # the host path's ceiling: big enough for the DMA's full rate, small enough to page-lock quickly
+    buf = _core.empty((2**26,), np.float32, 0)  # 256 MiB
+    for way in ("h2d", "d2h"):
+        info[f"{way}_gbps"] = buf.nbytes / statistics.median(_core.time_device(way, buf, 10, 2)[0]) / 1e3
     del buf
     _DEVICE_INFO[props["device"]] = info
     return dict(info)

@@ -283,6 +283,14 @@ def _chain(kind, variant, op, x, result_dtype, axis, initial, where, n):
     default = default_dtype(SCANS.get(op, op), x.dtype, _core.KIND_SCAN if kind == "scan" else _core.KIND_REDUCE)
     flat = whole and x.dtype.name in v.dtypes and result_dtype == default and initial is None and \
         where is True and op != "mean"
+    if isinstance(x, np.ndarray) and x.nbytes > _core.STREAM_FROM_BYTES:
+        # a host input streams through the device in chunks (src/stream_host.c): a reduction combines the
+        # chunks' results, a scan carries one more rounding into each chunk
+        chunk = _core.STREAM_CHUNK_BYTES // max(x.dtype.itemsize, np.dtype(result_dtype).itemsize)
+        if n > chunk:
+            pieces = -(-n // chunk)
+            inner = v.rounding_chain(chunk, _device_sms(), flat)
+            return inner + (v.rounding_chain(pieces, _device_sms(), flat) if kind == "reduce" else pieces)
     return v.rounding_chain(max(n, 1), _device_sms(), flat)
 
 

@@ -263,9 +263,8 @@ DeviceArray_get(PyObject *op, PyObject *unused)
     if (!module) return NULL;
     npy_intp dims[GR_MAX_NDIM];
     for (int i = 0; i < self->ndim; i++) dims[i] = (npy_intp)self->shape[i];
-    Py_INCREF(self->descr);
-    PyArrayObject *host = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, self->descr, self->ndim, dims, NULL,
-                                                                NULL, 0, NULL); /* steals the descr */
+    int pinned = 0;
+    PyArrayObject *host = (PyArrayObject *)gr_host_result_new(self->ndim, dims, self->descr->type_num, &pinned);
     if (!host) return NULL;
 
     gr_exec *ex = NULL;
@@ -278,7 +277,7 @@ DeviceArray_get(PyObject *op, PyObject *unused)
     cudaError_t err;
     void *dst = PyArray_DATA(host);
     Py_BEGIN_ALLOW_THREADS
-    err = gr_download_host(ex, dst, self->ptr, bytes, self->stream);
+    err = gr_download_host(ex, dst, self->ptr, bytes, pinned, self->stream);
     Py_END_ALLOW_THREADS
     if (err != cudaSuccess) {
         gr_raise_cuda(module, err, "copying a DeviceArray to the host");

@@ -368,7 +368,10 @@ gr_py_resource_stats(PyObject *module, PyObject *unused)
     if (err == cudaSuccess) err = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used);
     if (err == cudaSuccess) err = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved);
     if (err != cudaSuccess) return gr_raise_cuda(module, err, "reading the memory pool's attributes");
-    return Py_BuildValue("{sKsKsKsKsisi}", "pool_in_use", (unsigned long long)used, "pool_reserved",
+    unsigned long long results_in_use = 0, results_idle = 0;
+    gr_pinned_results_stats(&results_in_use, &results_idle);
+    return Py_BuildValue("{sKsKsKsKsKsKsisi}", "pool_in_use", (unsigned long long)used, "pool_reserved",
                          (unsigned long long)reserved, "exec_device_bytes", exec_device, "pinned_bytes", pinned,
+                         "pinned_results_in_use", results_in_use, "pinned_results_idle", results_idle,
                          "execs", g_pool_count[device], "execs_leased", g_leased[device]);
 }

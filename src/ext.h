@@ -113,7 +113,8 @@ typedef struct gr_exec {
 } gr_exec;
 
 #define GR_RESULT_BYTES 256
-#define GR_PINNED_SMALL (4u << 20) /* host inputs up to this size go through the pinned buffer */
+#define GR_PINNED_SMALL (4u << 20) /* host inputs up to this size go through the pinned buffer ... */
+#define GR_SMALL_PIECE_BYTES ((size_t)1 << 20) /* ... in pieces of this size, copy and DMA overlapped */
 #define GR_STAGING_KEPT ((size_t)256 << 20) /* host inputs up to this size are staged in the exec's own buffer */
 
 gr_exec *gr_exec_acquire(PyObject *module, int device);
@@ -143,8 +144,25 @@ int gr_exec_reserve_transfer(PyObject *module, gr_exec *ex, size_t bytes);
  * caller's pages are never locked: another thread may be reading the same array).  `src` may be reused once
  * this returns; the exec's buffers are busy until `stream` is synchronised. */
 cudaError_t gr_upload_host(gr_exec *ex, void *dst, const void *src, size_t bytes, cudaStream_t stream);
-/* Copy device `src` to host `dst` after the work enqueued on `stream`; complete on return. */
-cudaError_t gr_download_host(gr_exec *ex, void *dst, const void *src, size_t bytes, cudaStream_t stream);
+/* Copy device `src` to host `dst` after the work enqueued on `stream`; complete on return.  `dst_pinned`: dst is
+ * pinned memory, the DMA lands there directly. */
+cudaError_t gr_download_host(gr_exec *ex, void *dst, const void *src, size_t bytes, int dst_pinned,
+                             cudaStream_t stream);
+
+/* ---- NumPy results in pinned host memory (pinned_results.c) ---- */
+/* A new C-ordered NumPy array; its memory pinned (*pinned = 1) when the result is large, its size was asked
+ * for before and the pool's limit allows, else an ordinary array.  NULL with an exception. */
+PyObject *gr_host_result_new(int ndim, const npy_intp *dims, int typenum, int *pinned);
+void gr_pinned_results_stats(unsigned long long *in_use, unsigned long long *idle);
+void gr_pinned_results_release_idle(void); /* module teardown */
+
+/* ---- settings from the environment (settings.c) ---- */
+/* 0 if `bytes` of a host operand may be staged whole on the device under GPUREDUCE_DEVICE_MEMORY_LIMIT, else
+ * -1 with OutOfMemoryError naming `what`, the limit and what streams instead (also for a malformed limit). */
+int gr_check_device_memory_limit(PyObject *module, size_t bytes, const char *what);
+/* The byte count in environment variable `name` ("4294967296", "512M", "4G"; K, M, G, T are powers of 1024):
+ * 1 and *bytes set, 0 when unset or empty, -1 with a ValueError naming the variable when malformed. */
+int gr_env_bytes(const char *name, size_t *bytes);
 
 /* ---- host memory copies on several CPU threads (host_copy.c); no GIL needed ---- */
 void gr_host_copy(void *dst, const void *src, size_t bytes);

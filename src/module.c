@@ -37,7 +37,7 @@ static PyMethodDef core_methods[] = {
      "every byte set to `fill_byte` (0xFF is NaN in every floating dtype, -1 in signed integers)."},
     {"time_device", (PyCFunction)(void (*)(void))gr_py_time_device, METH_VARARGS | METH_KEYWORDS,
      "time_device(what, a, repeats, warmup=3, flush_l2=True, variant=-1, op=0, exclusive=False) -> (times_us, value)\n"
-     "Device-side timings for the benchmarks (what: 'reduce', 'scan', 'read' or 'copy')."},
+     "Device-side timings for the benchmarks (what: 'reduce', 'scan', 'read', 'copy', 'h2d' or 'd2h')."},
     {"time_calls", (PyCFunction)(void (*)(void))gr_py_time_calls, METH_VARARGS | METH_KEYWORDS,
      "time_calls(fn, repeats, warmup=3, flush_l2=True) -> times_us\n"
      "Device-side time of each fn() call, measured on the legacy default stream (peers such as CuPy, PyTorch)."},
@@ -106,7 +106,9 @@ core_exec(PyObject *module)
         PyModule_AddIntConstant(module, "PROP_BASELINE", GR_PROP_BASELINE) < 0 ||
         PyModule_AddIntConstant(module, "PROP_DEFAULT", GR_PROP_DEFAULT) < 0 ||
         PyModule_AddIntConstant(module, "PROP_BLOCK_LOCAL", GR_PROP_BLOCK_LOCAL) < 0 ||
-        PyModule_AddIntConstant(module, "PROP_AXES", GR_PROP_AXES) < 0)
+        PyModule_AddIntConstant(module, "PROP_AXES", GR_PROP_AXES) < 0 ||
+        PyModule_AddIntConstant(module, "STREAM_CHUNK_BYTES", (long)GR_RING_CHUNK_BYTES) < 0 ||
+        PyModule_AddIntConstant(module, "STREAM_FROM_BYTES", (long)GR_PINNED_SMALL) < 0)
         return -1;
     return 0;
 }
@@ -136,6 +138,7 @@ core_free(void *module)
 {
     core_clear((PyObject *)module);
     gr_exec_release_all();
+    gr_pinned_results_release_idle();
 }
 
 static PyModuleDef_Slot core_slots[] = {

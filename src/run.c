@@ -32,57 +32,11 @@
  *   8 result shape (a new result is C-ordered: the layout's out strides say so)
  *   9 initial: None or the bytes of one result value            10 exclusive: bool
  */
-#include "ext.h"
+#include "job.h"
 
 #include <string.h>
 
 #define PLAN_FIELDS 11
-
-typedef enum { RESULT_OUT, RESULT_SCALAR, RESULT_HOST, RESULT_DEVICE } result_kind;
-
-/* A host operand's bytes: the span its view touches, uploaded to device memory. */
-typedef struct {
-    const char *lo;       /* lowest byte the view touches */
-    size_t bytes;         /* from lo to past the highest element; 0 for an empty operand */
-    ptrdiff_t first;      /* element (0, ..., 0) - lo, in bytes */
-    void *device;         /* where it goes: the exec's staging buffer or pool memory */
-    int pooled;           /* device is pool memory: freed after the work */
-} host_span;
-
-struct gr_job {
-    PyObject *plan;                  /* a reference: keeps the operands alive */
-    int kind;
-    const gr_variant_info *info;
-    int flat;                        /* the variant's whole-array launcher (gr_reduce / gr_scan) */
-    gr_args a;
-    gr_segments s;
-    int copy_ndim;
-    int64_t copy_shape[GR_COPY_MAX_NDIM], copy_in[GR_COPY_MAX_NDIM], copy_out[GR_COPY_MAX_NDIM];
-    const gr_operand *in, *mask, *out;
-    int res_ndim;
-    int64_t res_shape[GR_MAX_NDIM];
-    int64_t res_size;
-    char initial[16];
-
-    int device;
-    gr_exec *ex;
-    cudaStream_t stream;
-    host_span up_in, up_mask;
-    void *aside;                     /* a copy of the input the kernel reads because out= overlaps it */
-    size_t aside_bytes;
-    const void *aside_src;
-    result_kind rk;
-    int scalar_in_pinned;            /* RESULT_SCALAR written straight into the exec's pinned memory */
-    PyObject *result;
-    void *device_result;             /* RESULT_HOST: pool memory downloaded into host_dst */
-    void *host_dst;
-    size_t out_bytes;
-    cudaStream_t waits[3], releases[2];
-    int n_waits, n_releases;
-    int sync;
-    int interrupted;                 /* a signal handler raised between stages: skip the download, raise it */
-    gr_outcome outcome;
-};
 
 /* ---------------------------------------------------------------- reading the plan */
 
@@ -302,10 +256,12 @@ make_result(PyObject *module, gr_job *j)
         j->rk = RESULT_HOST;
         npy_intp dims[GR_MAX_NDIM];
         for (int i = 0; i < j->res_ndim; i++) dims[i] = (npy_intp)j->res_shape[i];
-        j->result = PyArray_SimpleNew(j->res_ndim, dims, gr_dtype_to_typenum(j->a.out_dtype));
+        j->result = gr_host_result_new(j->res_ndim, dims, gr_dtype_to_typenum(j->a.out_dtype), &j->host_dst_pinned);
         if (!j->result) return -1;
         j->host_dst = PyArray_DATA((PyArrayObject *)j->result);
-        if (j->out_bytes && gr_device_alloc(module, j->device, j->out_bytes, j->stream, &j->device_result) < 0)
+        const int streamed_out = j->streamed.on && j->kind == GR_KIND_SCAN; /* downloaded chunk by chunk */
+        if (j->out_bytes && !streamed_out &&
+            gr_device_alloc(module, j->device, j->out_bytes, j->stream, &j->device_result) < 0)
             return -1;
         j->a.out = j->device_result;
         j->sync = 1;
@@ -328,8 +284,15 @@ make_result(PyObject *module, gr_job *j)
 static int
 plan_uploads(PyObject *module, gr_job *j)
 {
+    if (j->streamed.on) { /* chunk by chunk (stream_host.c): nothing staged whole */
+        span_of(j->in, &j->up_in);
+        j->sync = 1;
+        if (gr_stream_reserve(module, j) < 0) return -1;
+        return gr_exec_reserve_transfer(module, j->ex, j->rk == RESULT_HOST ? j->out_bytes : 0);
+    }
     if (j->in->is_host) {
         span_of(j->in, &j->up_in);
+        if (gr_check_device_memory_limit(module, j->up_in.bytes, "the host input, staged whole") < 0) return -1;
         if (j->up_in.bytes <= GR_STAGING_KEPT) { /* the exec keeps a buffer this big: no allocation once warm */
             if (gr_exec_reserve_staging(module, j->ex, j->up_in.bytes) < 0) return -1;
             j->up_in.device = j->ex->staging;
@@ -347,6 +310,8 @@ plan_uploads(PyObject *module, gr_job *j)
     if (j->mask) {
         if (j->mask->is_host) {
             span_of(j->mask, &j->up_mask);
+            if (gr_check_device_memory_limit(module, j->up_mask.bytes, "the host where= mask, staged whole") < 0)
+                return -1;
             if (j->up_mask.bytes &&
                 gr_device_alloc(module, j->device, j->up_mask.bytes, j->stream, &j->up_mask.device) < 0)
                 return -1;
@@ -448,6 +413,7 @@ gr_job_prepare(PyObject *module, PyObject *plan)
             refuse_classic(j);
             goto fail;
         }
+        gr_stream_plan(j);
         j->a.n = j->s.count[0] * j->s.count[1] != 0 ? j->s.reduce_count : 0; /* an empty scan plans no segment */
     }
 
@@ -467,7 +433,7 @@ gr_job_prepare(PyObject *module, PyObject *plan)
         j->waits[j->n_waits++] = j->out->stream;
         j->releases[j->n_releases++] = j->out->stream;
     }
-    if (reserve_workspace(module, j) < 0) goto fail;
+    if (!j->streamed.on && reserve_workspace(module, j) < 0) goto fail; /* a streamed job sizes its own */
     if (make_result(module, j) < 0) goto fail;
     if (plan_aside(module, j) < 0) goto fail;
     if (plan_uploads(module, j) < 0) goto fail;
@@ -500,6 +466,10 @@ gr_job_enqueue(gr_job *j)
     gr_outcome *o = &j->outcome;
     for (int i = 0; i < j->n_waits; i++)
         gr_outcome_keep(o, gr_stream_wait(j->ex, j->stream, j->waits[i]), "ordering the work after its operands");
+    if (j->streamed.on) { /* uploads, kernels and a scan's downloads, chunk by chunk (stream_host.c) */
+        gr_stream_enqueue(j);
+        goto launched;
+    }
     upload(j, &j->up_in, "copying the input to the device");
     upload(j, &j->up_mask, "copying where= to the device");
     if (gr_outcome_ok(o) && j->aside)
@@ -515,6 +485,7 @@ gr_job_enqueue(gr_job *j)
             o->st = j->kind == GR_KIND_REDUCE ? gr_reduce_segments(&j->a, &j->s, &o->cuda_error)
                                               : gr_scan_segments(&j->a, &j->s, &o->cuda_error);
     }
+launched:
     for (int i = 0; i < j->n_releases; i++)
         gr_outcome_keep(o, gr_stream_wait(j->ex, j->releases[i], j->stream), "ordering the result's stream after the work");
     if (gr_outcome_ok(o) && j->rk == RESULT_SCALAR && !j->scalar_in_pinned)
@@ -528,8 +499,9 @@ void
 gr_job_complete(gr_job *j)
 {
     gr_outcome *o = &j->outcome;
-    if (gr_outcome_ok(o) && j->rk == RESULT_HOST && !j->interrupted)
-        gr_outcome_keep(o, gr_download_host(j->ex, j->host_dst, j->device_result, j->out_bytes, j->stream),
+    if (gr_outcome_ok(o) && j->rk == RESULT_HOST && j->device_result && !j->interrupted)
+        gr_outcome_keep(o, gr_download_host(j->ex, j->host_dst, j->device_result, j->out_bytes, j->host_dst_pinned,
+                                            j->stream),
                         "copying the result to the host");
     else if (j->sync || j->interrupted)
         gr_outcome_keep(o, cudaStreamSynchronize(j->stream), "running the work");
@@ -566,14 +538,13 @@ interruptible(const gr_job *j)
     return j->up_in.bytes >= GR_INTERRUPTIBLE_BYTES || (j->rk == RESULT_HOST && j->out_bytes >= GR_INTERRUPTIBLE_BYTES);
 }
 
-/* Whether a signal handler raised (its exception is then set), the GIL taken back for the check.  Handlers
- * run in the main thread only: elsewhere this is always 0. */
-static int
-signal_raised(PyThreadState **saved)
+int
+gr_job_signal_raised(gr_job *j)
 {
-    PyEval_RestoreThread(*saved);
+    if (!j->gil) return 0;
+    PyEval_RestoreThread(*j->gil);
     const int raised = PyErr_CheckSignals() < 0;
-    *saved = PyEval_SaveThread();
+    *j->gil = PyEval_SaveThread();
     return raised;
 }
 
@@ -584,15 +555,17 @@ gr_py_run(PyObject *module, PyObject *plan)
     gr_job *j = gr_job_prepare(module, plan);
     if (!j) return NULL;
     PyThreadState *saved = PyEval_SaveThread();
+    j->gil = &saved; /* a streamed job looks for Ctrl-C between chunks */
     gr_job_enqueue(j);
-    if (interruptible(j) && gr_outcome_ok(&j->outcome)) {
-        j->interrupted = signal_raised(&saved);
+    if (interruptible(j) && gr_outcome_ok(&j->outcome) && !j->interrupted) {
+        j->interrupted = gr_job_signal_raised(j);
         if (!j->interrupted) { /* the device's part done, the download next: the second chance to stop */
             gr_outcome_keep(&j->outcome, cudaStreamSynchronize(j->stream), "running the work");
-            j->interrupted = gr_outcome_ok(&j->outcome) && signal_raised(&saved);
+            j->interrupted = gr_outcome_ok(&j->outcome) && gr_job_signal_raised(j);
         }
     }
     gr_job_complete(j);
+    j->gil = NULL;
     PyEval_RestoreThread(saved);
     return gr_job_finish(module, j);
 }

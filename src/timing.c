@@ -3,8 +3,9 @@
  * CUDA events bracket each call on the stream its work runs on, so nothing Python does between calls falls
  * inside a measured interval; before every call the L2 is flushed by writing a buffer twice its size (cold
  * cache: a 64 MB input must not be timed out of a 60 MB L2, DESIGN.md section 6).  Warm-up calls are made
- * first.  time_device times gpureduce's own work on the device's stream; time_calls times a Python callable
- * (a peer library's function) on the legacy default stream, where CuPy and PyTorch work unless told otherwise.
+ * first.  time_device times gpureduce's own work on the device's stream (and the ceilings: a read, a device
+ * copy, pinned host <-> device copies); time_calls times a Python callable (a peer library's function) on the
+ * legacy default stream, where CuPy and PyTorch work unless told otherwise.
  */
 #include "ext.h"
 
@@ -107,11 +108,13 @@ times_to_list(const double *times, int count)
     return list;
 }
 
-typedef enum { TIME_REDUCE, TIME_SCAN, TIME_READ, TIME_COPY } time_what;
+typedef enum { TIME_REDUCE, TIME_SCAN, TIME_READ, TIME_COPY, TIME_H2D, TIME_D2H } time_what;
 
-/* One timed unit of work: the variant's call, the read-ceiling kernel, or a device-to-device copy. */
+/* One timed unit of work: the variant's call, the read-ceiling kernel, a device-to-device copy, or a copy
+ * between the input and the pinned host buffer `host` (the ceiling of host-array calls). */
 static cudaError_t
-run_once(time_what what, const gr_args *a, size_t in_bytes, gr_exec *ex, gr_status *st, int *cuda_error)
+run_once(time_what what, const gr_args *a, size_t in_bytes, gr_exec *ex, void *host, gr_status *st,
+         int *cuda_error)
 {
     *st = GR_OK;
     switch (what) {
@@ -124,10 +127,24 @@ run_once(time_what what, const gr_args *a, size_t in_bytes, gr_exec *ex, gr_stat
     case TIME_READ:
         *st = gr_read_ceiling(a->in, in_bytes, ex->result, a->sm_count, a->stream, cuda_error);
         return cudaSuccess;
+    case TIME_H2D: /* the input's own bytes back into it (host holds them): the caller's array keeps its values */
+        return cudaMemcpyAsync((void *)a->in, host, in_bytes, cudaMemcpyHostToDevice, (cudaStream_t)a->stream);
+    case TIME_D2H:
+        return cudaMemcpyAsync(host, a->in, in_bytes, cudaMemcpyDeviceToHost, (cudaStream_t)a->stream);
     case TIME_COPY:
     default:
         return cudaMemcpyAsync(ex->staging, a->in, in_bytes, cudaMemcpyDeviceToDevice, (cudaStream_t)a->stream);
     }
+}
+
+/* Free time_device's pinned buffer once no copy on `stream` can still touch it; no GIL needed. */
+static cudaError_t
+free_host_buffer(void *host, cudaStream_t stream)
+{
+    if (!host) return cudaSuccess;
+    cudaError_t err = cudaStreamSynchronize(stream);
+    cudaError_t freed = cudaFreeHost(host);
+    return err != cudaSuccess ? err : freed;
 }
 
 PyObject *
@@ -145,8 +162,11 @@ gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
     else if (!strcmp(what_name, "scan")) what = TIME_SCAN;
     else if (!strcmp(what_name, "read")) what = TIME_READ;
     else if (!strcmp(what_name, "copy")) what = TIME_COPY;
+    else if (!strcmp(what_name, "h2d")) what = TIME_H2D;
+    else if (!strcmp(what_name, "d2h")) what = TIME_D2H;
     else {
-        PyErr_Format(PyExc_ValueError, "what=%s: expected 'reduce', 'scan', 'read' or 'copy'", what_name);
+        PyErr_Format(PyExc_ValueError, "what=%s: expected 'reduce', 'scan', 'read', 'copy', 'h2d' or 'd2h'",
+                     what_name);
         return NULL;
     }
     if (repeats < 1 || warmup < 0) {
@@ -157,6 +177,7 @@ gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
     PyObject *times_list = NULL, *result = NULL;
     double *times = NULL;
     gr_exec *ex = NULL;
+    void *host = NULL; /* h2d, d2h: pinned host memory of the input's size, this call's own */
     gr_timer timer = {0};
     PyObject *operand = gr_intake(module, obj, "the input");
     if (!operand) return NULL;
@@ -193,18 +214,30 @@ gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
     int cuda_error = 0;
     gr_status st = GR_OK;
     const int with_variant = what == TIME_REDUCE || what == TIME_SCAN;
+    const int transfer = what == TIME_H2D || what == TIME_D2H;
     if (with_variant ? gr_exec_reserve_for(module, ex, &a, "time_device") < 0
                      : gr_exec_reserve_workspace(module, ex, GR_WORKSPACE_ZEROED_BYTES) < 0)
         goto fail;
     const size_t out_bytes = (size_t)in->size * gr_dtype_itemsize(out_dtype);
     if (gr_exec_reserve_pinned(module, ex, GR_RESULT_BYTES) < 0 ||
-        gr_exec_reserve_staging(module, ex, out_bytes > in_bytes ? out_bytes : in_bytes) < 0)
+        (!transfer && gr_exec_reserve_staging(module, ex, out_bytes > in_bytes ? out_bytes : in_bytes) < 0))
         goto fail;
     a.workspace = ex->workspace;
     a.workspace_bytes = ex->workspace_bytes;
     a.out = what == TIME_SCAN ? ex->staging : ex->result;
 
     if (timer_open(module, device, flush_l2, &timer) < 0) goto fail;
+    if (transfer) {
+        cudaError_t alloc_err;
+        Py_BEGIN_ALLOW_THREADS
+        alloc_err = cudaMallocHost(&host, in_bytes); /* page-locking many MiB takes a while: without the GIL */
+        Py_END_ALLOW_THREADS
+        if (alloc_err != cudaSuccess) {
+            host = NULL;
+            gr_raise_cuda(module, alloc_err, "allocating time_device's pinned host buffer");
+            goto fail;
+        }
+    }
     times = PyMem_Malloc(sizeof(double) * (size_t)repeats);
     if (!times) {
         PyErr_NoMemory();
@@ -215,10 +248,13 @@ gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
     Py_BEGIN_ALLOW_THREADS
     /* the producer's work (e.g. filling the input) completes first */
     if (in->has_stream) err = cudaStreamSynchronize(in->stream);
+    /* h2d writes the input: its own bytes, fetched first (untimed) */
+    if (err == cudaSuccess && what == TIME_H2D)
+        err = cudaMemcpyAsync(host, a.in, in_bytes, cudaMemcpyDeviceToHost, ex->stream);
     for (int i = 0; i < warmup + repeats && err == cudaSuccess && st == GR_OK; i++) {
         double us = 0;
         err = timer_begin(&timer, i, ex->stream);
-        if (err == cudaSuccess) err = run_once(what, &a, in_bytes, ex, &st, &cuda_error);
+        if (err == cudaSuccess) err = run_once(what, &a, in_bytes, ex, host, &st, &cuda_error);
         if (err == cudaSuccess && st == GR_OK) err = timer_end(&timer, ex->stream, &us);
         if (i >= warmup) times[i - warmup] = us;
     }
@@ -226,6 +262,11 @@ gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
         err = cudaMemcpyAsync(ex->pinned, ex->result, gr_dtype_itemsize(out_dtype), cudaMemcpyDeviceToHost,
                               ex->stream);
         if (err == cudaSuccess) err = cudaStreamSynchronize(ex->stream);
+    }
+    if (host) {
+        const cudaError_t freed = free_host_buffer(host, ex->stream);
+        host = NULL;
+        if (err == cudaSuccess) err = freed;
     }
     Py_END_ALLOW_THREADS
     if (err != cudaSuccess) {
@@ -262,6 +303,7 @@ fail:
     timer_close(&timer);
     PyMem_Free(times);
     if (ex) {
+        if (host) (void)free_host_buffer(host, ex->stream); /* already failing: the first error is the one raised */
         ex->dirty = 1;
         gr_exec_release(ex);
     }

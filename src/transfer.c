@@ -24,10 +24,16 @@ cudaError_t
 gr_upload_host(gr_exec *ex, void *dst, const void *src, size_t bytes, cudaStream_t stream)
 {
     if (bytes == 0) return cudaSuccess;
-    if (bytes <= GR_PINNED_SMALL) {
+    if (bytes <= GR_PINNED_SMALL) { /* in pieces, the copy of each overlapping the DMA of the one before */
         char *pinned = (char *)ex->pinned + GR_RESULT_BYTES;
-        memcpy(pinned, src, bytes);
-        return cudaMemcpyAsync(dst, pinned, bytes, cudaMemcpyHostToDevice, stream);
+        const size_t piece = bytes >= 2 * GR_SMALL_PIECE_BYTES ? GR_SMALL_PIECE_BYTES : bytes;
+        cudaError_t err = cudaSuccess;
+        for (size_t at = 0; at < bytes && err == cudaSuccess; at += piece) {
+            const size_t n = bytes - at < piece ? bytes - at : piece;
+            gr_host_copy(pinned + at, (const char *)src + at, n);
+            err = cudaMemcpyAsync((char *)dst + at, pinned + at, n, cudaMemcpyHostToDevice, stream);
+        }
+        return err;
     }
     const size_t chunks = (bytes + GR_RING_CHUNK_BYTES - 1) / GR_RING_CHUNK_BYTES;
     cudaError_t err = cudaSuccess;
@@ -44,15 +50,15 @@ gr_upload_host(gr_exec *ex, void *dst, const void *src, size_t bytes, cudaStream
 }
 
 cudaError_t
-gr_download_host(gr_exec *ex, void *dst, const void *src, size_t bytes, cudaStream_t stream)
+gr_download_host(gr_exec *ex, void *dst, const void *src, size_t bytes, int dst_pinned, cudaStream_t stream)
 {
     cudaError_t err;
     if (bytes == 0) return cudaStreamSynchronize(stream);
-    if (bytes <= GR_PINNED_SMALL) {
-        char *pinned = (char *)ex->pinned + GR_RESULT_BYTES;
+    if (dst_pinned || bytes <= GR_PINNED_SMALL) { /* straight into dst, or through the exec's pinned buffer */
+        char *pinned = dst_pinned ? dst : (char *)ex->pinned + GR_RESULT_BYTES;
         err = cudaMemcpyAsync(pinned, src, bytes, cudaMemcpyDeviceToHost, stream);
         if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
-        if (err == cudaSuccess) memcpy(dst, pinned, bytes);
+        if (err == cudaSuccess && !dst_pinned) gr_host_copy(dst, pinned, bytes);
         return err;
     }
     /* Step i enqueues chunk i into ring slot i % GR_RING_CHUNKS, after copying out the chunk that slot held

@@ -33,6 +33,8 @@ def test_device_info_is_measured_once():
     major, minor = info["compute_capability"]
     assert major >= 7 and minor >= 0
     assert 100 < info["read_gbps"] < 20000 and 100 < info["copy_gbps"] < 20000
+    for way in ("h2d_gbps", "d2h_gbps"):  # pinned host <-> device: the ceiling of host-array calls
+        assert isinstance(info[way], float) and 0 < info[way] < 20000, way
     assert device_info() == info
 
 

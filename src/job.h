@@ -1,0 +1,85 @@
+/* job.h -- one call's device work as the runner holds it: shared by run.c (the stages) and stream_host.c (host
+ * inputs streamed through the device chunk by chunk).  Private to those two files. */
+#ifndef GPUREDUCE_JOB_H
+#define GPUREDUCE_JOB_H
+
+#include "ext.h"
+
+typedef enum { RESULT_OUT, RESULT_SCALAR, RESULT_HOST, RESULT_DEVICE } result_kind;
+
+/* A host operand's bytes: the span its view touches, uploaded to device memory. */
+typedef struct {
+    const char *lo;       /* lowest byte the view touches */
+    size_t bytes;         /* from lo to past the highest element; 0 for an empty operand */
+    ptrdiff_t first;      /* element (0, ..., 0) - lo, in bytes */
+    void *device;         /* where it goes: the exec's staging buffer or pool memory (NULL when streamed) */
+    int pooled;           /* device is pool memory: freed after the work */
+} host_span;
+
+/* A host input streamed through the device (stream_host.c): `rows` rows of `len` contiguous elements, each
+ * chunk either whole rows or, when a row is longer than a chunk, one piece of a row. */
+typedef struct {
+    int on;
+    int64_t rows, len;
+    int64_t chunk;          /* elements per chunk (the last of a row or of the array may be shorter) */
+    int64_t rows_per_chunk; /* whole rows per chunk; 0 when rows are cut into pieces */
+    int64_t pieces;         /* pieces per row (1 when whole rows fit a chunk) */
+    void *dev_in;           /* the chunk as uploaded (input dtype) */
+    void *dev_carry;        /* scans cut into pieces: the carry, then the piece in the result dtype */
+    void *dev_out;          /* scans: the chunk's result (one element more: the carry slot) */
+    void *partials;         /* reductions cut into pieces: one result per piece of the row */
+} gr_streaming;
+
+struct gr_job {
+    PyObject *plan;                  /* a reference: keeps the operands alive */
+    int kind;
+    const gr_variant_info *info;
+    int flat;                        /* the variant's whole-array launcher (gr_reduce / gr_scan) */
+    gr_args a;
+    gr_segments s;
+    int copy_ndim;
+    int64_t copy_shape[GR_COPY_MAX_NDIM], copy_in[GR_COPY_MAX_NDIM], copy_out[GR_COPY_MAX_NDIM];
+    const gr_operand *in, *mask, *out;
+    int res_ndim;
+    int64_t res_shape[GR_MAX_NDIM];
+    int64_t res_size;
+    char initial[16];
+
+    int device;
+    gr_exec *ex;
+    cudaStream_t stream;
+    host_span up_in, up_mask;
+    gr_streaming streamed;
+    void *aside;                     /* a copy of the input the kernel reads because out= overlaps it */
+    size_t aside_bytes;
+    const void *aside_src;
+    result_kind rk;
+    int scalar_in_pinned;            /* RESULT_SCALAR written straight into the exec's pinned memory */
+    PyObject *result;
+    void *device_result;             /* RESULT_HOST: pool memory downloaded into host_dst */
+    void *host_dst;
+    int host_dst_pinned;             /* host_dst is pinned memory (pinned_results.c): DMA lands in it directly */
+    size_t out_bytes;
+    cudaStream_t waits[3], releases[2];
+    int n_waits, n_releases;
+    int sync;
+    PyThreadState **gil;             /* gr_py_run's saved thread state: streaming looks for Ctrl-C with it */
+    int interrupted;                 /* a signal handler raised between stages: skip the download, raise it */
+    gr_outcome outcome;
+};
+
+/* Whether a signal handler raised (its exception is then set), the GIL taken back for the check.  Handlers
+ * run in the main thread only: elsewhere this is always 0.  0 when the job has no saved thread state. */
+int gr_job_signal_raised(gr_job *j);
+
+/* ---- stream_host.c ---- */
+/* Decide whether the job streams its host input (j->streamed.on) and lay out its chunks.  Called once the
+ * plan is read and the launcher chosen, before the result is made. */
+void gr_stream_plan(gr_job *j);
+/* Reserve the exec's staging and pinned ring for the streamed job.  0, or -1 with an exception. */
+int gr_stream_reserve(PyObject *module, gr_job *j);
+/* Enqueue the whole streamed job (no GIL): upload, kernels and, for scans, downloads, chunk by chunk.  The
+ * result of a reduction is where j->a.out says once the stream reaches it; a scan's is in j->host_dst. */
+void gr_stream_enqueue(gr_job *j);
+
+#endif /* GPUREDUCE_JOB_H */

@@ -1,0 +1,62 @@
+/* settings.c -- the environment variables gpureduce reads, parsed in one place.
+ *
+ *   GPUREDUCE_DEVICE_MEMORY_LIMIT    the most device memory a host operand may take when it is staged whole;
+ *                                    host arrays that stream (stream_host.c) need only a few chunks of it
+ *   GPUREDUCE_PINNED_RESULTS_LIMIT   the most pinned host memory the pool of results may hold
+ *                                    (pinned_results.c; default a quarter of the host's memory, 0: none)
+ *
+ * Both are byte counts, read at their first use.
+ */
+#include "ext.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int
+gr_env_bytes(const char *name, size_t *bytes)
+{
+    const char *text = getenv(name);
+    if (!text || !*text) return 0;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    int shift = 0;
+    if (end != text && *end && !end[1]) {
+        const char *units = "KMGT", *u = strchr(units, end[0] & ~0x20);
+        if (u && *u) {
+            shift = 10 * (int)(u - units + 1);
+            end++;
+        }
+    }
+    if (end == text || *end || errno || text[0] == '-' || (shift && v > (~0ULL >> shift))) {
+        PyErr_Format(PyExc_ValueError,
+                     "environment variable %s='%s': expected a number of bytes such as 4294967296, 512M or 4G "
+                     "(K, M, G, T are powers of 1024)", name, text);
+        return -1;
+    }
+    *bytes = (size_t)(v << shift);
+    return 1;
+}
+
+int
+gr_check_device_memory_limit(PyObject *module, size_t bytes, const char *what)
+{
+    static int read = 0;
+    static size_t limit = 0;
+    static int has_limit = 0;
+    if (!read) {
+        const int got = gr_env_bytes("GPUREDUCE_DEVICE_MEMORY_LIMIT", &limit);
+        if (got < 0) return -1;
+        has_limit = got;
+        read = 1;
+    }
+    if (!has_limit || bytes <= limit) return 0;
+    PyErr_Format(gr_state(module)->OutOfMemoryError,
+                 "%s needs %zu bytes (%.2f GiB) of device memory, more than GPUREDUCE_DEVICE_MEMORY_LIMIT=%zu: "
+                 "host arrays stream through the device in chunks when they are contiguous along the reduced axis "
+                 "and have no where= mask (and, for mean/argmin/argmax and exclusive scans, when a row fits a chunk "
+                 "of 8 MiB); this call does not",
+                 what, bytes, bytes / 1073741824.0, limit);
+    return -1;
+}

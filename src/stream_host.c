@@ -1,0 +1,365 @@
+/* stream_host.c -- host inputs streamed through the device chunk by chunk (issue 13).
+ *
+ * A host array bigger than the exec's small pinned buffer is not uploaded whole: it moves in chunks of at most
+ * GR_RING_CHUNK_BYTES through the exec's ring of pinned chunks, each chunk's kernel run as soon as it has
+ * arrived, while the CPU threads of host_copy.c already copy the next chunks into the ring.  The device holds a
+ * few chunks, never the array, so arrays larger than the device's memory reduce and scan too.
+ *
+ * The input is seen as `rows` rows of `len` contiguous elements (the plan's segments, when they lie one after
+ * another in memory).  A chunk is whole rows, or, when a row is longer than a chunk, one piece of a row:
+ *   reductions  each piece's result goes to a slot of `partials`; the partials are reduced, in order, into the
+ *               row's result (sum, prod, min, max; initial= applied there)
+ *   scans       piece p > 0 is scanned behind a carry element, the last result of piece p - 1, and the scan's
+ *               output after the carry is the piece's result; results go to the host as each piece finishes
+ * Chunk boundaries depend only on the shape and dtypes, so the results do not depend on timing.
+ *
+ * One stream carries everything in order (upload, kernel, download of chunk k, then chunk k + 1); the overlap is
+ * between the CPU's copies into the ring and the device's copies and kernels.
+ */
+#include "job.h"
+
+#include <string.h>
+
+#define GR_STREAM_FROM GR_PINNED_SMALL    /* host inputs with more bytes than this stream */
+#define GR_STREAM_ALIGN ((size_t)256)
+#define GR_SIGNAL_EVERY_CHUNKS 32         /* look for Ctrl-C every 32 chunks (256 MiB) */
+
+static size_t
+align_up(size_t x)
+{
+    return (x + GR_STREAM_ALIGN - 1) / GR_STREAM_ALIGN * GR_STREAM_ALIGN;
+}
+
+/* Whether the variant's whole-array launcher runs (op, dt -> dt): how pieces are combined and carried. */
+static int
+flat_same_dtype(const gr_job *j, gr_dtype dt)
+{
+    return (j->info->dtypes & GR_DTBIT(dt)) && gr_default_result_dtype(j->info->kind, j->a.op, dt) == dt;
+}
+
+void
+gr_stream_plan(gr_job *j)
+{
+    gr_streaming *st = &j->streamed;
+    const gr_segments *s = &j->s;
+    memset(st, 0, sizeof(*st));
+    if (j->kind == GR_KIND_COPY || !j->in->is_host || j->mask || j->out) return;
+    const size_t in_item = gr_dtype_itemsize(j->in->dtype), out_item = gr_dtype_itemsize(j->a.out_dtype);
+    const int64_t rows = s->count[0] * s->count[1], len = s->reduce_count;
+    if (rows <= 0 || len <= 0 || rows * len != j->in->size || (size_t)j->in->size * in_item <= GR_STREAM_FROM) return;
+    /* Rows of contiguous elements, one after another from element (0, ..., 0). */
+    if (len > 1 && s->reduce_in_stride != 1) return;
+    if (s->count[1] > 1 && s->in_stride[1] != len) return;
+    if (s->count[0] > 1 && s->in_stride[0] != s->count[1] * len) return;
+    /* Results likewise (a new C-ordered result). */
+    const int64_t res_row = j->kind == GR_KIND_REDUCE ? 1 : len;
+    if (j->kind == GR_KIND_SCAN && len > 1 && s->reduce_out_stride != 1) return;
+    if (s->count[1] > 1 && s->out_stride[1] != res_row) return;
+    if (s->count[0] > 1 && s->out_stride[0] != s->count[1] * res_row) return;
+    if (j->res_size != rows * res_row) return;
+
+    const int64_t chunk = (int64_t)(GR_RING_CHUNK_BYTES / (in_item > out_item ? in_item : out_item));
+    if (len > chunk) { /* rows cut into pieces: only what combines piece by piece */
+        const gr_op op = j->a.op;
+        if (j->kind == GR_KIND_REDUCE && op != GR_OP_SUM && op != GR_OP_PROD && op != GR_OP_MIN && op != GR_OP_MAX)
+            return;
+        if (j->kind == GR_KIND_SCAN && j->a.exclusive) return;
+        if (j->flat ? !flat_same_dtype(j, j->a.out_dtype) : !(j->info->properties & GR_PROP_AXES)) return;
+        st->pieces = (len + chunk - 1) / chunk;
+    }
+    else {
+        st->rows_per_chunk = chunk / len;
+        st->pieces = 1;
+    }
+    st->rows = rows;
+    st->len = len;
+    st->chunk = chunk;
+    st->on = 1;
+}
+
+/* ---------------------------------------------------------------- launches */
+
+typedef struct {
+    const void *in;
+    gr_dtype in_dtype;
+    void *out;
+    int64_t rows, len;
+    int flat;
+    const void *initial;
+    int exclusive;
+} launch_shape;
+
+static void
+shape_args(const gr_job *j, const launch_shape *l, gr_args *a, gr_segments *s)
+{
+    *a = j->a;
+    a->in = l->in;
+    a->in_dtype = l->in_dtype;
+    a->out = l->out;
+    a->n = l->len;
+    a->exclusive = l->exclusive;
+    memset(s, 0, sizeof(*s));
+    s->count[0] = 1;
+    s->count[1] = l->rows;
+    s->in_stride[1] = l->len;
+    s->reduce_count = l->len;
+    s->reduce_in_stride = 1;
+    s->out_stride[1] = j->kind == GR_KIND_REDUCE ? 1 : l->len;
+    s->reduce_out_stride = j->kind == GR_KIND_REDUCE ? 0 : 1;
+    s->initial = l->initial;
+}
+
+static gr_status
+shape_workspace(const gr_job *j, const launch_shape *l, size_t *bytes, int *cuda_error)
+{
+    gr_args a;
+    gr_segments s;
+    shape_args(j, l, &a, &s);
+    if (l->flat) return gr_workspace_size(&a, bytes, cuda_error);
+    return j->kind == GR_KIND_REDUCE ? gr_reduce_segments_workspace(&a, &s, bytes, cuda_error)
+                                     : gr_scan_segments_workspace(&a, &s, bytes, cuda_error);
+}
+
+static void
+launch(gr_job *j, const launch_shape *l)
+{
+    gr_outcome *o = &j->outcome;
+    if (!gr_outcome_ok(o)) return;
+    gr_args a;
+    gr_segments s;
+    shape_args(j, l, &a, &s);
+    if (l->flat) o->st = j->kind == GR_KIND_REDUCE ? gr_reduce(&a, &o->cuda_error) : gr_scan(&a, &o->cuda_error);
+    else
+        o->st = j->kind == GR_KIND_REDUCE ? gr_reduce_segments(&a, &s, &o->cuda_error)
+                                          : gr_scan_segments(&a, &s, &o->cuda_error);
+}
+
+/* Every launch shape the job will use, for the workspace: full and last chunks, carried pieces, combines. */
+static int
+for_each_shape(const gr_job *j, size_t *most, int *cuda_error, gr_status *status)
+{
+    const gr_streaming *st = &j->streamed;
+    const gr_dtype in = j->in->dtype, out = j->a.out_dtype;
+    launch_shape shapes[5];
+    int n = 0;
+    if (st->rows_per_chunk) {
+        const int64_t full = st->rows_per_chunk < st->rows ? st->rows_per_chunk : st->rows;
+        shapes[n++] = (launch_shape){.in_dtype = in, .rows = full, .len = st->len, .flat = j->flat};
+        if (st->rows % full) shapes[n++] = (launch_shape){.in_dtype = in, .rows = st->rows % full, .len = st->len};
+    }
+    else {
+        const int64_t last = st->len - (st->pieces - 1) * st->chunk;
+        shapes[n++] = (launch_shape){.in_dtype = in, .rows = 1, .len = st->chunk, .flat = j->flat};
+        shapes[n++] = (launch_shape){.in_dtype = in, .rows = 1, .len = last, .flat = j->flat};
+        if (j->kind == GR_KIND_SCAN) {
+            shapes[n++] = (launch_shape){.in_dtype = out, .rows = 1, .len = st->chunk + 1, .flat = j->flat};
+            shapes[n++] = (launch_shape){.in_dtype = out, .rows = 1, .len = last + 1, .flat = j->flat};
+        }
+        else
+            shapes[n++] = (launch_shape){.in_dtype = out, .rows = 1, .len = st->pieces, .flat = j->flat,
+                                         .initial = j->s.initial};
+    }
+    *most = GR_WORKSPACE_ZEROED_BYTES;
+    for (int i = 0; i < n; i++) {
+        size_t bytes = 0;
+        shapes[i].exclusive = j->a.exclusive;
+        if ((*status = shape_workspace(j, &shapes[i], &bytes, cuda_error)) != GR_OK) return -1;
+        if (bytes > *most) *most = bytes;
+    }
+    return 0;
+}
+
+int
+gr_stream_reserve(PyObject *module, gr_job *j)
+{
+    gr_streaming *st = &j->streamed;
+    const size_t in_item = gr_dtype_itemsize(j->in->dtype), out_item = gr_dtype_itemsize(j->a.out_dtype);
+    size_t workspace;
+    int cuda_error = 0;
+    gr_status status = GR_OK;
+    if (for_each_shape(j, &workspace, &cuda_error, &status) < 0) {
+        gr_raise_status(module, status, cuda_error, j->info->name);
+        return -1;
+    }
+    if (gr_exec_reserve_workspace(module, j->ex, workspace) < 0) return -1;
+    const size_t in_bytes = align_up((size_t)st->chunk * in_item);
+    const size_t out_bytes = j->kind == GR_KIND_SCAN ? align_up((size_t)(st->chunk + 1) * out_item) : 0;
+    const size_t carry_bytes = j->kind == GR_KIND_SCAN && !st->rows_per_chunk ? out_bytes : 0;
+    const size_t partial_bytes = j->kind == GR_KIND_REDUCE && !st->rows_per_chunk ? (size_t)st->pieces * out_item : 0;
+    if (gr_exec_reserve_staging(module, j->ex, in_bytes + out_bytes + carry_bytes + partial_bytes) < 0) return -1;
+    if (gr_exec_reserve_transfer(module, j->ex, GR_RING_CHUNK_BYTES) < 0) return -1; /* the ring */
+    char *base = j->ex->staging;
+    st->dev_in = base;
+    st->dev_out = out_bytes ? base + in_bytes : NULL;
+    st->dev_carry = carry_bytes ? base + in_bytes + out_bytes : NULL;
+    st->partials = partial_bytes ? base + in_bytes + out_bytes + carry_bytes : NULL;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the ring */
+
+/* Ring slots [0, up) carry uploads; [up, GR_RING_CHUNKS) downloads that land in pageable memory, each copied
+ * out when its slot is needed again or at the end. */
+typedef struct {
+    gr_job *j;
+    int up, ups, downs;
+    char *pending_dst[GR_RING_CHUNKS];
+    size_t pending_bytes[GR_RING_CHUNKS];
+    long chunks; /* since the last look for Ctrl-C */
+} ring;
+
+static void
+keep(ring *r, cudaError_t err, const char *stage)
+{
+    gr_outcome_keep(&r->j->outcome, err, stage);
+}
+
+static void
+upload(ring *r, void *dev, const char *src, size_t bytes)
+{
+    gr_exec *ex = r->j->ex;
+    if (!gr_outcome_ok(&r->j->outcome)) return;
+    const int b = r->ups++ % r->up;
+    cudaError_t err = cudaEventSynchronize(ex->ring_done[b]); /* the DMA that last read this slot is done */
+    if (err == cudaSuccess) {
+        gr_host_copy(ex->ring[b], src, bytes);
+        err = cudaMemcpyAsync(dev, ex->ring[b], bytes, cudaMemcpyHostToDevice, r->j->stream);
+    }
+    if (err == cudaSuccess) err = cudaEventRecord(ex->ring_done[b], r->j->stream);
+    keep(r, err, "copying the input to the device");
+}
+
+static void
+copy_out(ring *r, int b)
+{
+    if (!r->pending_dst[b]) return;
+    cudaError_t err = cudaEventSynchronize(r->j->ex->ring_done[b]);
+    if (err == cudaSuccess) gr_host_copy(r->pending_dst[b], r->j->ex->ring[b], r->pending_bytes[b]);
+    r->pending_dst[b] = NULL;
+    keep(r, err, "copying the result to the host");
+}
+
+static void
+download(ring *r, char *dst, const void *dev, size_t bytes)
+{
+    gr_job *j = r->j;
+    if (!gr_outcome_ok(&j->outcome)) return;
+    if (j->host_dst_pinned) {
+        keep(r, cudaMemcpyAsync(dst, dev, bytes, cudaMemcpyDeviceToHost, j->stream), "copying the result to the host");
+        return;
+    }
+    const int b = r->up + r->downs++ % (GR_RING_CHUNKS - r->up);
+    copy_out(r, b);
+    cudaError_t err = cudaMemcpyAsync(j->ex->ring[b], dev, bytes, cudaMemcpyDeviceToHost, j->stream);
+    if (err == cudaSuccess) err = cudaEventRecord(j->ex->ring_done[b], j->stream);
+    if (err == cudaSuccess) {
+        r->pending_dst[b] = dst;
+        r->pending_bytes[b] = bytes;
+    }
+    keep(r, err, "copying the result to the host");
+}
+
+/* After each chunk: 0 to go on; 1 after a failure or a Ctrl-C (j->interrupted). */
+static int
+chunk_done(ring *r)
+{
+    gr_job *j = r->j;
+    if (!gr_outcome_ok(&j->outcome)) return 1;
+    if (++r->chunks >= GR_SIGNAL_EVERY_CHUNKS && j->gil) {
+        r->chunks = 0;
+        if (gr_job_signal_raised(j)) j->interrupted = 1;
+    }
+    return j->interrupted;
+}
+
+/* ---------------------------------------------------------------- the loops */
+
+static void
+stream_rows(ring *r)
+{
+    gr_job *j = r->j;
+    const gr_streaming *st = &j->streamed;
+    const size_t in_row = (size_t)st->len * gr_dtype_itemsize(j->in->dtype);
+    const size_t out_item = gr_dtype_itemsize(j->a.out_dtype);
+    const size_t out_row = j->kind == GR_KIND_REDUCE ? out_item : (size_t)st->len * out_item;
+    for (int64_t r0 = 0; r0 < st->rows; r0 += st->rows_per_chunk) {
+        const int64_t k = st->rows - r0 < st->rows_per_chunk ? st->rows - r0 : st->rows_per_chunk;
+        upload(r, st->dev_in, (const char *)j->in->ptr + (size_t)r0 * in_row, (size_t)k * in_row);
+        void *out = j->kind == GR_KIND_SCAN    ? st->dev_out
+                    : j->rk == RESULT_SCALAR ? j->a.out
+                                             : (char *)j->device_result + (size_t)r0 * out_item;
+        const launch_shape l = {.in = st->dev_in, .in_dtype = j->in->dtype, .out = out, .rows = k, .len = st->len,
+                                .flat = j->flat && k == 1, .initial = j->s.initial, .exclusive = j->a.exclusive};
+        launch(j, &l);
+        if (j->kind == GR_KIND_SCAN) download(r, (char *)j->host_dst + (size_t)r0 * out_row, st->dev_out, k * out_row);
+        if (chunk_done(r)) return;
+    }
+}
+
+static void
+stream_pieces(ring *r)
+{
+    gr_job *j = r->j;
+    const gr_streaming *st = &j->streamed;
+    const gr_dtype in_dt = j->in->dtype, out_dt = j->a.out_dtype;
+    const size_t in_item = gr_dtype_itemsize(in_dt), out_item = gr_dtype_itemsize(out_dt);
+    char *carry = st->dev_carry, *dev_out = st->dev_out;
+    for (int64_t row = 0; row < st->rows; row++) {
+        const char *src = (const char *)j->in->ptr + (size_t)(row * st->len) * in_item;
+        int64_t before = 0; /* length of the previous piece */
+        for (int64_t p = 0; p < st->pieces; p++) {
+            const int64_t at = p * st->chunk, n = st->len - at < st->chunk ? st->len - at : st->chunk;
+            if (j->kind == GR_KIND_REDUCE) {
+                upload(r, st->dev_in, src + (size_t)at * in_item, (size_t)n * in_item);
+                const launch_shape l = {.in = st->dev_in, .in_dtype = in_dt, .out = (char *)st->partials + p * out_item,
+                                        .rows = 1, .len = n, .flat = j->flat};
+                launch(j, &l);
+            }
+            else if (p == 0) { /* no carry: straight from the input */
+                upload(r, st->dev_in, src, (size_t)n * in_item);
+                const launch_shape l = {.in = st->dev_in, .in_dtype = in_dt, .out = dev_out + out_item, .rows = 1,
+                                        .len = n, .flat = j->flat};
+                launch(j, &l);
+            }
+            else { /* [carry, piece] in the result dtype, scanned; its output after the carry is the piece's */
+                keep(r, cudaMemcpyAsync(carry, dev_out + (size_t)before * out_item, out_item,
+                                        cudaMemcpyDeviceToDevice, j->stream), "carrying a scan across chunks");
+                if (in_dt == out_dt) upload(r, carry + out_item, src + (size_t)at * in_item, (size_t)n * in_item);
+                else {
+                    upload(r, st->dev_in, src + (size_t)at * in_item, (size_t)n * in_item);
+                    const int64_t one = 1;
+                    gr_outcome *o = &j->outcome;
+                    if (gr_outcome_ok(o))
+                        o->st = gr_copy_strided(in_dt, out_dt, 1, &n, &one, &one, st->dev_in, carry + out_item,
+                                                j->a.sm_count, j->stream, &o->cuda_error);
+                }
+                const launch_shape l = {.in = carry, .in_dtype = out_dt, .out = dev_out, .rows = 1, .len = n + 1,
+                                        .flat = j->flat};
+                launch(j, &l);
+            }
+            if (j->kind == GR_KIND_SCAN)
+                download(r, (char *)j->host_dst + (size_t)(row * st->len + at) * out_item, dev_out + out_item,
+                         (size_t)n * out_item);
+            before = n;
+            if (chunk_done(r)) return;
+        }
+        if (j->kind == GR_KIND_REDUCE) { /* the row's partials, in order, into its result */
+            void *out = j->rk == RESULT_SCALAR ? j->a.out : (char *)j->device_result + (size_t)row * out_item;
+            const launch_shape l = {.in = st->partials, .in_dtype = out_dt, .out = out, .rows = 1, .len = st->pieces,
+                                    .flat = j->flat, .initial = j->s.initial};
+            launch(j, &l);
+        }
+    }
+}
+
+void
+gr_stream_enqueue(gr_job *j)
+{
+    ring r = {.j = j};
+    /* Scans downloading into pageable memory share the ring half and half; everything else uploads with it all. */
+    r.up = j->kind == GR_KIND_SCAN && !j->host_dst_pinned ? GR_RING_CHUNKS / 2 : GR_RING_CHUNKS;
+    if (j->streamed.rows_per_chunk) stream_rows(&r);
+    else stream_pieces(&r);
+    for (int i = 0; i < GR_RING_CHUNKS - r.up && !j->interrupted; i++) /* the downloads still in the ring, in order */
+        copy_out(&r, r.up + (r.downs + i) % (GR_RING_CHUNKS - r.up));
+}

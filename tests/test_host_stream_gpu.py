@@ -1,0 +1,206 @@
+"""Host arrays streamed through the device chunk by chunk (src/stream_host.c, issue 13).
+
+A host input of more than _core.STREAM_FROM_BYTES moves through the device in chunks of at most
+_core.STREAM_CHUNK_BYTES: whole rows, or pieces of a row longer than a chunk (a reduction combines the pieces'
+results in order, a scan carries each piece's last result into the next).  These tests put sizes on every side
+of those boundaries, for every dtype family, operator and variant, and hold the results to NumPy's (integers
+exactly, floats within gpureduce.testing.error_bound, which counts the extra roundings of the chunks).  A child
+process caps the device memory gpureduce may use (GPUREDUCE_DEVICE_MEMORY_LIMIT) far below the arrays it
+reduces and scans.
+"""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import gpureduce
+from gpureduce import _core
+from gpureduce.testing import assert_matches_numpy
+
+pytestmark = pytest.mark.gpu
+
+CHUNK = _core.STREAM_CHUNK_BYTES
+FROM = _core.STREAM_FROM_BYTES
+
+RESULT_ITEMSIZE = {"sum": 8, "prod": 8}  # integer sums and products widen to 64 bits
+
+
+def chunk_elements(op, dtype):
+    """Elements per chunk of a whole-array call of `op` on `dtype` (the wider of input and result decides)."""
+    dtype = np.dtype(dtype)
+    out = RESULT_ITEMSIZE.get(op.replace("cum", ""), dtype.itemsize) if dtype.kind in "biu" else dtype.itemsize
+    return CHUNK // max(dtype.itemsize, out)
+
+
+def sizes(op, dtype):
+    """Just above the streaming threshold, both sides of one chunk, two chunks, three and a bit."""
+    c, first = chunk_elements(op, dtype), FROM // np.dtype(dtype).itemsize + 1
+    return sorted({first, max(first, c - 1), max(first, c + 1), 2 * c, 3 * c + 7})
+
+
+def data(dtype, n, rng, op):
+    """Fresh random data whose exact results NumPy can hold: small integers, products of values near 1."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(n) < (0.999999 if "prod" in op else 0.5)
+    if dtype.kind in "iu":
+        if "prod" in op:  # mostly ones, some -1 / 2: products wrap like NumPy's, exactly
+            return rng.choice(np.array([1, 1, 1, 1, 1, 1, 2, -1 if dtype.kind == "i" else 3], dtype), n)
+        hi = min(np.iinfo(dtype).max, 1000)
+        return rng.integers(0 if dtype.kind == "u" else -hi, hi, n, dtype=dtype)
+    if "prod" in op:
+        x = 1 + (rng.random(n) - 0.5) * (2.0 ** -12)
+    else:
+        x = rng.standard_normal(n)
+    if dtype.kind == "c":
+        x = x + 1j * (rng.standard_normal(n) if "prod" not in op else (rng.random(n) - 0.5) * 2.0 ** -12)
+    return x.astype(dtype)
+
+
+DTYPES = ["float32", "float64", "int32", "int64", "int8", "uint16", "bool", "float16", "complex64"]
+OPS = ["sum", "prod", "min", "max", "cumsum", "cumprod", "cummax", "cummin"]
+CASES = [(op, dt, n) for op in OPS for dt in DTYPES if not (dt.startswith("complex") and op[-3:] in ("min", "max"))
+         for n in sizes(op, dt)]
+
+
+@pytest.mark.parametrize("op,dtype,n", CASES, ids=[f"{o}-{d}-{n}" for o, d, n in CASES])
+def test_whole_host_array_matches_numpy(op, dtype, n, rng):
+    assert_matches_numpy(op, data(dtype, n, rng, op))
+
+
+REDUCE_VARIANTS = [v.name for v in gpureduce.variants(kind="reduce")]
+SCAN_VARIANTS = [v.name for v in gpureduce.variants(kind="scan")]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float32"])
+@pytest.mark.parametrize("variant", REDUCE_VARIANTS)
+def test_every_reduce_variant_streams(variant, dtype, rng):
+    """Three and a bit chunks: every piece's result goes to a partial, the partials are reduced by the variant."""
+    n = 3 * chunk_elements("sum", dtype) + 5
+    x = data(dtype, n, rng, "sum")
+    for op in ("sum", "max"):
+        assert_matches_numpy(op, x, variant=variant)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float32", "int32"])
+@pytest.mark.parametrize("variant", SCAN_VARIANTS)
+def test_every_scan_variant_carries_across_chunks(variant, dtype, rng):
+    """The carry from piece to piece, for every scan variant, also where the input is cast (int32 -> int64)."""
+    n = 3 * chunk_elements("cumsum", dtype) + 5
+    assert_matches_numpy("cumsum", data(dtype, n, rng, "cumsum"), variant=variant)
+
+
+AXIS_CASES = [
+    # rows that fit a chunk: whole rows per chunk, the last chunk shorter
+    ((700, 3001), -1), ((4, 5, 70001), -1), ((4, 5, 70001), 2), ((3001, 700), 1),
+    # rows longer than a chunk: pieces
+    ((3, 2**21 + 5), -1), ((2, 3, 2**21 + 3), -1),
+    # not contiguous along the axis: staged whole (not streamed), still right
+    ((2**11, 2**11 + 1), 0), ((64, 2**15), (0, 1)),
+]
+
+
+@pytest.mark.parametrize("shape,axis", AXIS_CASES, ids=[f"{s}-{a}" for s, a in AXIS_CASES])
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_axis_calls_on_host_arrays(shape, axis, dtype, rng):
+    x = data(dtype, int(np.prod(shape)), rng, "sum").reshape(shape)
+    scan_axis = axis if isinstance(axis, int) else None
+    for op in ("sum", "max", "mean", "argmax", "cumsum", "cummin"):
+        a = scan_axis if op.startswith("cum") or op.startswith("arg") else axis
+        if op.startswith("arg") and a is None:
+            continue
+        assert_matches_numpy(op, x, axis=a)
+    assert_matches_numpy("sum", x, axis=axis, keepdims=True)
+    assert_matches_numpy("min", x, axis=axis, initial=-5)
+    if scan_axis is not None:
+        assert_matches_numpy("cumsum", x, axis=scan_axis, exclusive=True)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_streamed_results_are_bitwise_repeatable(dtype, rng):
+    x = data(dtype, 3 * chunk_elements("sum", dtype) + 7, rng, "sum")
+    for fn in (gpureduce.sum, gpureduce.cumsum, lambda a: gpureduce.sum(a.reshape(-1, 7 * 31), axis=1)):
+        first = np.asarray(fn(x))
+        for _ in range(3):
+            np.testing.assert_array_equal(np.asarray(fn(x)), first)
+
+
+def test_repeated_result_sizes_land_in_pinned_memory(rng):
+    """The second cumsum of a size gets a pinned result (the DMA lands in it); the pool takes it back."""
+    x = data("float32", 2 * chunk_elements("cumsum", "float32") + 3, rng, "cumsum")
+    want = np.cumsum(x, dtype=np.float64)
+    first = gpureduce.cumsum(x)
+    before = _core.resource_stats()["pinned_results_in_use"]
+    second = gpureduce.cumsum(x)
+    held = _core.resource_stats()
+    assert held["pinned_results_in_use"] >= before + x.nbytes, held
+    np.testing.assert_array_equal(second, first)
+    assert second.flags.writeable and second.flags.c_contiguous and second.flags.owndata is False
+    np.testing.assert_allclose(second, want, rtol=1e-3, atol=1e-2 * np.sqrt(x.size))
+    second[:] = 0  # the caller's own array
+    del second
+    after = _core.resource_stats()
+    assert after["pinned_results_in_use"] == before, after
+    third = gpureduce.cumsum(x)  # the block again, overwritten
+    np.testing.assert_array_equal(third, first)
+
+
+def run_child(code, env):
+    script = textwrap.dedent(code)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **env})
+    assert done.returncode == 0, f"child failed ({done.returncode})\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+LIMITED = """
+    import json, numpy as np, gpureduce
+    from gpureduce import _core
+    from gpureduce.testing import assert_matches_numpy
+    rng = np.random.default_rng(5)
+    checked = []
+    x = rng.standard_normal(2**27, dtype=np.float32)          # 512 MiB, eight times the cap
+    i = rng.integers(-2**40, 2**40, 2**26, dtype=np.int64)     # 512 MiB
+    for op, arr, kw in [("sum", x, {}), ("cumsum", x, {}), ("max", x, {}), ("sum", i, {}), ("cumsum", i, {}),
+                        ("cumprod", i, {}), ("sum", x.reshape(2**10, 2**17), {"axis": 1}),
+                        ("mean", x.reshape(2**10, 2**17), {"axis": -1}),
+                        ("cumsum", i.reshape(4, 2**24), {"axis": 1}), ("argmin", x.reshape(2**12, 2**15), {"axis": 1})]:
+        assert_matches_numpy(op, arr, **kw)
+        checked.append(op)
+    stats = _core.resource_stats()
+    try:
+        gpureduce.sum(x, where=x > 0)     # a host mask: staged whole, beyond the cap
+        refused = None
+    except gpureduce.OutOfMemoryError as e:
+        refused = str(e)
+    print(json.dumps({"checked": checked, "stats": stats, "refused": refused}))
+"""
+
+
+def test_arrays_far_larger_than_the_device_memory_cap():
+    """GPUREDUCE_DEVICE_MEMORY_LIMIT=64M: 512 MiB host arrays still reduce and scan (the device holds a few
+    chunks), gpureduce's device memory stays under the cap, and a call that would stage a whole host operand
+    says so (OutOfMemoryError naming the limit)."""
+    cap = 64 << 20
+    out = run_child(LIMITED, {"GPUREDUCE_DEVICE_MEMORY_LIMIT": "64M"})
+    assert len(out["checked"]) == 10
+    used = out["stats"]["pool_reserved"] + out["stats"]["exec_device_bytes"]
+    assert used <= cap, out["stats"]
+    assert out["refused"] and "GPUREDUCE_DEVICE_MEMORY_LIMIT" in out["refused"], out
+
+
+def test_a_malformed_device_memory_limit_is_named():
+    out = run_child("""
+        import json, numpy as np, gpureduce
+        try:
+            gpureduce.sum(np.ones(10))
+            err = None
+        except ValueError as e:
+            err = str(e)
+        print(json.dumps({"err": err}))
+    """, {"GPUREDUCE_DEVICE_MEMORY_LIMIT": "lots"})
+    assert out["err"] and "GPUREDUCE_DEVICE_MEMORY_LIMIT" in out["err"] and "512M" in out["err"], out
