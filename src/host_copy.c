@@ -4,18 +4,25 @@
  * in issue 13), and the staged transfers of transfer.c are bounded by this copy.  A small pool of worker
  * threads, started on first use, takes the parts of each copy; the caller copies one part itself and waits
  * for the rest.  Runs without the GIL; any number of threads may call it at once (their parts share the pool).
+ *
+ * Waking a sleeping thread costs tens of microseconds, as much as copying a part of a 1 MiB piece: workers and
+ * the waiting caller spin for a moment (GR_COPY_SPIN_NS) before they sleep, so back-to-back copies (a streamed
+ * array's chunks, a loop of calls) never wait for a wake-up.
  */
 #include "ext.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 #define GR_COPY_HELPERS 4                     /* worker threads besides the caller */
 #define GR_COPY_SPLIT_FROM ((size_t)1 << 20)  /* smaller copies are one memcpy */
 #define GR_COPY_ALIGN ((size_t)4096)          /* parts start on page boundaries */
+#define GR_COPY_SPIN_NS 100000                /* spin this long for work, or for the parts, before sleeping */
 
 typedef struct copy_batch {
-    int pending; /* parts not yet copied, under g_lock */
+    atomic_int pending; /* parts not yet copied (changed under g_lock, read without it while spinning) */
 } copy_batch;
 
 typedef struct copy_task {
@@ -31,6 +38,29 @@ static pthread_cond_t g_work = PTHREAD_COND_INITIALIZER; /* a task was queued */
 static pthread_cond_t g_done = PTHREAD_COND_INITIALIZER; /* a batch's last part was copied */
 static copy_task *g_head, *g_tail;
 static int g_helpers = -1; /* workers running in this process; -1: not started yet */
+static atomic_int g_queued;  /* tasks in the queue (read without g_lock while spinning) */
+
+static long long
+now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* Spin until *flag is nonzero (`want` 1) or zero (`want` 0), for at most GR_COPY_SPIN_NS.  1 if it came. */
+static int
+spin_for(atomic_int *flag, int want)
+{
+    const long long until = now_ns() + GR_COPY_SPIN_NS;
+    for (int i = 0;; i++) {
+        if ((atomic_load_explicit(flag, memory_order_acquire) != 0) == want) return 1;
+        if ((i & 63) == 63 && now_ns() > until) return 0;
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    }
+}
 
 static void *
 worker(void *unused)
@@ -38,14 +68,20 @@ worker(void *unused)
     (void)unused;
     pthread_mutex_lock(&g_lock);
     for (;;) {
-        while (!g_head) pthread_cond_wait(&g_work, &g_lock);
+        while (!g_head) {
+            pthread_mutex_unlock(&g_lock);
+            const int came = spin_for(&g_queued, 1);
+            pthread_mutex_lock(&g_lock);
+            if (!came && !g_head) pthread_cond_wait(&g_work, &g_lock);
+        }
         copy_task *t = g_head;
         g_head = t->next;
         if (!g_head) g_tail = NULL;
+        atomic_fetch_sub(&g_queued, 1);
         pthread_mutex_unlock(&g_lock);
         memcpy(t->dst, t->src, t->bytes);
         pthread_mutex_lock(&g_lock);
-        if (--t->batch->pending == 0) pthread_cond_broadcast(&g_done);
+        if (atomic_fetch_sub(&t->batch->pending, 1) == 1) pthread_cond_broadcast(&g_done);
     }
     return NULL;
 }
@@ -61,6 +97,7 @@ forget_pool_in_child(void)
     g_done = fresh_cond;
     g_head = g_tail = NULL;
     g_helpers = -1;
+    atomic_store(&g_queued, 0);
 }
 
 /* Called with g_lock held: start the workers (as many as the system gives; none is fine). */
@@ -95,7 +132,9 @@ gr_host_copy(void *dst, const void *src, size_t bytes)
     const size_t parts = (size_t)helpers + 1;
     const size_t part = (bytes / parts + GR_COPY_ALIGN - 1) / GR_COPY_ALIGN * GR_COPY_ALIGN;
     copy_task tasks[GR_COPY_HELPERS];
-    copy_batch batch = {0};
+    copy_batch batch;
+    atomic_init(&batch.pending, 0);
+    int queued = 0;
     pthread_mutex_lock(&g_lock);
     for (size_t i = 1; i < parts && i * part < bytes; i++) { /* the caller keeps part 0 */
         copy_task *t = &tasks[i - 1];
@@ -104,12 +143,15 @@ gr_host_copy(void *dst, const void *src, size_t bytes)
         if (g_tail) g_tail->next = t;
         else g_head = t;
         g_tail = t;
-        batch.pending++;
+        queued++;
     }
-    if (batch.pending) pthread_cond_broadcast(&g_work);
+    atomic_store(&batch.pending, queued);
+    atomic_fetch_add(&g_queued, queued);
+    if (queued) pthread_cond_broadcast(&g_work);
     pthread_mutex_unlock(&g_lock);
     memcpy(dst, src, part < bytes ? part : bytes);
+    if (spin_for(&batch.pending, 0)) return; /* a worker touches neither `batch` nor its task after its decrement */
     pthread_mutex_lock(&g_lock);
-    while (batch.pending) pthread_cond_wait(&g_done, &g_lock);
+    while (atomic_load(&batch.pending)) pthread_cond_wait(&g_done, &g_lock);
     pthread_mutex_unlock(&g_lock);
 }
