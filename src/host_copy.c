@@ -15,6 +15,9 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define GR_COPY_HELPERS 4                     /* worker threads besides the caller */
 #define GR_COPY_SPLIT_FROM ((size_t)1 << 20)  /* smaller copies are one memcpy */
@@ -39,6 +42,38 @@ static pthread_cond_t g_done = PTHREAD_COND_INITIALIZER; /* a batch's last part 
 static copy_task *g_head, *g_tail;
 static int g_helpers = -1; /* workers running in this process; -1: not started yet */
 static atomic_int g_queued;  /* tasks in the queue (read without g_lock while spinning) */
+
+/* memcpy with non-temporal stores: the destination (pinned staging, or a result the device wrote) is not read
+ * back by this CPU soon, and a plain store first reads every destination line (a third stream of memory traffic
+ * beside the copy's read and write, while the DMA reads too).  Host memory bandwidth is the wall of a streamed
+ * transfer (issue 13). */
+static void
+stream_copy(char *dst, const char *src, size_t bytes)
+{
+#if defined(__SSE2__)
+    const size_t head = (size_t)(-(uintptr_t)dst & 15);
+    if (bytes < 4096 || head >= bytes) {
+        memcpy(dst, src, bytes);
+        return;
+    }
+    memcpy(dst, src, head);
+    dst += head, src += head, bytes -= head;
+    const size_t body = bytes & ~(size_t)63;
+    for (size_t i = 0; i < body; i += 64) {
+        const __m128i *from = (const __m128i *)(src + i);
+        const __m128i a = _mm_loadu_si128(from), b = _mm_loadu_si128(from + 1);
+        const __m128i c = _mm_loadu_si128(from + 2), d = _mm_loadu_si128(from + 3);
+        _mm_stream_si128((__m128i *)(dst + i), a);
+        _mm_stream_si128((__m128i *)(dst + i + 16), b);
+        _mm_stream_si128((__m128i *)(dst + i + 32), c);
+        _mm_stream_si128((__m128i *)(dst + i + 48), d);
+    }
+    _mm_sfence(); /* the streamed stores are visible before the copy counts as done (and before the DMA reads) */
+    memcpy(dst + body, src + body, bytes - body);
+#else
+    memcpy(dst, src, bytes);
+#endif
+}
 
 static long long
 now_ns(void)
@@ -79,7 +114,7 @@ worker(void *unused)
         if (!g_head) g_tail = NULL;
         atomic_fetch_sub(&g_queued, 1);
         pthread_mutex_unlock(&g_lock);
-        memcpy(t->dst, t->src, t->bytes);
+        stream_copy(t->dst, t->src, t->bytes);
         pthread_mutex_lock(&g_lock);
         if (atomic_fetch_sub(&t->batch->pending, 1) == 1) pthread_cond_broadcast(&g_done);
     }
@@ -122,7 +157,7 @@ void
 gr_host_copy(void *dst, const void *src, size_t bytes)
 {
     if (bytes < GR_COPY_SPLIT_FROM) {
-        memcpy(dst, src, bytes);
+        stream_copy(dst, src, bytes);
         return;
     }
     pthread_mutex_lock(&g_lock);
@@ -149,7 +184,7 @@ gr_host_copy(void *dst, const void *src, size_t bytes)
     atomic_fetch_add(&g_queued, queued);
     if (queued) pthread_cond_broadcast(&g_work);
     pthread_mutex_unlock(&g_lock);
-    memcpy(dst, src, part < bytes ? part : bytes);
+    stream_copy(dst, src, part < bytes ? part : bytes);
     if (spin_for(&batch.pending, 0)) return; /* a worker touches neither `batch` nor its task after its decrement */
     pthread_mutex_lock(&g_lock);
     while (atomic_load(&batch.pending)) pthread_cond_wait(&g_done, &g_lock);
