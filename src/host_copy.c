@@ -15,9 +15,6 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #define GR_COPY_HELPERS 4                     /* worker threads besides the caller */
 #define GR_COPY_SPLIT_FROM ((size_t)1 << 20)  /* smaller copies are one memcpy */
@@ -47,32 +44,48 @@ static atomic_int g_queued;  /* tasks in the queue (read without g_lock while sp
  * back by this CPU soon, and a plain store first reads every destination line (a third stream of memory traffic
  * beside the copy's read and write, while the DMA reads too).  Host memory bandwidth is the wall of a streamed
  * transfer (issue 13). */
-static void
-stream_copy(char *dst, const char *src, size_t bytes)
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* 32-byte loads and streamed stores where the CPU has AVX (nearly every x86-64 server): one thread then copies
+ * about as fast as glibc's memcpy, which a 16-byte loop does not. */
+__attribute__((target("avx"))) static void
+stream_copy_avx(char *dst, const char *src, size_t bytes)
 {
-#if defined(__SSE2__)
-    const size_t head = (size_t)(-(uintptr_t)dst & 15);
-    if (bytes < 4096 || head >= bytes) {
-        memcpy(dst, src, bytes);
-        return;
-    }
-    memcpy(dst, src, head);
-    dst += head, src += head, bytes -= head;
-    const size_t body = bytes & ~(size_t)63;
-    for (size_t i = 0; i < body; i += 64) {
-        const __m128i *from = (const __m128i *)(src + i);
-        const __m128i a = _mm_loadu_si128(from), b = _mm_loadu_si128(from + 1);
-        const __m128i c = _mm_loadu_si128(from + 2), d = _mm_loadu_si128(from + 3);
-        _mm_stream_si128((__m128i *)(dst + i), a);
-        _mm_stream_si128((__m128i *)(dst + i + 16), b);
-        _mm_stream_si128((__m128i *)(dst + i + 32), c);
-        _mm_stream_si128((__m128i *)(dst + i + 48), d);
+    const size_t body = bytes & ~(size_t)127;
+    for (size_t i = 0; i < body; i += 128) {
+        const __m256i *from = (const __m256i *)(src + i);
+        const __m256i a = _mm256_loadu_si256(from), b = _mm256_loadu_si256(from + 1);
+        const __m256i c = _mm256_loadu_si256(from + 2), d = _mm256_loadu_si256(from + 3);
+        _mm256_stream_si256((__m256i *)(dst + i), a);
+        _mm256_stream_si256((__m256i *)(dst + i + 32), b);
+        _mm256_stream_si256((__m256i *)(dst + i + 64), c);
+        _mm256_stream_si256((__m256i *)(dst + i + 96), d);
     }
     _mm_sfence(); /* the streamed stores are visible before the copy counts as done (and before the DMA reads) */
     memcpy(dst + body, src + body, bytes - body);
-#else
-    memcpy(dst, src, bytes);
+}
+
+static int
+has_avx(void)
+{
+    static int known = -1;
+    if (known < 0) known = __builtin_cpu_supports("avx") ? 1 : 0;
+    return known;
+}
 #endif
+
+static void
+stream_copy(char *dst, const char *src, size_t bytes)
+{
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(GR_COPY_PLAIN)
+    const size_t head = (size_t)(-(uintptr_t)dst & 31);
+    if (bytes >= 4096 && has_avx()) {
+        memcpy(dst, src, head);
+        stream_copy_avx(dst + head, src + head, bytes - head);
+        return;
+    }
+#endif
+    memcpy(dst, src, bytes);
 }
 
 static long long
