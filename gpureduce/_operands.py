@@ -4,6 +4,9 @@ one run of a copy plan through the one runner.  Dtype codes and NumPy's result d
 from __future__ import annotations
 
 
+import math
+import os
+
 import numpy as np
 
 from . import _core
@@ -56,6 +59,23 @@ def is_c_contiguous(x) -> bool:
     return x.size <= 1 or all(s == c for e, s, c in zip(x.shape, x.strides, c_strides(x.shape)) if e != 1)
 
 
+_CHECKED_FROM = 1 << 30  # bytes from which a host copy first asks whether the host could hold it
+
+
+def _fits_the_host(nbytes, what):
+    """MemoryError naming the size when `what` is larger than the host's physical memory, before the copy starts
+    (where the kernel overcommits, NumPy's allocation succeeds and the process is killed when the copy touches
+    the pages).  Copies larger than the device are fine: host arrays stream through it (src/stream_host.c)."""
+    if nbytes >= _CHECKED_FROM:
+        try:
+            total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            return
+        if nbytes > total > 0:
+            raise MemoryError(f"{what} needs {nbytes} bytes ({nbytes / 2**30:.1f} GiB) of host memory, more than "
+                              f"the host's {total / 2**30:.1f} GiB")
+
+
 def to_host(result):
     """A DeviceArray (or any device array with .get()) as a NumPy array; host arrays pass through."""
     if isinstance(result, np.ndarray):
@@ -78,6 +98,7 @@ def gather(x, dims, dtype=None):
     shape = tuple(d.extent for d in dims)
     strides = tuple(d.strides[0] for d in dims)
     if x.host:
+        _fits_the_host(math.prod(shape) * dtype.itemsize, "a C-ordered copy of the host input")
         base = x.array
         view = np.lib.stride_tricks.as_strided(base, shape=shape, strides=[s * base.itemsize for s in strides])
         return intake(np.array(view, dtype=dtype, order="C", copy=True))
