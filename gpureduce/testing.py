@@ -286,7 +286,8 @@ def _chain(kind, variant, op, x, result_dtype, axis, initial, where, n):
     if isinstance(x, np.ndarray) and x.nbytes > _core.STREAM_FROM_BYTES:
         # a host input streams through the device in chunks (src/stream_host.c): a reduction combines the
         # chunks' results, a scan carries one more rounding into each chunk
-        chunk = _core.STREAM_CHUNK_BYTES // max(x.dtype.itemsize, np.dtype(result_dtype).itemsize)
+        widest = max(x.dtype.itemsize, np.dtype(result_dtype).itemsize) if kind == "scan" else x.dtype.itemsize
+        chunk = _core.STREAM_CHUNK_BYTES // widest
         if n > chunk:
             pieces = -(-n // chunk)
             inner = v.rounding_chain(chunk, _device_sms(), flat)

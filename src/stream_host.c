@@ -58,7 +58,9 @@ gr_stream_plan(gr_job *j)
     if (s->count[0] > 1 && s->out_stride[0] != s->count[1] * res_row) return;
     if (j->res_size != rows * res_row) return;
 
-    const int64_t chunk = (int64_t)(GR_RING_CHUNK_BYTES / (in_item > out_item ? in_item : out_item));
+    /* A chunk fills a ring slot on the way in, and for a scan (its result goes home chunk by chunk) on the way out. */
+    const size_t widest = j->kind == GR_KIND_SCAN && out_item > in_item ? out_item : in_item;
+    const int64_t chunk = (int64_t)(GR_RING_CHUNK_BYTES / widest);
     if (len > chunk) { /* rows cut into pieces: only what combines piece by piece */
         const gr_op op = j->a.op;
         if (j->kind == GR_KIND_REDUCE && op != GR_OP_SUM && op != GR_OP_PROD && op != GR_OP_MIN && op != GR_OP_MAX)

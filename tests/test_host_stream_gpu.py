@@ -30,8 +30,11 @@ RESULT_ITEMSIZE = {"sum": 8, "prod": 8}  # integer sums and products widen to 64
 
 
 def chunk_elements(op, dtype):
-    """Elements per chunk of a whole-array call of `op` on `dtype` (the wider of input and result decides)."""
+    """Elements per chunk of a whole-array call of `op` on `dtype` (a scan's result comes home chunk by chunk:
+    the wider of input and result decides; a reduction's chunk is the input's)."""
     dtype = np.dtype(dtype)
+    if not op.startswith("cum"):
+        return CHUNK // dtype.itemsize
     out = RESULT_ITEMSIZE.get(op.replace("cum", ""), dtype.itemsize) if dtype.kind in "biu" else dtype.itemsize
     return CHUNK // max(dtype.itemsize, out)
 
