@@ -4,8 +4,8 @@ Makes an int8 NumPy array of 1.1x the device's memory (ones, with a few thousand
 checks gpureduce's sum, max, min and row sums against the values the construction fixes (exact integers, no
 NumPy pass over the array needed), times each call, and shows that a call which would stage the whole array
 (a reduction along a strided axis) raises a MemoryError naming the size instead of failing on the device.
-Needs a machine whose host memory is larger than its GPU's (an H100 node with 80 GB of GPU memory and 128 GiB of host memory,
-say); elsewhere it says so and exits 0.
+Needs a machine whose host memory is larger than its GPU's (an H100 node: 80 GB of GPU memory, 128 GiB of host
+memory); elsewhere it says so and exits 0.
 
     python benchmarks/beyond_device_memory.py [--markdown PATH]
 """
