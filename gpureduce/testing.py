@@ -284,15 +284,39 @@ def _chain(kind, variant, op, x, result_dtype, axis, initial, where, n):
     flat = whole and x.dtype.name in v.dtypes and result_dtype == default and initial is None and \
         where is True and op != "mean"
     if isinstance(x, np.ndarray) and x.nbytes > _core.STREAM_FROM_BYTES:
-        # a host input streams through the device in chunks (src/stream_host.c): a reduction combines the
-        # chunks' results, a scan carries one more rounding into each chunk
-        widest = max(x.dtype.itemsize, np.dtype(result_dtype).itemsize) if kind == "scan" else x.dtype.itemsize
-        chunk = _core.STREAM_CHUNK_BYTES // widest
-        if n > chunk:
-            pieces = -(-n // chunk)
-            inner = v.rounding_chain(chunk, _device_sms(), flat)
-            return inner + (v.rounding_chain(pieces, _device_sms(), flat) if kind == "reduce" else pieces)
+        streamed = _streamed_chain(v, kind, x, result_dtype, axis, n, flat)
+        if streamed:
+            return streamed
     return v.rounding_chain(max(n, 1), _device_sms(), flat)
+
+
+def _streamed_chain(v, kind, x, result_dtype, axis, n, flat):
+    """The chain of a host input that streams through the device in chunks (src/stream_host.c), or None.
+
+    Along the reduced axis a chunk holds `c` elements (`chunk` of a contiguous row, or `chunk // W - 1` rows of a
+    block `W` elements wide).  A reduction of a row cut into pieces combines the pieces' results in a second
+    reduction: chain(c) + chain(pieces); anything else carries the running result into the next chunk, where it
+    goes through that chunk's chain again: pieces * chain(c + 1)."""
+    widest = max(x.dtype.itemsize, np.dtype(result_dtype).itemsize) if kind == "scan" else x.dtype.itemsize
+    chunk = _core.STREAM_CHUNK_BYTES // widest
+    width = 1
+    if axis is not None and x.ndim > 1 and x.flags.c_contiguous:
+        axes = normalize_axis_tuple(axis, x.ndim)
+        if len(axes) == 1:
+            width = int(np.prod(x.shape[axes[0] + 1:], dtype=np.int64))
+    if width > 1:  # blocks of rows, reduced or scanned across the rows
+        if width > chunk // 2:
+            return None  # staged whole
+        c = chunk // width - 1
+    else:
+        c = chunk
+    if n <= c:
+        return None
+    pieces = -(-n // c)
+    sms = _device_sms()
+    if kind == "reduce" and width == 1:
+        return v.rounding_chain(c, sms, flat) + v.rounding_chain(pieces, sms, flat)
+    return pieces * v.rounding_chain(c + 1, sms, flat and width == 1)
 
 
 def _check_variant(kind, variant):

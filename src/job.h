@@ -16,14 +16,20 @@ typedef struct {
     int pooled;           /* device is pool memory: freed after the work */
 } host_span;
 
-/* A host input streamed through the device (stream_host.c): `rows` rows of `len` contiguous elements, each
- * chunk either whole rows or, when a row is longer than a chunk, one piece of a row. */
+/* A host input streamed through the device (stream_host.c), in one of three shapes:
+ *   ROWS    `rows` rows of `len` contiguous elements reduced or scanned along the row; whole rows per chunk
+ *   PIECES  the same with rows longer than a chunk: each chunk one piece of a row
+ *   SLABS   `rows` blocks of `len` rows of `width` contiguous elements, reduced or scanned across the rows
+ *           (a column sum); whole rows per chunk, each block's running result carried as one more row */
+typedef enum { GR_STREAM_ROWS, GR_STREAM_PIECES, GR_STREAM_SLABS } gr_stream_mode;
+
 typedef struct {
     int on;
-    int64_t rows, len;
+    gr_stream_mode mode;
+    int64_t rows, len, width;
     int64_t chunk;          /* elements per chunk (the last of a row or of the array may be shorter) */
-    int64_t rows_per_chunk; /* whole rows per chunk; 0 when rows are cut into pieces */
-    int64_t pieces;         /* pieces per row (1 when whole rows fit a chunk) */
+    int64_t rows_per_chunk; /* ROWS: whole rows per chunk; SLABS: rows of `width` per chunk, the carry besides */
+    int64_t pieces;         /* PIECES: pieces per row */
     void *dev_in;           /* the chunk as uploaded (input dtype) */
     void *dev_carry;        /* scans cut into pieces: the carry, then the piece in the result dtype */
     void *dev_out;          /* scans: the chunk's result (one element more: the carry slot) */

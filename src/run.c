@@ -8,11 +8,13 @@
  *             result dtype NumPy picks, else the axis kernels; classic variants do only the former); check
  *             where the memory is; lease the device resources; make the result object
  *   enqueue   (no GIL) order our stream after the operands' and the result's streams, upload host
- *             operands (the bytes a view spans), launch, order those streams after ours
+ *             operands (the bytes a view spans), launch, order those streams after ours; a large host input
+ *             that lies in rows along the reduced axis streams instead, chunk by chunk (stream_host.c)
  *   complete  (no GIL) bring a host result home, or wait, when host memory is involved
  *
  * Ctrl-C: a call that moves much host memory (copying gigabytes takes a good part of a second) looks for a
- * raised signal handler, the GIL taken back for a moment, after enqueueing and again once the device is done;
+ * raised signal handler, the GIL taken back for a moment, every 256 MiB while it streams, after enqueueing and
+ * again once the device is done;
  * if one raised (KeyboardInterrupt), it waits for what is already enqueued, skips bringing the result home,
  * frees everything and raises that exception.
  *   finish    the result: `out`, a NumPy scalar (0-d), a NumPy array (host input), or a DeviceArray

@@ -56,9 +56,9 @@ gr_check_device_memory_limit(PyObject *module, size_t bytes, const char *what)
     PyOS_snprintf(gib, sizeof(gib), "%.2f", bytes / 1073741824.0);
     PyErr_Format(gr_state(module)->OutOfMemoryError,
                  "%s needs %zu bytes (%s GiB) of device memory, more than GPUREDUCE_DEVICE_MEMORY_LIMIT=%zu: "
-                 "host arrays stream through the device in chunks when they are contiguous along the reduced axis "
-                 "and have no where= mask (and, for mean/argmin/argmax and exclusive scans, when a row fits a chunk "
-                 "of 8 MiB); this call does not",
+                 "host arrays stream through the device in chunks when they lie in rows (reduced along or across "
+                 "C-ordered rows) and have no where= mask (mean, argmin, argmax and exclusive scans only along rows "
+                 "that fit a chunk of 8 MiB); this call does not",
                  what, bytes, gib, limit);
     return -1;
 }

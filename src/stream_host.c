@@ -5,12 +5,15 @@
  * arrived, while the CPU threads of host_copy.c already copy the next chunks into the ring.  The device holds a
  * few chunks, never the array, so arrays larger than the device's memory reduce and scan too.
  *
- * The input is seen as `rows` rows of `len` contiguous elements (the plan's segments, when they lie one after
- * another in memory).  A chunk is whole rows, or, when a row is longer than a chunk, one piece of a row:
- *   reductions  each piece's result goes to a slot of `partials`; the partials are reduced, in order, into the
- *               row's result (sum, prod, min, max; initial= applied there)
- *   scans       piece p > 0 is scanned behind a carry element, the last result of piece p - 1, and the scan's
- *               output after the carry is the piece's result; results go to the host as each piece finishes
+ * The plan's segments, when they lie one after another in memory, take one of three shapes (job.h):
+ *   ROWS     rows of contiguous elements reduced or scanned along the row, whole rows per chunk;
+ *   PIECES   rows longer than a chunk, one piece per chunk: a reduction's pieces go to `partials`, reduced in
+ *            order into the row's result (sum, prod, min, max; initial= applied there); a scan's piece p > 0 is
+ *            scanned behind a carry element, the last result of piece p - 1, and its output after the carry
+ *            is the piece's result;
+ *   SLABS    blocks of rows reduced or scanned across the rows (a column sum of a C-ordered matrix), whole
+ *            rows per chunk: chunk c > 0 is reduced or scanned behind a carried row, the running result so far.
+ * A scan's results go to the host as each chunk finishes.
  * Chunk boundaries depend only on the shape and dtypes, so the results do not depend on timing.
  *
  * One stream carries everything in order (upload, kernel, download of chunk k, then chunk k + 1); the overlap is
@@ -37,6 +40,69 @@ flat_same_dtype(const gr_job *j, gr_dtype dt)
     return (j->info->dtypes & GR_DTBIT(dt)) && gr_default_result_dtype(j->info->kind, j->a.op, dt) == dt;
 }
 
+/* Operators whose partial results combine into the whole's: a row cut into pieces, a column cut into slabs. */
+static int
+combines(const gr_job *j)
+{
+    const gr_op op = j->a.op;
+    if (j->kind == GR_KIND_SCAN) return !j->a.exclusive;
+    return op == GR_OP_SUM || op == GR_OP_PROD || op == GR_OP_MIN || op == GR_OP_MAX;
+}
+
+/* Rows of `len` contiguous elements, one after another from element (0, ..., 0), results likewise. */
+static int
+plan_rows(gr_job *j, int64_t chunk)
+{
+    gr_streaming *st = &j->streamed;
+    const gr_segments *s = &j->s;
+    const int64_t rows = s->count[0] * s->count[1], len = s->reduce_count;
+    if (len > 1 && s->reduce_in_stride != 1) return 0;
+    if (s->count[1] > 1 && s->in_stride[1] != len) return 0;
+    if (s->count[0] > 1 && s->in_stride[0] != s->count[1] * len) return 0;
+    const int64_t res_row = j->kind == GR_KIND_REDUCE ? 1 : len;
+    if (j->kind == GR_KIND_SCAN && len > 1 && s->reduce_out_stride != 1) return 0;
+    if (s->count[1] > 1 && s->out_stride[1] != res_row) return 0;
+    if (s->count[0] > 1 && s->out_stride[0] != s->count[1] * res_row) return 0;
+    if (len > chunk) { /* rows cut into pieces: only what combines piece by piece */
+        if (!combines(j)) return 0;
+        if (j->flat ? !flat_same_dtype(j, j->a.out_dtype) : !(j->info->properties & GR_PROP_AXES)) return 0;
+        st->mode = GR_STREAM_PIECES;
+        st->pieces = (len + chunk - 1) / chunk;
+    }
+    else {
+        st->mode = GR_STREAM_ROWS;
+        st->rows_per_chunk = chunk / len;
+        st->pieces = 1;
+    }
+    st->rows = rows;
+    st->len = len;
+    return 1;
+}
+
+/* `batches` blocks of `len` rows of `width` contiguous elements, reduced or scanned along the rows (a column
+ * sum of a C-ordered matrix, say): chunks of whole rows, each block's running result carried from chunk to
+ * chunk as one more row in front. */
+static int
+plan_slabs(gr_job *j, int64_t chunk)
+{
+    gr_streaming *st = &j->streamed;
+    const gr_segments *s = &j->s;
+    const int inner = s->in_stride[0] == 1 && s->count[0] > 1 ? 0 : 1, outer = 1 - inner;
+    const int64_t width = s->count[inner], batches = s->count[outer], len = s->reduce_count;
+    if (width < 2 || s->in_stride[inner] != 1 || s->reduce_in_stride != width || width > chunk / 2) return 0;
+    if (batches > 1 && s->in_stride[outer] != len * width) return 0;
+    if (!combines(j) || !(j->info->properties & GR_PROP_AXES)) return 0;
+    const int reduce = j->kind == GR_KIND_REDUCE;
+    if (s->out_stride[inner] != 1 || (!reduce && s->reduce_out_stride != width)) return 0;
+    if (batches > 1 && s->out_stride[outer] != (reduce ? width : len * width)) return 0;
+    st->mode = GR_STREAM_SLABS;
+    st->rows = batches;
+    st->len = len;
+    st->width = width;
+    st->rows_per_chunk = chunk / width - 1; /* the carried row takes one */
+    return 1;
+}
+
 void
 gr_stream_plan(gr_job *j)
 {
@@ -45,47 +111,26 @@ gr_stream_plan(gr_job *j)
     memset(st, 0, sizeof(*st));
     if (j->kind == GR_KIND_COPY || !j->in->is_host || j->mask || j->out) return;
     const size_t in_item = gr_dtype_itemsize(j->in->dtype), out_item = gr_dtype_itemsize(j->a.out_dtype);
-    const int64_t rows = s->count[0] * s->count[1], len = s->reduce_count;
-    if (rows <= 0 || len <= 0 || rows * len != j->in->size || (size_t)j->in->size * in_item <= GR_STREAM_FROM) return;
-    /* Rows of contiguous elements, one after another from element (0, ..., 0). */
-    if (len > 1 && s->reduce_in_stride != 1) return;
-    if (s->count[1] > 1 && s->in_stride[1] != len) return;
-    if (s->count[0] > 1 && s->in_stride[0] != s->count[1] * len) return;
-    /* Results likewise (a new C-ordered result). */
-    const int64_t res_row = j->kind == GR_KIND_REDUCE ? 1 : len;
-    if (j->kind == GR_KIND_SCAN && len > 1 && s->reduce_out_stride != 1) return;
-    if (s->count[1] > 1 && s->out_stride[1] != res_row) return;
-    if (s->count[0] > 1 && s->out_stride[0] != s->count[1] * res_row) return;
-    if (j->res_size != rows * res_row) return;
-
+    const int64_t segments = s->count[0] * s->count[1], len = s->reduce_count;
+    if (segments <= 0 || len <= 0 || segments * len != j->in->size || (size_t)j->in->size * in_item <= GR_STREAM_FROM)
+        return;
+    if (j->res_size != (j->kind == GR_KIND_REDUCE ? segments : segments * len)) return;
     /* A chunk fills a ring slot on the way in, and for a scan (its result goes home chunk by chunk) on the way out. */
     const size_t widest = j->kind == GR_KIND_SCAN && out_item > in_item ? out_item : in_item;
-    const int64_t chunk = (int64_t)(GR_RING_CHUNK_BYTES / widest);
-    if (len > chunk) { /* rows cut into pieces: only what combines piece by piece */
-        const gr_op op = j->a.op;
-        if (j->kind == GR_KIND_REDUCE && op != GR_OP_SUM && op != GR_OP_PROD && op != GR_OP_MIN && op != GR_OP_MAX)
-            return;
-        if (j->kind == GR_KIND_SCAN && j->a.exclusive) return;
-        if (j->flat ? !flat_same_dtype(j, j->a.out_dtype) : !(j->info->properties & GR_PROP_AXES)) return;
-        st->pieces = (len + chunk - 1) / chunk;
-    }
-    else {
-        st->rows_per_chunk = chunk / len;
-        st->pieces = 1;
-    }
-    st->rows = rows;
-    st->len = len;
-    st->chunk = chunk;
-    st->on = 1;
+    st->chunk = (int64_t)(GR_RING_CHUNK_BYTES / widest);
+    st->on = plan_rows(j, st->chunk) || plan_slabs(j, st->chunk);
 }
 
 /* ---------------------------------------------------------------- launches */
 
+/* One launch: `rows` segments of `len` elements, each a contiguous row, or (`columns`) each a column of a block
+ * of `len` rows of `rows` contiguous elements. */
 typedef struct {
     const void *in;
     gr_dtype in_dtype;
     void *out;
     int64_t rows, len;
+    int columns;
     int flat;
     const void *initial;
     int exclusive;
@@ -101,13 +146,22 @@ shape_args(const gr_job *j, const launch_shape *l, gr_args *a, gr_segments *s)
     a->n = l->len;
     a->exclusive = l->exclusive;
     memset(s, 0, sizeof(*s));
+    const int reduce = j->kind == GR_KIND_REDUCE;
     s->count[0] = 1;
     s->count[1] = l->rows;
-    s->in_stride[1] = l->len;
     s->reduce_count = l->len;
-    s->reduce_in_stride = 1;
-    s->out_stride[1] = j->kind == GR_KIND_REDUCE ? 1 : l->len;
-    s->reduce_out_stride = j->kind == GR_KIND_REDUCE ? 0 : 1;
+    if (l->columns) {
+        s->in_stride[1] = 1;
+        s->reduce_in_stride = l->rows;
+        s->out_stride[1] = 1;
+        s->reduce_out_stride = reduce ? 0 : l->rows;
+    }
+    else {
+        s->in_stride[1] = l->len;
+        s->reduce_in_stride = 1;
+        s->out_stride[1] = reduce ? 1 : l->len;
+        s->reduce_out_stride = reduce ? 0 : 1;
+    }
     s->initial = l->initial;
 }
 
@@ -144,7 +198,14 @@ for_each_shape(const gr_job *j, size_t *most, int *cuda_error, gr_status *status
     const gr_dtype in = j->in->dtype, out = j->a.out_dtype;
     launch_shape shapes[5];
     int n = 0;
-    if (st->rows_per_chunk) {
+    if (st->mode == GR_STREAM_SLABS) { /* first chunks from the input, later ones behind the carried row */
+        const int64_t full = st->rows_per_chunk < st->len ? st->rows_per_chunk : st->len, last = st->len % full;
+        shapes[n++] = (launch_shape){.in_dtype = in, .rows = st->width, .len = full, .columns = 1,
+                                     .initial = j->s.initial};
+        shapes[n++] = (launch_shape){.in_dtype = out, .rows = st->width, .len = full + 1, .columns = 1};
+        if (last) shapes[n++] = (launch_shape){.in_dtype = out, .rows = st->width, .len = last + 1, .columns = 1};
+    }
+    else if (st->mode == GR_STREAM_ROWS) {
         const int64_t full = st->rows_per_chunk < st->rows ? st->rows_per_chunk : st->rows;
         shapes[n++] = (launch_shape){.in_dtype = in, .rows = full, .len = st->len, .flat = j->flat};
         if (st->rows % full) shapes[n++] = (launch_shape){.in_dtype = in, .rows = st->rows % full, .len = st->len};
@@ -185,9 +246,13 @@ gr_stream_reserve(PyObject *module, gr_job *j)
     }
     if (gr_exec_reserve_workspace(module, j->ex, workspace) < 0) return -1;
     const size_t in_bytes = align_up((size_t)st->chunk * in_item);
-    const size_t out_bytes = j->kind == GR_KIND_SCAN ? align_up((size_t)(st->chunk + 1) * out_item) : 0;
-    const size_t carry_bytes = j->kind == GR_KIND_SCAN && !st->rows_per_chunk ? out_bytes : 0;
-    const size_t partial_bytes = j->kind == GR_KIND_REDUCE && !st->rows_per_chunk ? (size_t)st->pieces * out_item : 0;
+    /* a chunk's result in the result dtype, one element (PIECES) or one row (SLABS) more for the carry */
+    const size_t carried = align_up((size_t)(st->chunk + 1) * out_item);
+    const size_t out_bytes = j->kind == GR_KIND_SCAN ? carried : 0;
+    const int carries = st->mode == GR_STREAM_SLABS || (st->mode == GR_STREAM_PIECES && j->kind == GR_KIND_SCAN);
+    const size_t carry_bytes = carries ? carried : 0;
+    const size_t partial_bytes =
+        st->mode == GR_STREAM_PIECES && j->kind == GR_KIND_REDUCE ? (size_t)st->pieces * out_item : 0;
     if (gr_exec_reserve_staging(module, j->ex, in_bytes + out_bytes + carry_bytes + partial_bytes) < 0) return -1;
     if (gr_exec_reserve_transfer(module, j->ex, GR_RING_CHUNK_BYTES) < 0) return -1; /* the ring */
     char *base = j->ex->staging;
@@ -276,6 +341,28 @@ chunk_done(ring *r)
 
 /* ---------------------------------------------------------------- the loops */
 
+/* A chunk of rows uploaded behind the carried row, in the result dtype (cast on the device when the input's
+ * differs): `carry` then holds [carried row, chunk rows]. */
+static void
+upload_behind_carry(ring *r, char *carry, const char *src, int64_t elements)
+{
+    gr_job *j = r->j;
+    const gr_streaming *st = &j->streamed;
+    const gr_dtype in_dt = j->in->dtype, out_dt = j->a.out_dtype;
+    const size_t in_item = gr_dtype_itemsize(in_dt), out_item = gr_dtype_itemsize(out_dt);
+    const int64_t carried = st->mode == GR_STREAM_SLABS ? st->width : 1;
+    if (in_dt == out_dt) {
+        upload(r, carry + (size_t)carried * out_item, src, (size_t)elements * in_item);
+        return;
+    }
+    upload(r, st->dev_in, src, (size_t)elements * in_item);
+    const int64_t one = 1;
+    gr_outcome *o = &j->outcome;
+    if (gr_outcome_ok(o))
+        o->st = gr_copy_strided(in_dt, out_dt, 1, &elements, &one, &one, st->dev_in, carry + (size_t)carried * out_item,
+                                j->a.sm_count, j->stream, &o->cuda_error);
+}
+
 static void
 stream_rows(ring *r)
 {
@@ -326,15 +413,7 @@ stream_pieces(ring *r)
             else { /* [carry, piece] in the result dtype, scanned; its output after the carry is the piece's */
                 keep(r, cudaMemcpyAsync(carry, dev_out + (size_t)before * out_item, out_item,
                                         cudaMemcpyDeviceToDevice, j->stream), "carrying a scan across chunks");
-                if (in_dt == out_dt) upload(r, carry + out_item, src + (size_t)at * in_item, (size_t)n * in_item);
-                else {
-                    upload(r, st->dev_in, src + (size_t)at * in_item, (size_t)n * in_item);
-                    const int64_t one = 1;
-                    gr_outcome *o = &j->outcome;
-                    if (gr_outcome_ok(o))
-                        o->st = gr_copy_strided(in_dt, out_dt, 1, &n, &one, &one, st->dev_in, carry + out_item,
-                                                j->a.sm_count, j->stream, &o->cuda_error);
-                }
+                upload_behind_carry(r, carry, src + (size_t)at * in_item, n);
                 const launch_shape l = {.in = carry, .in_dtype = out_dt, .out = dev_out, .rows = 1, .len = n + 1,
                                         .flat = j->flat};
                 launch(j, &l);
@@ -354,14 +433,55 @@ stream_pieces(ring *r)
     }
 }
 
+static void
+stream_slabs(ring *r)
+{
+    gr_job *j = r->j;
+    const gr_streaming *st = &j->streamed;
+    const gr_dtype in_dt = j->in->dtype, out_dt = j->a.out_dtype;
+    const size_t in_item = gr_dtype_itemsize(in_dt), out_item = gr_dtype_itemsize(out_dt);
+    const int64_t w = st->width;
+    const size_t in_row = (size_t)w * in_item, out_row = (size_t)w * out_item;
+    const int reduce = j->kind == GR_KIND_REDUCE;
+    char *carry = st->dev_carry, *dev_out = st->dev_out;
+    for (int64_t b = 0; b < st->rows; b++) {
+        const char *src = (const char *)j->in->ptr + (size_t)(b * st->len) * in_row;
+        char *result = reduce ? (char *)j->device_result + (size_t)b * out_row : NULL; /* the block's running result */
+        int64_t last = 0; /* scans: the row of dev_out that holds the running result */
+        for (int64_t r0 = 0; r0 < st->len; r0 += st->rows_per_chunk) {
+            const int64_t n = st->len - r0 < st->rows_per_chunk ? st->len - r0 : st->rows_per_chunk;
+            launch_shape l = {.out = reduce ? result : dev_out, .rows = w, .columns = 1};
+            if (r0 == 0) { /* straight from the input; initial= folded in here, once */
+                upload(r, st->dev_in, src, (size_t)n * in_row);
+                l.in = st->dev_in, l.in_dtype = in_dt, l.len = n, l.initial = j->s.initial;
+                launch(j, &l);
+                last = n - 1;
+            }
+            else { /* behind the running result */
+                keep(r, cudaMemcpyAsync(carry, reduce ? result : dev_out + (size_t)last * out_row, out_row,
+                                        cudaMemcpyDeviceToDevice, j->stream), "carrying a result across chunks");
+                upload_behind_carry(r, carry, src + (size_t)r0 * in_row, n * w);
+                l.in = carry, l.in_dtype = out_dt, l.len = n + 1;
+                launch(j, &l);
+                last = n;
+            }
+            if (!reduce) /* the chunk's rows of the result: the last n rows of dev_out */
+                download(r, (char *)j->host_dst + (size_t)(b * st->len + r0) * out_row,
+                         dev_out + (size_t)(last + 1 - n) * out_row, (size_t)n * out_row);
+            if (chunk_done(r)) return;
+        }
+    }
+}
+
 void
 gr_stream_enqueue(gr_job *j)
 {
     ring r = {.j = j};
     /* Scans downloading into pageable memory share the ring half and half; everything else uploads with it all. */
     r.up = j->kind == GR_KIND_SCAN && !j->host_dst_pinned ? GR_RING_CHUNKS / 2 : GR_RING_CHUNKS;
-    if (j->streamed.rows_per_chunk) stream_rows(&r);
-    else stream_pieces(&r);
+    if (j->streamed.mode == GR_STREAM_ROWS) stream_rows(&r);
+    else if (j->streamed.mode == GR_STREAM_PIECES) stream_pieces(&r);
+    else stream_slabs(&r);
     for (int i = 0; i < GR_RING_CHUNKS - r.up && !j->interrupted; i++) /* the downloads still in the ring, in order */
         copy_out(&r, r.up + (r.downs + i) % (GR_RING_CHUNKS - r.up));
 }

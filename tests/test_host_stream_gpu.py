@@ -1,8 +1,9 @@
 """Host arrays streamed through the device chunk by chunk (src/stream_host.c, issue 13).
 
 A host input of more than _core.STREAM_FROM_BYTES moves through the device in chunks of at most
-_core.STREAM_CHUNK_BYTES: whole rows, or pieces of a row longer than a chunk (a reduction combines the pieces'
-results in order, a scan carries each piece's last result into the next).  These tests put sizes on every side
+_core.STREAM_CHUNK_BYTES: whole rows, pieces of a row longer than a chunk (a reduction combines the pieces'
+results in order, a scan carries each piece's last result into the next), or, across the rows of a block (a
+column sum), whole rows behind the running result carried as one more row.  These tests put sizes on every side
 of those boundaries, for every dtype family, operator and variant, and hold the results to NumPy's (integers
 exactly, floats within gpureduce.testing.error_bound, which counts the extra roundings of the chunks).  A child
 process caps the device memory gpureduce may use (GPUREDUCE_DEVICE_MEMORY_LIMIT) far below the arrays it
@@ -102,8 +103,10 @@ AXIS_CASES = [
     ((700, 3001), -1), ((4, 5, 70001), -1), ((4, 5, 70001), 2), ((3001, 700), 1),
     # rows longer than a chunk: pieces
     ((3, 2**21 + 5), -1), ((2, 3, 2**21 + 3), -1),
-    # not contiguous along the axis: staged whole (not streamed), still right
-    ((2**11, 2**11 + 1), 0), ((64, 2**15), (0, 1)),
+    # blocks of rows reduced or scanned across the rows (slabs): the running result carried as one more row
+    ((2**11, 2**11 + 1), 0), ((2**20, 3), 0), ((4, 3001, 700), 1), ((3, 2**20), 0), ((3, 5, 2**18), 1),
+    # rows wider than half a chunk, several axes at once: staged whole (not streamed), still right
+    ((5, 2**21 + 3), 0), ((64, 2**15), (0, 1)),
 ]
 
 
@@ -126,12 +129,25 @@ def test_axis_calls_on_host_arrays(shape, axis, dtype, rng):
 DETERMINISTIC_SCANS = [v.name for v in gpureduce.variants(kind="scan") if v.deterministic]
 
 
+@pytest.mark.parametrize("op", ["sum", "prod", "max", "cumsum", "cumprod", "cummin"])
+@pytest.mark.parametrize("dtype", ["int32", "int8", "bool", "float16", "complex64", "uint16"])
+def test_slabs_with_a_cast_or_a_narrow_dtype(op, dtype, rng):
+    """Across the rows of a block, where the input is cast to the result dtype behind the carried row (int32 ->
+    int64 sums, bool -> int64) or stays narrow (float16, uint16 min/max)."""
+    if dtype.startswith("complex") and op.endswith(("min", "max")):
+        pytest.skip("complex numbers have no order in gpureduce's min/max")
+    x = data(dtype, 3 * 2**21 + 3 * 7, rng, op).reshape(-1, 7)
+    assert_matches_numpy(op, x, axis=0)
+    assert_matches_numpy(op, x.reshape(3, -1, 7), axis=1)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_streamed_results_are_bitwise_repeatable(dtype, rng):
     """Chunk boundaries depend on the shape only: a deterministic variant stays bitwise the same when streamed."""
     x = data(dtype, 3 * chunk_elements("sum", dtype) + 7, rng, "sum")
     scans = [lambda a, v=v: gpureduce.cumsum(a, variant=v) for v in DETERMINISTIC_SCANS]
-    for fn in [gpureduce.sum, lambda a: gpureduce.sum(a[:a.size // 217 * 217].reshape(-1, 217), axis=1)] + scans:
+    rows = [lambda a: gpureduce.sum(a[:a.size // 217 * 217].reshape(-1, 217), axis=k) for k in (0, 1)]
+    for fn in [gpureduce.sum] + rows + scans:
         first = np.asarray(fn(x))
         for _ in range(3):
             np.testing.assert_array_equal(np.asarray(fn(x)), first)
@@ -179,7 +195,10 @@ LIMITED = """
     for op, arr, kw in [("sum", x, {}), ("cumsum", x, {}), ("max", x, {}), ("sum", i, {}), ("cumsum", i, {}),
                         ("cumprod", i, {}), ("sum", x.reshape(2**10, 2**17), {"axis": 1}),
                         ("mean", x.reshape(2**10, 2**17), {"axis": -1}),
-                        ("cumsum", i.reshape(4, 2**24), {"axis": 1}), ("argmin", x.reshape(2**12, 2**15), {"axis": 1})]:
+                        ("cumsum", i.reshape(4, 2**24), {"axis": 1}),
+                        ("argmin", x.reshape(2**12, 2**15), {"axis": 1}),
+                        ("sum", x.reshape(2**14, 2**13), {"axis": 0}),
+                        ("cumsum", i.reshape(2**16, 2**10), {"axis": 0})]:
         assert_matches_numpy(op, arr, **kw)
         checked.append(op)
     stats = _core.resource_stats()
@@ -198,7 +217,7 @@ def test_arrays_far_larger_than_the_device_memory_cap():
     says so (OutOfMemoryError naming the limit)."""
     cap = 64 << 20
     out = run_child(LIMITED, {"GPUREDUCE_DEVICE_MEMORY_LIMIT": "64M"})
-    assert len(out["checked"]) == 10
+    assert len(out["checked"]) == 12
     used = out["stats"]["pool_reserved"] + out["stats"]["exec_device_bytes"]
     assert used <= cap, out["stats"]
     assert out["refused"] and "GPUREDUCE_DEVICE_MEMORY_LIMIT" in out["refused"], out

@@ -1,0 +1,296 @@
+/* stream_host_check.c -- src/stream_host.c's chunking, carries and downloads checked on the CPU.
+ *
+ * The streaming plan (rows, pieces, slabs), the offsets of every chunk, the carried element or row, the casts
+ * behind it and the two ways home (pinned result, ring) are host-side logic; a GPU run is needed only for the
+ * kernels.  Here every CUDA call and kernel launcher stream_host.c uses is a plain CPU function over host
+ * memory (the "device" buffers are malloc'd), the kernels fold in a simple loop, and each streamed result is
+ * compared with a direct reduction or scan of the whole input.  Built and run by tests/test_stream_host_cpu.py.
+ */
+#include "job.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- the CUDA runtime, on the host */
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+    (void)kind, (void)stream;
+    memmove(dst, src, count);
+    return cudaSuccess;
+}
+cudaError_t cudaEventSynchronize(cudaEvent_t event) { (void)event; return cudaSuccess; }
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) { (void)event, (void)stream; return cudaSuccess; }
+
+/* ---------------------------------------------------------------- the kernels, as loops (double: data is exact) */
+
+static double get(const void *p, gr_dtype dt, int64_t i)
+{
+    switch (dt) {
+    case GR_INT32: return ((const int32_t *)p)[i];
+    case GR_INT64: return (double)((const int64_t *)p)[i];
+    default: return ((const double *)p)[i];
+    }
+}
+static void put(void *p, gr_dtype dt, int64_t i, double v)
+{
+    switch (dt) {
+    case GR_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case GR_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
+    default: ((double *)p)[i] = v;
+    }
+}
+static double identity(gr_op op)
+{
+    return op == GR_OP_SUM ? 0 : op == GR_OP_PROD ? 1 : op == GR_OP_MIN ? 1e300 : -1e300;
+}
+static double fold(gr_op op, double a, double b)
+{
+    return op == GR_OP_SUM ? a + b : op == GR_OP_PROD ? a * b : op == GR_OP_MIN ? (b < a ? b : a) : (b > a ? b : a);
+}
+
+static long g_launches;
+
+gr_status gr_reduce_segments(const gr_args *a, const gr_segments *s, int *cuda_error)
+{
+    (void)cuda_error;
+    g_launches++;
+    for (int64_t i0 = 0; i0 < s->count[0]; i0++)
+        for (int64_t i1 = 0; i1 < s->count[1]; i1++) {
+            double acc = s->initial ? get(s->initial, a->out_dtype, 0) : identity(a->op);
+            for (int64_t r = 0; r < s->reduce_count; r++)
+                acc = fold(a->op, acc, get(a->in, a->in_dtype, i0 * s->in_stride[0] + i1 * s->in_stride[1] +
+                                                                     r * s->reduce_in_stride));
+            put(a->out, a->out_dtype, i0 * s->out_stride[0] + i1 * s->out_stride[1], acc);
+        }
+    return GR_OK;
+}
+gr_status gr_scan_segments(const gr_args *a, const gr_segments *s, int *cuda_error)
+{
+    (void)cuda_error;
+    g_launches++;
+    for (int64_t i0 = 0; i0 < s->count[0]; i0++)
+        for (int64_t i1 = 0; i1 < s->count[1]; i1++) {
+            double acc = identity(a->op);
+            for (int64_t r = 0; r < s->reduce_count; r++) {
+                const double x = get(a->in, a->in_dtype, i0 * s->in_stride[0] + i1 * s->in_stride[1] +
+                                                            r * s->reduce_in_stride);
+                const double before = acc;
+                acc = fold(a->op, acc, x);
+                put(a->out, a->out_dtype, i0 * s->out_stride[0] + i1 * s->out_stride[1] + r * s->reduce_out_stride,
+                    a->exclusive ? before : acc);
+            }
+        }
+    return GR_OK;
+}
+static gr_segments one_row(const gr_args *a)
+{
+    gr_segments s = {.count = {1, 1}, .reduce_count = a->n, .reduce_in_stride = 1, .reduce_out_stride = 1};
+    return s;
+}
+gr_status gr_reduce(const gr_args *a, int *e) { gr_segments s = one_row(a); return gr_reduce_segments(a, &s, e); }
+gr_status gr_scan(const gr_args *a, int *e) { gr_segments s = one_row(a); return gr_scan_segments(a, &s, e); }
+gr_status gr_workspace_size(const gr_args *a, size_t *b, int *e) { (void)a, (void)e; *b = 256; return GR_OK; }
+gr_status gr_reduce_segments_workspace(const gr_args *a, const gr_segments *s, size_t *b, int *e)
+{
+    (void)a, (void)s, (void)e;
+    *b = 512;
+    return GR_OK;
+}
+gr_status gr_scan_segments_workspace(const gr_args *a, const gr_segments *s, size_t *b, int *e)
+{
+    (void)a, (void)s, (void)e;
+    *b = 1024;
+    return GR_OK;
+}
+gr_status gr_copy_strided(gr_dtype in_dtype, gr_dtype out_dtype, int ndim, const int64_t *shape,
+                          const int64_t *in_strides, const int64_t *out_strides, const void *in, void *out,
+                          int sm_count, void *stream, int *cuda_error)
+{
+    (void)ndim, (void)sm_count, (void)stream, (void)cuda_error;
+    for (int64_t i = 0; i < shape[0]; i++)
+        put(out, out_dtype, i * out_strides[0], get(in, in_dtype, i * in_strides[0]));
+    return GR_OK;
+}
+gr_dtype gr_default_result_dtype(gr_kind kind, gr_op op, gr_dtype in)
+{
+    (void)kind;
+    return (op == GR_OP_SUM || op == GR_OP_PROD) && in == GR_INT32 ? GR_INT64 : in;
+}
+
+/* ---------------------------------------------------------------- the rest of the extension it calls */
+
+size_t gr_dtype_itemsize(gr_dtype dt) { return dt == GR_INT32 ? 4 : 8; }
+int gr_outcome_ok(const gr_outcome *o) { return o->err == cudaSuccess && o->st == GR_OK; }
+void gr_outcome_keep(gr_outcome *o, cudaError_t err, const char *stage)
+{
+    if (err != cudaSuccess && gr_outcome_ok(o)) o->err = err, o->stage = stage;
+}
+int gr_job_signal_raised(gr_job *j) { (void)j; return 0; }
+PyObject *gr_raise_status(PyObject *m, gr_status st, int e, const char *c)
+{
+    (void)m, (void)st, (void)e, (void)c;
+    return NULL;
+}
+int gr_exec_reserve_workspace(PyObject *m, gr_exec *ex, size_t bytes)
+{
+    (void)m;
+    if (bytes > ex->workspace_bytes) ex->workspace = realloc(ex->workspace, ex->workspace_bytes = bytes);
+    return 0;
+}
+int gr_exec_reserve_staging(PyObject *m, gr_exec *ex, size_t bytes)
+{
+    (void)m;
+    if (bytes > ex->staging_bytes) ex->staging = realloc(ex->staging, ex->staging_bytes = bytes);
+    return 0;
+}
+int gr_exec_reserve_transfer(PyObject *m, gr_exec *ex, size_t bytes)
+{
+    (void)m, (void)bytes;
+    for (int b = 0; b < GR_RING_CHUNKS; b++)
+        if (!ex->ring[b]) ex->ring[b] = malloc(GR_RING_CHUNK_BYTES);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the cases */
+
+static gr_exec g_ex;
+static const gr_variant_info g_axes = {.properties = GR_PROP_AXES, .ops = 15, .dtypes = ~0u};
+static int g_failed, g_cases;
+
+typedef struct {
+    const char *name;
+    int kind;
+    gr_op op;
+    gr_dtype in, out;
+    int64_t batches, len, width; /* width 1: rows of `len` (batches rows); else blocks of len rows of width */
+    int flat, pinned, with_initial;
+    gr_stream_mode mode;       /* what the plan must choose */
+} check;
+
+static void
+run(const check *c)
+{
+    const int64_t n = c->batches * c->len * c->width;
+    const int reduce = c->kind == GR_KIND_REDUCE;
+    const int64_t results = reduce ? c->batches * c->width : n;
+    const size_t in_item = gr_dtype_itemsize(c->in), out_item = gr_dtype_itemsize(c->out);
+    char *in = malloc((size_t)n * in_item), *got = calloc((size_t)results + 1, out_item);
+    char *want = calloc((size_t)results + 1, out_item);
+    for (int64_t i = 0; i < n; i++) /* small integers (exact in double); products of +-1 and a few 2s */
+        put(in, c->in, i,
+            c->op == GR_OP_PROD ? (i % 977 == 0 ? -1 : i % 100003 == 0 ? 2 : 1) : (double)((i * 7919) % 2001 - 1000));
+    double initial_value = 5;
+    char initial[16];
+    put(initial, c->out, 0, initial_value);
+
+    /* the plan's segments, as gpureduce/_layout.py gives them for a C-ordered array */
+    gr_segments s = {0};
+    if (c->width == 1) {
+        s = (gr_segments){.count = {1, c->batches}, .in_stride = {0, c->len}, .reduce_count = c->len,
+                          .reduce_in_stride = 1, .out_stride = {0, reduce ? 1 : c->len}, .reduce_out_stride = 1};
+    }
+    else {
+        s = (gr_segments){.count = {c->batches, c->width}, .in_stride = {c->len * c->width, 1}, .reduce_count = c->len,
+                          .reduce_in_stride = c->width,
+                          .out_stride = {reduce ? c->width : c->len * c->width, 1}, .reduce_out_stride = c->width};
+    }
+    if (c->with_initial) s.initial = initial;
+    gr_args a = {.op = c->op, .in_dtype = c->in, .out_dtype = c->out, .n = c->len};
+
+    /* the reference: the whole input in one launch */
+    a.in = in, a.out = want;
+    if (reduce) gr_reduce_segments(&a, &s, NULL);
+    else gr_scan_segments(&a, &s, NULL);
+
+    gr_operand op_in = {.ptr = in, .dtype = c->in, .size = n, .is_host = 1};
+    gr_job *j = calloc(1, sizeof(*j));
+    j->kind = c->kind;
+    j->info = &g_axes;
+    j->flat = c->flat;
+    j->a = a;
+    j->a.in = NULL, j->a.out = NULL;
+    j->s = s;
+    j->in = &op_in;
+    j->res_size = results;
+    j->ex = &g_ex;
+    j->outcome.stage = "";
+    char scalar[16];
+    if (reduce && results == 1) j->rk = RESULT_SCALAR, j->a.out = scalar;
+    else j->rk = RESULT_HOST;
+    char *device_result = calloc((size_t)results + 1, out_item);
+    if (reduce) j->device_result = device_result;
+    else j->host_dst = got, j->host_dst_pinned = c->pinned;
+
+    g_cases++;
+    g_launches = 0;
+    gr_stream_plan(j);
+    if (!j->streamed.on || j->streamed.mode != c->mode) {
+        printf("FAIL %s: plan on=%d mode=%d, expected mode %d\n", c->name, j->streamed.on, j->streamed.mode, c->mode);
+        g_failed++;
+        return;
+    }
+    if (gr_stream_reserve(NULL, j) < 0) {
+        printf("FAIL %s: reserve\n", c->name);
+        g_failed++;
+        return;
+    }
+    gr_stream_enqueue(j);
+    if (reduce) memcpy(got, j->rk == RESULT_SCALAR ? scalar : device_result, (size_t)results * out_item);
+    int64_t bad = -1;
+    for (int64_t i = 0; i < results && bad < 0; i++)
+        if (get(got, c->out, i) != get(want, c->out, i)) bad = i;
+    if (!gr_outcome_ok(&j->outcome) || bad >= 0) {
+        printf("FAIL %s: outcome %d/%d, first difference at %lld: %g != %g (%ld launches)\n", c->name, j->outcome.st,
+               (int)j->outcome.err, (long long)bad, bad >= 0 ? get(got, c->out, bad) : 0.0,
+               bad >= 0 ? get(want, c->out, bad) : 0.0, g_launches);
+        g_failed++;
+    }
+    free(in), free(got), free(want), free(device_result), free(j);
+}
+
+int
+main(void)
+{
+    const int64_t M = 1 << 20; /* int64 elements per 8 MiB chunk */
+#define R GR_KIND_REDUCE
+#define S GR_KIND_SCAN
+#define OP_SUM GR_OP_SUM
+#define OP_PROD GR_OP_PROD
+#define OP_MIN GR_OP_MIN
+#define OP_MAX GR_OP_MAX
+#define I32 GR_INT32
+#define I64 GR_INT64
+#define F64 GR_FLOAT64
+#define ROWS GR_STREAM_ROWS
+#define PIECES GR_STREAM_PIECES
+#define SLABS GR_STREAM_SLABS
+    /* name, kind, op, input and result dtypes, batches, len, width, flat, pinned result, initial=, the plan's shape */
+    const check checks[] = {
+        {"rows: row sums", R, OP_SUM, I64, I64, 1000, 3001, 1, 0, 0, 1, ROWS},
+        {"rows: row cumsums, pageable", S, OP_SUM, I64, I64, 1000, 3001, 1, 0, 0, 0, ROWS},
+        {"rows: row cummax, pinned", S, OP_MAX, I64, I64, 999, 3001, 1, 0, 1, 0, ROWS},
+        {"rows: one row, flat", R, OP_SUM, I64, I64, 1, M - 3, 1, 1, 0, 0, ROWS},
+        {"pieces: sum, flat", R, OP_SUM, I64, I64, 1, 3 * M + 5, 1, 1, 0, 0, PIECES},
+        {"pieces: max, axes", R, OP_MAX, I64, I64, 1, 3 * M + 5, 1, 0, 0, 1, PIECES},
+        {"pieces: row sums", R, OP_SUM, I64, I64, 3, 2 * M + 7, 1, 0, 0, 1, PIECES},
+        {"pieces: int32 sum", R, OP_SUM, I32, I64, 1, 5 * M + 1, 1, 0, 0, 0, PIECES},
+        {"pieces: cumsum, pageable", S, OP_SUM, I64, I64, 1, 3 * M + 5, 1, 1, 0, 0, PIECES},
+        {"pieces: cumsum, pinned", S, OP_SUM, I64, I64, 1, 3 * M + 5, 1, 0, 1, 0, PIECES},
+        {"pieces: int32 cumsum (cast)", S, OP_SUM, I32, I64, 2, 2 * M + 3, 1, 0, 0, 0, PIECES},
+        {"pieces: cumprod", S, OP_PROD, F64, F64, 1, 4 * M, 1, 0, 1, 0, PIECES},
+        {"slabs: column sums", R, OP_SUM, I64, I64, 1, 3001, 700, 0, 0, 0, SLABS},
+        {"slabs: column min, initial", R, OP_MIN, I64, I64, 3, 2000, 701, 0, 0, 1, SLABS},
+        {"slabs: int32 column sums", R, OP_SUM, I32, I64, 2, 5000, 333, 0, 0, 1, SLABS},
+        {"slabs: narrow, many chunks", R, OP_SUM, F64, F64, 1, 3 * M, 3, 0, 0, 0, SLABS},
+        {"slabs: one row per chunk", R, OP_MAX, I64, I64, 1, 5, M / 2, 0, 0, 0, SLABS},
+        {"slabs: column cumsums, pageable", S, OP_SUM, I64, I64, 1, 3001, 700, 0, 0, 0, SLABS},
+        {"slabs: column cumsums, pinned", S, OP_SUM, I64, I64, 3, 2000, 701, 0, 1, 0, SLABS},
+        {"slabs: int32 column cumsums", S, OP_SUM, I32, I64, 2, 3000, 333, 0, 0, 0, SLABS},
+        {"slabs: column cummin, one row per chunk", S, OP_MIN, I64, I64, 2, 7, M / 2, 0, 1, 0, SLABS},
+    };
+    for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) run(&checks[i]);
+    printf("%d of %d streamed calls matched the whole-array result\n", g_cases - g_failed, g_cases);
+    return g_failed ? 1 : 0;
+}
