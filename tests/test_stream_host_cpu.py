@@ -1,10 +1,12 @@
-"""src/stream_host.c's chunking checked without a GPU (tests/c/stream_host_check.c).
+"""src/stream_host.c's chunking and src/transfer.c's staged copies checked without a GPU (tests/c/stream_host_check.c).
 
 Streaming a host array through the device is mostly host-side bookkeeping: which shape the plan takes (rows,
 pieces of a row, slabs of rows), where every chunk starts, which element or row is carried into the next chunk,
 where each chunk's result goes home.  The harness compiles stream_host.c (and host_copy.c) against CPU stand-ins
 for the CUDA calls and the kernels, runs 21 streamed reductions and scans of every shape, and compares each with
-the same kernel stand-in run over the whole input at once.  The kernels themselves are the GPU suite's.
+the same kernel stand-in run over the whole input at once; then transfer.c's uploads and downloads make a round
+trip of 15 sizes around their boundaries, into pageable and pinned destinations.  The kernels are the GPU
+suite's.
 """
 import os
 import shutil
@@ -40,7 +42,7 @@ def harness(tmp_path_factory):
     includes = [sysconfig.get_paths()["include"], np.get_include(), str(cuda_include), str(ROOT / "cuda" / "abi"),
                 str(ROOT / "cuda"), str(ROOT / "src")]
     sources = [ROOT / "tests" / "c" / "stream_host_check.c", ROOT / "src" / "stream_host.c",
-               ROOT / "src" / "host_copy.c"]
+               ROOT / "src" / "transfer.c", ROOT / "src" / "host_copy.c"]
     cmd = [cc, "-O2", "-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers",
            *[f"-I{d}" for d in includes], *map(str, sources), "-lpthread", "-o", str(exe)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
@@ -52,4 +54,4 @@ def harness(tmp_path_factory):
 def test_every_streamed_shape_matches_the_whole_array(harness):
     done = subprocess.run([str(harness)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
-    assert "21 of 21 streamed calls matched" in done.stdout, done.stdout
+    assert "51 of 51 streamed calls and round trips came out right" in done.stdout, done.stdout

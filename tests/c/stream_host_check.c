@@ -1,10 +1,13 @@
-/* stream_host_check.c -- src/stream_host.c's chunking, carries and downloads checked on the CPU.
+/* stream_host_check.c -- src/stream_host.c's chunking, carries and downloads, and src/transfer.c's staged
+ * copies, checked on the CPU.
  *
  * The streaming plan (rows, pieces, slabs), the offsets of every chunk, the carried element or row, the casts
  * behind it and the two ways home (pinned result, ring) are host-side logic; a GPU run is needed only for the
  * kernels.  Here every CUDA call and kernel launcher stream_host.c uses is a plain CPU function over host
  * memory (the "device" buffers are malloc'd), the kernels fold in a simple loop, and each streamed result is
- * compared with a direct reduction or scan of the whole input.  Built and run by tests/test_stream_host_cpu.py.
+ * compared with a direct reduction or scan of the whole input; transfer.c's uploads and downloads (pieces,
+ * ring, pinned destination) make a round trip of every size around their boundaries.  Built and run by
+ * tests/test_stream_host_cpu.py.
  */
 #include "job.h"
 
@@ -22,6 +25,12 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaM
 }
 cudaError_t cudaEventSynchronize(cudaEvent_t event) { (void)event; return cudaSuccess; }
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) { (void)event, (void)stream; return cudaSuccess; }
+cudaError_t cudaStreamSynchronize(cudaStream_t stream) { (void)stream; return cudaSuccess; }
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
+{
+    (void)stream, (void)event, (void)flags;
+    return cudaSuccess;
+}
 
 /* ---------------------------------------------------------------- the kernels, as loops (double: data is exact) */
 
@@ -250,6 +259,33 @@ run(const check *c)
     free(in), free(got), free(want), free(device_result), free(j);
 }
 
+/* Host -> "device" -> host through transfer.c, for sizes around the piece, small-path and ring boundaries. */
+static void
+round_trips(void)
+{
+    const size_t MiB = 1 << 20;
+    const size_t sizes[] = {0, 1, 4095, MiB - 1, MiB, 2 * MiB - 3, 2 * MiB, 3 * MiB + 17, 4 * MiB, 4 * MiB + 1,
+                            8 * MiB - 1, 8 * MiB, 8 * MiB + 1, 3 * 8 * MiB + 5, 9 * 8 * MiB + 3};
+    const size_t most = 9 * 8 * MiB + 3;
+    char *src = malloc(most), *dev = malloc(most), *back = malloc(most + 1);
+    for (size_t i = 0; i < most; i++) src[i] = (char)(i * 131 + 7);
+    g_ex.pinned = realloc(g_ex.pinned, GR_RESULT_BYTES + GR_PINNED_SMALL);
+    gr_exec_reserve_transfer(NULL, &g_ex, GR_RING_CHUNK_BYTES);
+    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
+        for (int pinned = 0; pinned < 2; pinned++) {
+            const size_t n = sizes[k];
+            memset(dev, 0, most), memset(back, 0x5a, most + 1);
+            g_cases++;
+            cudaError_t err = gr_upload_host(&g_ex, dev, src, n, NULL);
+            if (err == cudaSuccess) err = gr_download_host(&g_ex, back, dev, n, pinned, NULL);
+            if (err != cudaSuccess || memcmp(back, src, n) || back[n] != 0x5a) {
+                printf("FAIL round trip of %zu bytes (pinned destination %d)\n", n, pinned);
+                g_failed++;
+            }
+        }
+    free(src), free(dev), free(back);
+}
+
 int
 main(void)
 {
@@ -291,6 +327,7 @@ main(void)
         {"slabs: column cummin, one row per chunk", S, OP_MIN, I64, I64, 2, 7, M / 2, 0, 1, 0, SLABS},
     };
     for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) run(&checks[i]);
-    printf("%d of %d streamed calls matched the whole-array result\n", g_cases - g_failed, g_cases);
+    round_trips();
+    printf("%d of %d streamed calls and round trips came out right\n", g_cases - g_failed, g_cases);
     return g_failed ? 1 : 0;
 }
