@@ -30,15 +30,29 @@ static int g_idle_count;
 static size_t g_idle_bytes, g_used_bytes;
 static size_t g_asked[GR_PINNED_HISTORY]; /* sizes asked for lately (a ring) */
 static int g_asked_next;
+static unsigned g_generation; /* bumped in a forked child: blocks of an older generation are the parent's */
 
 static size_t g_limit;
 static int g_limit_read;
+
+/* A forked child has none of the parent's threads (one may have held g_lock) and cannot use the parent's CUDA
+ * context: it starts with an empty pool; the parent's blocks stay the parent's. */
+static void
+forget_pool_in_child(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    g_lock = fresh;
+    g_idle_count = 0;
+    g_idle_bytes = g_used_bytes = 0;
+    g_generation++;
+}
 
 /* GPUREDUCE_PINNED_RESULTS_LIMIT, read once (settings.c).  0, or -1 with a ValueError. */
 static int
 read_limit(void)
 {
     if (g_limit_read) return 0;
+    (void)pthread_atfork(NULL, NULL, forget_pool_in_child);
     const int got = gr_env_bytes("GPUREDUCE_PINNED_RESULTS_LIMIT", &g_limit);
     if (got < 0) return -1;
     if (!got) {
@@ -77,17 +91,30 @@ take_idle(size_t bytes)
     return ptr;
 }
 
-/* The capsule that owns a block while its array lives: the block's size is its context. */
+/* What the capsule that owns a block while its array lives holds. */
+typedef struct {
+    void *ptr;
+    size_t bytes;
+    unsigned generation;
+} block_note;
+
 static void
 give_back(PyObject *capsule)
 {
-    void *ptr = PyCapsule_GetPointer(capsule, "gpureduce.pinned_result");
-    const size_t bytes = (size_t)PyCapsule_GetContext(capsule);
-    if (!ptr) {
+    block_note *note = PyCapsule_GetPointer(capsule, "gpureduce.pinned_result");
+    if (!note) {
         PyErr_Clear();
         return;
     }
+    void *ptr = note->ptr;
+    const size_t bytes = note->bytes;
+    const unsigned generation = note->generation;
+    PyMem_Free(note);
     pthread_mutex_lock(&g_lock);
+    if (generation != g_generation) { /* a parent process's block, in a forked child: not this pool's */
+        pthread_mutex_unlock(&g_lock);
+        return;
+    }
     g_used_bytes -= bytes;
     const int keep = g_idle_count < GR_PINNED_IDLE_BLOCKS && g_idle_bytes + bytes <= GR_PINNED_IDLE_MAX;
     if (keep) {
@@ -161,16 +188,17 @@ gr_host_result_new(int ndim, const npy_intp *dims, int typenum, int *pinned)
         Py_DECREF(descr);
         return PyArray_SimpleNew(ndim, (npy_intp *)dims, typenum);
     }
-    PyObject *owner = PyCapsule_New(ptr, "gpureduce.pinned_result", give_back);
-    if (!owner || PyCapsule_SetContext(owner, (void *)block) < 0) {
+    block_note *note = PyMem_Malloc(sizeof(*note));
+    if (note) *note = (block_note){ptr, block, g_generation};
+    PyObject *owner = note ? PyCapsule_New(note, "gpureduce.pinned_result", give_back) : NULL;
+    if (!owner) {
         Py_DECREF(descr);
-        if (owner) Py_DECREF(owner); /* gives the block back */
-        else {
-            pthread_mutex_lock(&g_lock);
-            g_used_bytes -= block;
-            pthread_mutex_unlock(&g_lock);
-            (void)cudaFreeHost(ptr);
-        }
+        PyMem_Free(note);
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        pthread_mutex_lock(&g_lock);
+        g_used_bytes -= block;
+        pthread_mutex_unlock(&g_lock);
+        (void)cudaFreeHost(ptr); /* failing anyway: its own error would hide the first */
         return NULL;
     }
     /* steals descr */
