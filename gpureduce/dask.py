@@ -1,0 +1,264 @@
+"""Reductions and scans of Dask arrays, gpureduce's kernels doing the work on every chunk.
+
+``gpureduce.dask.sum(x, axis=0)`` takes a ``dask.array.Array`` whose chunks are NumPy or CuPy arrays and
+returns a lazy ``dask.array.Array``, NumPy's signature and result dtype, built on Dask's own machinery:
+
+* sum, prod, min, max: ``dask.array.reduction`` with gpureduce's function on each chunk and on the partial
+  results (chunk -> combine -> aggregate);
+* mean: each chunk gives its count and its sum in the accumulator dtype NumPy uses (float64 for integers and
+  bool, the input's own for floats), summed over the partials and divided once at the end;
+* argmin, argmax: each chunk gives its extreme value and the global index of its first occurrence; the
+  partials are combined in block order, so ties and NaNs resolve to the first one, as NumPy's do;
+* cumsum, cumprod, cummax, cummin: ``dask.array.reductions.cumreduction``: gpureduce scans each chunk and the
+  last result of the blocks before it is folded into each block, block after block.
+
+The tree of partial results is fixed by the chunks and ``split_every`` (Dask's ``split_every`` config, 4 by
+default), never by scheduling, so the result is the same run after run; floats differ from a single call of
+gpureduce or NumPy by the roundings of that tree, within ``gpureduce.testing.error_bound`` of the exact result.
+
+Many GPUs: run one Dask worker per GPU (``dask_cuda.LocalCUDACluster()``, or ``distributed.LocalCluster`` with
+``CUDA_VISIBLE_DEVICES`` set per worker) and persist the array on the workers; each chunk is reduced on the
+GPU of the worker that holds it.  Needs ``pip install gpureduce[dask]``.
+"""
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+
+try:
+    import dask.array as da
+    from dask.array import reductions as _reductions
+    from dask.array.utils import meta_from_array
+except ImportError as e:  # pragma: no cover - the message is the point
+    raise ImportError("gpureduce.dask needs Dask: pip install 'gpureduce[dask]' (or 'dask[array]')") from e
+
+import gpureduce
+from gpureduce._registry import DTYPE_NAMES
+
+__all__ = ["sum", "prod", "min", "max", "mean", "argmin", "argmax", "cumsum", "cumprod", "cummax", "cummin"]
+
+# The functions each chunk is reduced or scanned with (gpureduce's; tests without a GPU put NumPy's here).
+kernels = gpureduce
+
+
+def _array(a):
+    if not isinstance(a, da.Array):
+        raise TypeError(f"gpureduce.dask functions take a dask.array.Array, not {type(a).__name__}; for NumPy or "
+                        "device arrays call gpureduce's own functions")
+    if a.dtype.name not in DTYPE_NAMES:
+        raise TypeError(f"unsupported dtype {a.dtype} of the Dask array: gpureduce reduces {', '.join(DTYPE_NAMES)}")
+    return a
+
+
+def _reduced_dtype(op, dtype, a):
+    """NumPy's result dtype of `op` over `a`'s dtype (with dtype= if given); NumPy's errors for bad ones."""
+    probe = np.ones((1,), a.dtype)
+    return getattr(np, op)(probe, dtype=dtype).dtype if op in ("sum", "prod") else getattr(np, op)(probe).dtype
+
+
+def _meta(a, axis, keepdims, dtype):
+    """The result's meta (an empty array of the chunks' kind), given so that Dask never calls a kernel on one."""
+    if axis is None:
+        reduced = a.ndim
+    else:
+        axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+        reduced = len({int(ax) % a.ndim if a.ndim else 0 for ax in axes})
+    return meta_from_array(a, ndim=a.ndim if keepdims else a.ndim - reduced, dtype=dtype)
+
+
+def _kernel_reduce(op, variant, x, axis=None, keepdims=False, result_dtype=None, **dask_options):
+    """`op` of one chunk or of concatenated partials (Dask's own options, dtype= among them, are not NumPy's)."""
+    fn = getattr(kernels, op)
+    options = {"keepdims": keepdims}
+    if result_dtype is not None:
+        options["dtype"] = result_dtype
+    if variant != "auto":
+        options["variant"] = variant
+    return fn(x, axis=axis, **options)
+
+
+def _reduce(op, a, axis, dtype, keepdims, split_every, out, variant):
+    a = _array(a)
+    result_dtype = _reduced_dtype(op, dtype, a)
+    pass_dtype = result_dtype if op in ("sum", "prod") else None
+    chunk = partial(_kernel_reduce, op, variant, result_dtype=pass_dtype)
+    return da.reduction(a, chunk, chunk, axis=axis, keepdims=keepdims, dtype=result_dtype, split_every=split_every,
+                        out=out, meta=_meta(a, axis, keepdims, result_dtype))
+
+
+def sum(a, axis=None, dtype=None, keepdims=False, split_every=None, out=None, *, variant="auto"):
+    """numpy.sum of a Dask array, each chunk summed by gpureduce (see the module's documentation)."""
+    return _reduce("sum", a, axis, dtype, keepdims, split_every, out, variant)
+
+
+def prod(a, axis=None, dtype=None, keepdims=False, split_every=None, out=None, *, variant="auto"):
+    """numpy.prod of a Dask array, each chunk multiplied out by gpureduce."""
+    return _reduce("prod", a, axis, dtype, keepdims, split_every, out, variant)
+
+
+def min(a, axis=None, keepdims=False, split_every=None, out=None, *, variant="auto"):
+    """numpy.min of a Dask array (NaN propagates, an empty reduction raises ValueError, as NumPy's)."""
+    return _reduce("min", a, axis, None, keepdims, split_every, out, variant)
+
+
+def max(a, axis=None, keepdims=False, split_every=None, out=None, *, variant="auto"):
+    """numpy.max of a Dask array (NaN propagates, an empty reduction raises ValueError, as NumPy's)."""
+    return _reduce("max", a, axis, None, keepdims, split_every, out, variant)
+
+
+# ---------------------------------------------------------------- mean: counts and sums, divided once
+
+def _mean_chunk(variant, x, axis=None, keepdims=True, accumulate=None, computing_meta=False, **dask_options):
+    if computing_meta:
+        return x
+    total = _kernel_reduce("sum", variant, x, axis=axis, keepdims=True, result_dtype=accumulate)
+    n = np.prod([x.shape[i] for i in axis], dtype=np.int64)
+    count = np.full_like(total, n, dtype=np.int64, shape=total.shape) if hasattr(total, "shape") else n
+    return {"n": count, "total": total}
+
+
+def _mean_combine(pairs, axis=None, keepdims=True, accumulate=None, computing_meta=False, **dask_options):
+    if not isinstance(pairs, list):
+        pairs = [pairs]
+    n = _reductions._concatenate2(_reductions.deepmap(lambda p: p["n"], pairs), axes=axis)
+    total = _reductions._concatenate2(_reductions.deepmap(lambda p: p["total"], pairs), axes=axis)
+    return {"n": n.sum(axis=axis, keepdims=True), "total": total.sum(axis=axis, keepdims=True, dtype=accumulate)}
+
+
+def _mean_agg(pairs, axis=None, keepdims=False, accumulate=None, result_dtype=None, computing_meta=False,
+              **dask_options):
+    combined = _mean_combine(pairs, axis=axis, accumulate=accumulate)
+    n, total = combined["n"], combined["total"]
+    if not keepdims:
+        n, total = n.squeeze(axis=axis), total.squeeze(axis=axis)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.true_divide(total, n).astype(result_dtype, copy=False)
+
+
+def mean(a, axis=None, dtype=None, keepdims=False, split_every=None, out=None, *, variant="auto"):
+    """numpy.mean of a Dask array: each chunk's count and sum (float64 for integers and bool, as NumPy
+    accumulates), divided once at the end.  An empty reduction gives NaN (NumPy also warns)."""
+    a = _array(a)
+    result_dtype = np.mean(np.ones((1,), a.dtype), dtype=dtype).dtype
+    accumulate = np.dtype(dtype) if dtype is not None else (
+        a.dtype if a.dtype.kind in "fc" else np.dtype(np.float64))
+    return da.reduction(a, partial(_mean_chunk, variant, accumulate=accumulate),
+                        partial(_mean_agg, accumulate=accumulate, result_dtype=result_dtype),
+                        combine=partial(_mean_combine, accumulate=accumulate), axis=axis, keepdims=keepdims,
+                        dtype=result_dtype, split_every=split_every, out=out, concatenate=False,
+                        meta=_meta(a, axis, keepdims, result_dtype))
+
+
+# ---------------------------------------------------------------- argmin, argmax: value and global index
+
+def _arg(op, a, axis, keepdims, split_every, out, variant):
+    a = _array(a)
+    if axis is not None and not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"axis must be None or an int for {op}, not {type(axis).__name__}")
+    value_op = "min" if op == "argmin" else "max"
+    value = partial(_kernel_reduce, value_op, variant)
+    index = partial(_kernel_reduce, op, variant)
+    index.__name__ = op  # Dask's arg_chunk looks at it for masked arrays
+    chunk = partial(_reductions.arg_chunk, value, index)
+    return _reductions.arg_reduction(a, chunk, partial(_arg_combine, value_op), partial(_arg_agg, value_op),
+                                     axis=axis, keepdims=keepdims, split_every=split_every, out=out)
+
+
+def _first_extreme(value_op, data, axis, keepdims):
+    """(global index, value) of the partials' extreme: NaN counts as extreme, and of tied partials the smallest
+    global index wins (NumPy's first occurrence; Dask's own combine takes the first in block order, which is not
+    the first in the array's order when the reduction runs over several axes)."""
+    vals, arg = data["vals"], data["arg"]
+    ax = None if len(axis) == vals.ndim or vals.ndim == 1 else axis[0]
+    extreme = getattr(np, value_op)(vals, axis=ax, keepdims=True)  # NaN propagates
+    tied = vals == extreme
+    if vals.dtype.kind in "fc":
+        tied = tied | (np.isnan(vals) & np.isnan(extreme))
+    first = np.where(tied, arg, np.iinfo(arg.dtype).max).min(axis=ax, keepdims=True)
+    if not keepdims:
+        extreme, first = (np.squeeze(extreme), np.squeeze(first)) if ax is None else (
+            np.squeeze(extreme, axis=ax), np.squeeze(first, axis=ax))
+    return first, extreme
+
+
+def _arg_combine(value_op, data, axis=None, **dask_options):
+    first, extreme = _first_extreme(value_op, data, axis, keepdims=True)
+    try:
+        result = np.empty_like(extreme, shape=extreme.shape, dtype=[("vals", extreme.dtype), ("arg", first.dtype)])
+    except TypeError:  # an array type without structured dtypes (CuPy): a dict, as Dask's own combine does
+        result = {}
+    result["vals"] = extreme
+    result["arg"] = first
+    return result
+
+
+def _arg_agg(value_op, data, axis=None, keepdims=False, **dask_options):
+    return _first_extreme(value_op, data, axis, keepdims)[0]
+
+
+def argmin(a, axis=None, keepdims=False, split_every=None, out=None, *, variant="auto"):
+    """numpy.argmin of a Dask array: the global index of the first minimum (the first NaN, where there is one)."""
+    return _arg("argmin", a, axis, keepdims, split_every, out, variant)
+
+
+def argmax(a, axis=None, keepdims=False, split_every=None, out=None, *, variant="auto"):
+    """numpy.argmax of a Dask array: the global index of the first maximum (the first NaN, where there is one)."""
+    return _arg("argmax", a, axis, keepdims, split_every, out, variant)
+
+
+# ---------------------------------------------------------------- scans: each block behind the ones before
+
+def _kernel_scan(op, variant, x, axis=None, dtype=None):
+    options = {} if variant == "auto" else {"variant": variant}
+    if dtype is not None and op in ("cumsum", "cumprod"):
+        options["dtype"] = dtype
+    return getattr(kernels, op)(x, axis=axis, **options)
+
+
+def _scan(op, a, axis, dtype, out, variant):
+    a = _array(a)
+    probe = np.ones((1,), a.dtype)
+    if op in ("cumsum", "cumprod"):
+        result_dtype = getattr(np, op)(probe, dtype=dtype).dtype
+    else:
+        result_dtype = a.dtype
+    binop, ident = {
+        "cumsum": (np.add, 0),
+        "cumprod": (np.multiply, 1),
+        "cummax": (np.maximum, _lowest(result_dtype)),
+        "cummin": (np.minimum, _highest(result_dtype)),
+    }[op]
+    func = partial(_kernel_scan, op, variant, dtype=result_dtype)
+    func.__name__ = op  # cumreduction names its graph layer after it
+    return _reductions.cumreduction(func, binop, ident, a, axis=axis, dtype=result_dtype, out=out)
+
+
+def _lowest(dtype):
+    dtype = np.dtype(dtype)
+    return False if dtype.kind == "b" else np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf
+
+
+def _highest(dtype):
+    dtype = np.dtype(dtype)
+    return True if dtype.kind == "b" else np.iinfo(dtype).max if dtype.kind in "iu" else np.inf
+
+
+def cumsum(a, axis=None, dtype=None, out=None, *, variant="auto"):
+    """numpy.cumsum of a Dask array (axis=None: the flattened array, as NumPy's)."""
+    return _scan("cumsum", a, axis, dtype, out, variant)
+
+
+def cumprod(a, axis=None, dtype=None, out=None, *, variant="auto"):
+    """numpy.cumprod of a Dask array (axis=None: the flattened array, as NumPy's)."""
+    return _scan("cumprod", a, axis, dtype, out, variant)
+
+
+def cummax(a, axis=None, out=None, *, variant="auto"):
+    """numpy.maximum.accumulate of a Dask array (axis=None: the flattened array, as gpureduce.cummax)."""
+    return _scan("cummax", a, axis, None, out, variant)
+
+
+def cummin(a, axis=None, out=None, *, variant="auto"):
+    """numpy.minimum.accumulate of a Dask array (axis=None: the flattened array, as gpureduce.cummin)."""
+    return _scan("cummin", a, axis, None, out, variant)

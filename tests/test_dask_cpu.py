@@ -1,0 +1,171 @@
+"""gpureduce.dask without a GPU: the graphs (chunk -> combine -> aggregate, block-by-block scans), result dtypes and
+shapes, NumPy's semantics for ties and NaNs, and the errors, with NumPy's functions standing in for gpureduce's on
+each chunk (gpureduce.dask.kernels).  tests/test_dask_gpu.py runs the same calls with gpureduce's kernels."""
+import types
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+gd = pytest.importorskip("gpureduce.dask")
+
+
+def _accumulate(ufunc):
+    def scan(a, axis=None, **options):  # gpureduce.cummax / cummin: axis=None flattens, as cumsum does
+        return ufunc.accumulate(a.ravel() if axis is None else a, axis=0 if axis is None else axis)
+    return scan
+
+
+NUMPY_KERNELS = types.SimpleNamespace(
+    sum=np.sum, prod=np.prod, min=np.min, max=np.max, argmin=np.argmin, argmax=np.argmax, cumsum=np.cumsum,
+    cumprod=np.cumprod, cummax=_accumulate(np.maximum), cummin=_accumulate(np.minimum))
+
+REFERENCE = {"cummax": _accumulate(np.maximum), "cummin": _accumulate(np.minimum)}
+
+
+@pytest.fixture
+def numpy_kernels(monkeypatch):
+    monkeypatch.setattr(gd, "kernels", NUMPY_KERNELS)
+
+
+def reference(op, x, **kwargs):
+    return REFERENCE[op](x, **kwargs) if op in REFERENCE else getattr(np, op)(x, **kwargs)
+
+
+def data(dtype, shape, rng):
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        return rng.integers(0 if dtype.kind == "u" else -50, 50, shape).astype(dtype)
+    x = rng.standard_normal(shape)
+    if dtype.kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dtype)
+
+
+def check(got, want, dtype):
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    assert np.shape(got) == np.shape(want), (np.shape(got), np.shape(want))
+    if np.dtype(want.dtype).kind in "fc":
+        tol = 1e-2 if want.dtype == np.float16 else 1e-4 if want.dtype in (np.float32, np.complex64) else 1e-10
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * 10)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+SHAPES = [((37, 53), (10, 17)), ((1000,), (99,)), ((6, 7, 8), (4, 3, 5)), ((5, 4), (5, 4)), ((0, 3), (2, 2))]
+AXES = [None, 0, -1, (0, 1)]
+DTYPES = ["bool", "int8", "int32", "uint16", "int64", "float16", "float32", "float64", "complex64"]
+
+
+@pytest.mark.filterwarnings("ignore:Mean of empty slice")
+@pytest.mark.parametrize("op", ["sum", "prod", "min", "max", "mean"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,chunks", SHAPES, ids=[str(s) for s, _ in SHAPES])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_reductions_match_numpy(numpy_kernels, op, dtype, shape, chunks, keepdims, rng):
+    if op in ("min", "max") and np.dtype(dtype).kind == "c":
+        pytest.skip("no order on complex numbers in gpureduce's min/max")
+    x = data(dtype, shape, rng)
+    d = da.from_array(x, chunks=chunks)
+    for axis in AXES:
+        if axis is not None and len(shape) < 2 and axis != 0 and axis != -1:
+            continue
+        reduced = range(len(shape)) if axis is None else np.atleast_1d(axis)
+        if op in ("min", "max") and any(shape[a] == 0 for a in reduced):
+            with pytest.raises(ValueError):
+                reference(op, x, axis=axis)
+            with pytest.raises(ValueError):
+                getattr(gd, op)(d, axis=axis, keepdims=keepdims).compute()
+            continue
+        with np.errstate(all="ignore"):
+            want = reference(op, x, axis=axis, keepdims=keepdims)
+            got = getattr(gd, op)(d, axis=axis, keepdims=keepdims, split_every=2).compute()
+        check(np.asarray(got), np.asarray(want), dtype)
+
+
+@pytest.mark.parametrize("op,dtype", [("sum", "float64"), ("sum", "int64"), ("prod", "float64"), ("mean", "float32"),
+                                      ("mean", "float64")])
+def test_dtype_argument(numpy_kernels, op, dtype, rng):
+    x = data("int32", (40, 30), rng)
+    d = da.from_array(x, chunks=(7, 11))
+    for axis in (None, 1):
+        check(np.asarray(getattr(gd, op)(d, axis=axis, dtype=dtype).compute()),
+              np.asarray(getattr(np, op)(x, axis=axis, dtype=dtype)), dtype)
+
+
+@pytest.mark.parametrize("op", ["argmin", "argmax"])
+@pytest.mark.parametrize("dtype", ["int8", "int32", "float32", "float64"])
+def test_arg_reductions_give_the_first_global_index(numpy_kernels, op, dtype, rng):
+    """Ties everywhere (few distinct values) and, for floats, NaNs: the first occurrence wins, across blocks."""
+    x = rng.integers(0, 3, (41, 29)).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        x[rng.random(x.shape) < 0.02] = np.nan
+    d = da.from_array(x, chunks=(9, 8))
+    for axis in (None, 0, 1, -1):
+        for keepdims in (False, True):
+            got = getattr(gd, op)(d, axis=axis, keepdims=keepdims, split_every=3).compute()
+            check(np.asarray(got), np.asarray(getattr(np, op)(x, axis=axis, keepdims=keepdims)), "int64")
+
+
+@pytest.mark.parametrize("op", ["cumsum", "cumprod", "cummax", "cummin"])
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int32", "float32", "float64"])
+@pytest.mark.parametrize("shape,chunks", SHAPES[:3], ids=[str(s) for s, _ in SHAPES[:3]])
+def test_scans_carry_across_blocks(numpy_kernels, op, dtype, shape, chunks, rng):
+    x = data(dtype, shape, rng)
+    if op == "cumprod" and np.dtype(dtype).kind in "iu":
+        x = np.sign(x).astype(dtype)  # products stay small
+    d = da.from_array(x, chunks=chunks)
+    for axis in [None] + list(range(len(shape))):
+        with np.errstate(all="ignore"):
+            want = reference(op, x, axis=axis)
+            got = getattr(gd, op)(d, axis=axis).compute()
+        check(np.asarray(got), np.asarray(want), dtype)
+
+
+def test_results_do_not_depend_on_scheduling(numpy_kernels, rng):
+    """The tree of partials is fixed by the chunks and split_every: any scheduler gives the same bits."""
+    import dask
+    x = rng.standard_normal((300, 200)).astype(np.float32)
+    d = da.from_array(x, chunks=(17, 23))
+    results = []
+    for scheduler in ("sync", "threads"):
+        with dask.config.set(scheduler=scheduler):
+            results.append([np.asarray(f(d, axis=0).compute()).tobytes() for f in (gd.sum, gd.mean, gd.cumsum)])
+    assert results[0] == results[1]
+
+
+def test_graphs_are_built_without_a_device():
+    """Building a graph never runs a kernel: dtypes and shapes are NumPy's before compute()."""
+    d = da.ones((100, 60), chunks=(30, 20), dtype=np.int32)
+    for op in gd.__all__:
+        for axis in (None, 0):
+            r = getattr(gd, op)(d, axis=axis)
+            if op.startswith("cum"):
+                want = reference(op, np.ones((100, 60), np.int32), axis=axis)
+            else:
+                want = getattr(np, op)(np.ones((100, 60), np.int32), axis=axis)
+            assert r.dtype == np.asarray(want).dtype and r.shape == np.shape(want), (op, axis, r.dtype, r.shape)
+
+
+def test_errors():
+    with pytest.raises(TypeError, match="dask.array.Array"):
+        gd.sum(np.ones(3))
+    d = da.ones((4, 5), chunks=2)
+    with pytest.raises(TypeError, match="axis"):
+        gd.argmin(d, axis=(0, 1))
+    with pytest.raises(np.exceptions.AxisError):
+        gd.sum(d, axis=2)
+    with pytest.raises(TypeError):
+        gd.sum(da.ones(3, chunks=1, dtype=object))
+
+
+def test_xarray_reduce_with_dask_data(numpy_kernels, rng):
+    xr = pytest.importorskip("xarray")
+    x = rng.standard_normal((20, 30))
+    arr = xr.DataArray(da.from_array(x, chunks=(7, 8)), dims=("time", "space"))
+    got = arr.reduce(gd.sum, dim="time")
+    want = xr.DataArray(x, dims=("time", "space")).sum(dim="time")
+    assert got.dims == want.dims
+    np.testing.assert_allclose(got.values, want.values)

@@ -1,0 +1,92 @@
+"""gpureduce.dask with gpureduce's kernels on every chunk: NumPy chunks and CuPy chunks, against NumPy (integers
+exactly, floats within gpureduce.testing.error_bound, doubled for the tree of partials); CuPy chunks give CuPy
+results.  The graph logic itself is checked without a GPU in tests/test_dask_cpu.py."""
+import numpy as np
+import pytest
+
+import gpureduce
+from gpureduce.testing import error_bound
+
+da = pytest.importorskip("dask.array")
+gd = pytest.importorskip("gpureduce.dask")
+
+pytestmark = pytest.mark.gpu
+
+SCANS = {"cumsum": np.cumsum, "cumprod": np.cumprod,
+         "cummax": lambda x, axis=None: np.maximum.accumulate(x.ravel() if axis is None else x,
+                                                              axis=0 if axis is None else axis),
+         "cummin": lambda x, axis=None: np.minimum.accumulate(x.ravel() if axis is None else x,
+                                                              axis=0 if axis is None else axis)}
+
+
+def chunks_of(kind, x, chunks):
+    d = da.from_array(x, chunks=chunks)
+    if kind == "cupy":
+        cupy = pytest.importorskip("cupy")
+        d = d.map_blocks(cupy.asarray)
+    return d
+
+
+def host(r):
+    return r.get() if hasattr(r, "get") else np.asarray(r)
+
+
+def data(op, dtype, shape, rng):
+    if np.dtype(dtype).kind in "iu":
+        x = rng.integers(-3, 4, shape) if "prod" not in op else rng.choice([-1, 1, 1, 1, 2], shape)
+        return x.astype(dtype)
+    return (1 + (rng.random(shape) - 0.5) * 1e-3 if "prod" in op else rng.standard_normal(shape)).astype(dtype)
+
+
+def check(op, x, got, axis, keepdims=False):
+    if op in SCANS:
+        want = SCANS[op](x, axis=axis)
+        bound_op = op if op in ("cumsum", "cumprod") else None
+    else:
+        want = getattr(np, op)(x, axis=axis, keepdims=keepdims)
+        bound_op = op if op in ("sum", "prod", "mean") else None
+    got = host(got)
+    assert got.dtype == np.asarray(want).dtype and got.shape == np.shape(want), (op, got.dtype, got.shape)
+    if bound_op is None or got.dtype.kind not in "fc":
+        np.testing.assert_array_equal(got, want)
+        return
+    kw = {"keepdims": keepdims} if op not in SCANS else {}
+    bound = 2 * error_bound(bound_op, x, got.dtype, axis=axis, **kw)
+    wide = SCANS[op](x.astype(np.float64), axis=axis) if op in SCANS else getattr(np, op)(
+        x.astype(np.float64), axis=axis, keepdims=keepdims)
+    assert np.all(np.abs(got - wide) <= bound), f"{op} axis={axis}: error {np.max(np.abs(got - wide))} > bound"
+
+
+@pytest.mark.parametrize("kind", ["numpy", "cupy"])
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float64"])
+@pytest.mark.parametrize("op", ["sum", "prod", "min", "max", "mean", "argmin", "argmax",
+                                "cumsum", "cumprod", "cummax", "cummin"])
+def test_matches_numpy(kind, dtype, op, rng):
+    x = data(op, dtype, (3000, 257), rng)
+    d = chunks_of(kind, x, (700, 100))
+    for axis in (None, 0, 1):
+        got = getattr(gd, op)(d, axis=axis).compute()
+        if kind == "cupy" and np.ndim(got) > 0:
+            assert type(got).__module__.startswith("cupy"), f"{op} of CuPy chunks gave {type(got).__name__}"
+        check(op, x, got, axis)
+    if op not in SCANS and not op.startswith("arg"):
+        check(op, x, getattr(gd, op)(d, axis=(0, 1), keepdims=True).compute(), (0, 1), keepdims=True)
+
+
+def test_variant_reaches_the_chunks(rng):
+    x = rng.standard_normal(2**20).astype(np.float32)
+    d = da.from_array(x, chunks=2**18)
+    got = gd.sum(d, variant="two_pass").compute()
+    assert abs(float(got) - x.astype(np.float64).sum()) <= 2 * error_bound("sum", x, np.float32, variant="two_pass")
+    with pytest.raises(ValueError, match="variant"):
+        gd.sum(d, variant="no_such_variant").compute()
+
+
+def test_xarray_reduce_on_dask_chunks(rng):
+    xr = pytest.importorskip("xarray")
+    x = rng.integers(-5, 5, (200, 30)).astype(np.int64)
+    arr = xr.DataArray(da.from_array(x, chunks=(64, 30)), dims=("time", "space"))
+    got = arr.reduce(gd.sum, dim="time").compute()
+    np.testing.assert_array_equal(got.values, x.sum(axis=0))
+    assert got.dims == ("space",)
+    assert gpureduce.sum(x) == x.sum()
