@@ -16,6 +16,11 @@
 # see benchmarks/run_notebook.py).  Make .whl-build/ with
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
 #     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d .whl-build numpy==2.3.5 setuptools==80.9.0
+# .whl/ also holds Dask (the test extra: gpureduce.dask's tests), distributed and dask-cuda (benchmarks/bench_dask.py):
+#   python3 -m pip download --only-binary=:all: --python-version 3.12 --implementation cp --platform any \
+#     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl \
+#     "dask[array]" distributed dask-cuda
+# then delete the numpy, numba and llvmlite wheels it brings (the machine has them; the device tool carries 64 MiB).
 set -uo pipefail
 OUT=${OUT:-/tmp/gpureduce-check}
 STEPS=${STEPS:-readme sanitizers bench overhead notebook}
