@@ -22,6 +22,7 @@ GPU of the worker that holds it.  Needs ``pip install gpureduce[dask]``.
 """
 from __future__ import annotations
 
+import warnings
 from functools import partial
 
 import numpy as np
@@ -132,13 +133,16 @@ def _mean_agg(pairs, axis=None, keepdims=False, accumulate=None, result_dtype=No
     n, total = combined["n"], combined["total"]
     if not keepdims:
         n, total = n.squeeze(axis=axis), total.squeeze(axis=axis)
+    if bool((n == 0).any()):
+        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)  # and NaN, as NumPy's mean
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.true_divide(total, n).astype(result_dtype, copy=False)
 
 
 def mean(a, axis=None, dtype=None, keepdims=False, split_every=None, out=None, *, variant="auto"):
     """numpy.mean of a Dask array: each chunk's count and sum (float64 for integers and bool, as NumPy
-    accumulates), divided once at the end.  An empty reduction gives NaN (NumPy also warns)."""
+    accumulates), divided once at the end.  An empty reduction gives NaN and warns "Mean of empty slice", as
+    NumPy's."""
     a = _array(a)
     result_dtype = np.mean(np.ones((1,), a.dtype), dtype=dtype).dtype
     accumulate = np.dtype(dtype) if dtype is not None else (

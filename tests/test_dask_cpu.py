@@ -149,6 +149,13 @@ def test_graphs_are_built_without_a_device():
             assert r.dtype == np.asarray(want).dtype and r.shape == np.shape(want), (op, axis, r.dtype, r.shape)
 
 
+def test_mean_of_nothing_warns_and_is_nan(numpy_kernels):
+    d = da.ones((0, 4), chunks=2)
+    with pytest.warns(RuntimeWarning, match="Mean of empty slice"):
+        got = gd.mean(d, axis=0).compute()
+    assert got.shape == (4,) and np.isnan(got).all()
+
+
 def test_errors():
     with pytest.raises(TypeError, match="dask.array.Array"):
         gd.sum(np.ones(3))
