@@ -161,12 +161,36 @@ def _arg(op, a, axis, keepdims, split_every, out, variant):
     if axis is not None and not isinstance(axis, (int, np.integer)):
         raise TypeError(f"axis must be None or an int for {op}, not {type(axis).__name__}")
     value_op = "min" if op == "argmin" else "max"
-    value = partial(_kernel_reduce, value_op, variant)
-    index = partial(_kernel_reduce, op, variant)
-    index.__name__ = op  # Dask's arg_chunk looks at it for masked arrays
-    chunk = partial(_reductions.arg_chunk, value, index)
+    chunk = partial(_arg_chunk, op, variant)
     return _reductions.arg_reduction(a, chunk, partial(_arg_combine, value_op), partial(_arg_agg, value_op),
                                      axis=axis, keepdims=keepdims, split_every=split_every, out=out)
+
+
+def _structured(vals, arg):
+    """(vals, arg) as one structured array, or a dict for array types without structured dtypes (CuPy)."""
+    try:
+        result = np.empty_like(vals, shape=vals.shape, dtype=[("vals", vals.dtype), ("arg", arg.dtype)])
+    except TypeError:
+        result = {}
+    result["vals"] = vals
+    result["arg"] = arg
+    return result
+
+
+def _arg_chunk(op, variant, x, axis, offset_info):
+    """One chunk's first extreme: its index from gpureduce (one read of the chunk, one transfer for a host chunk),
+    its value picked from the chunk at that index, and the index made global with the block's offset."""
+    arg_axis = None if len(axis) == x.ndim or x.ndim == 1 else axis[0]
+    arg = _kernel_reduce(op, variant, x, axis=arg_axis, keepdims=True)
+    if arg_axis is None:
+        vals = x.reshape(-1)[arg.reshape(-1)].reshape(arg.shape)
+        offset, total_shape = offset_info
+        local = np.unravel_index(int(arg.reshape(-1)[0]), x.shape)
+        arg = np.full_like(arg, np.ravel_multi_index(tuple(o + i for o, i in zip(offset, local)), total_shape))
+    else:
+        vals = np.take_along_axis(x, arg, axis=arg_axis)
+        arg = arg + offset_info
+    return _structured(vals, arg)
 
 
 def _first_extreme(value_op, data, axis, keepdims):
@@ -188,13 +212,7 @@ def _first_extreme(value_op, data, axis, keepdims):
 
 def _arg_combine(value_op, data, axis=None, **dask_options):
     first, extreme = _first_extreme(value_op, data, axis, keepdims=True)
-    try:
-        result = np.empty_like(extreme, shape=extreme.shape, dtype=[("vals", extreme.dtype), ("arg", first.dtype)])
-    except TypeError:  # an array type without structured dtypes (CuPy): a dict, as Dask's own combine does
-        result = {}
-    result["vals"] = extreme
-    result["arg"] = first
-    return result
+    return _structured(extreme, first)
 
 
 def _arg_agg(value_op, data, axis=None, keepdims=False, **dask_options):
