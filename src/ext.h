@@ -158,7 +158,7 @@ void gr_pinned_results_release_idle(void); /* module teardown */
 
 /* ---- settings from the environment (settings.c) ---- */
 /* 0 if `bytes` of a host operand may be staged whole on the device under GPUREDUCE_DEVICE_MEMORY_LIMIT, else
- * -1 with OutOfMemoryError naming `what`, the limit and what streams instead (also for a malformed limit). */
+ * -1 with OutOfMemoryError naming `what`, the limit and what streams instead (ValueError for a malformed limit). */
 int gr_check_device_memory_limit(PyObject *module, size_t bytes, const char *what);
 /* The byte count in environment variable `name` ("4294967296", "512M", "4G"; K, M, G, T are powers of 1024):
  * 1 and *bytes set, 0 when unset or empty, -1 with a ValueError naming the variable when malformed. */

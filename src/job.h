@@ -30,6 +30,7 @@ typedef struct {
     int64_t chunk;          /* elements per chunk (the last of a row or of the array may be shorter) */
     int64_t rows_per_chunk; /* ROWS: whole rows per chunk; SLABS: rows of `width` per chunk, the carry besides */
     int64_t pieces;         /* PIECES: pieces per row */
+    int downloads;          /* the results go to the host chunk by chunk (scans; reductions of ROWS into an array) */
     void *dev_in;           /* the chunk as uploaded (input dtype) */
     void *dev_carry;        /* scans cut into pieces: the carry, then the piece in the result dtype */
     void *dev_out;          /* scans: the chunk's result (one element more: the carry slot) */

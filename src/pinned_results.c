@@ -51,8 +51,9 @@ forget_pool_in_child(void)
 static int
 read_limit(void)
 {
+    static int at_fork_registered = 0;
     if (g_limit_read) return 0;
-    (void)pthread_atfork(NULL, NULL, forget_pool_in_child);
+    if (!at_fork_registered) at_fork_registered = pthread_atfork(NULL, NULL, forget_pool_in_child) == 0;
     const int got = gr_env_bytes("GPUREDUCE_PINNED_RESULTS_LIMIT", &g_limit);
     if (got < 0) return -1;
     if (!got) {
@@ -74,9 +75,10 @@ asked_before(size_t bytes)
     return 0;
 }
 
-/* Called with g_lock held: an idle block of at least `bytes` and at most a quarter more, taken out. */
+/* Called with g_lock held: an idle block of at least `bytes` and at most a quarter more, taken out; *size gets
+ * its real size (what the pool counts, and what goes back). */
 static void *
-take_idle(size_t bytes)
+take_idle(size_t bytes, size_t *size)
 {
     int best = -1;
     for (int i = 0; i < g_idle_count; i++)
@@ -85,6 +87,7 @@ take_idle(size_t bytes)
             best = i;
     if (best < 0) return NULL;
     void *ptr = g_idle[best].ptr;
+    *size = g_idle[best].bytes;
     g_idle_bytes -= g_idle[best].bytes;
     g_used_bytes += g_idle[best].bytes;
     g_idle[best] = g_idle[--g_idle_count];
@@ -148,11 +151,13 @@ make_room(size_t bytes)
     return ok;
 }
 
+/* A pinned block of at least `bytes` (*size: its real size), or NULL when the pool declines. */
 static void *
-pinned_block_for(size_t bytes)
+pinned_block_for(size_t bytes, size_t *size)
 {
+    *size = bytes;
     pthread_mutex_lock(&g_lock);
-    void *ptr = take_idle(bytes);
+    void *ptr = take_idle(bytes, size);
     const int again = ptr || asked_before(bytes);
     pthread_mutex_unlock(&g_lock);
     if (ptr || !again || !make_room(bytes)) return ptr;
@@ -183,20 +188,21 @@ gr_host_result_new(int ndim, const npy_intp *dims, int typenum, int *pinned)
         return PyArray_SimpleNew(ndim, (npy_intp *)dims, typenum);
     }
     const size_t block = (bytes + GR_PINNED_QUANTUM - 1) / GR_PINNED_QUANTUM * GR_PINNED_QUANTUM;
-    void *ptr = pinned_block_for(block);
+    size_t size;
+    void *ptr = pinned_block_for(block, &size);
     if (!ptr) {
         Py_DECREF(descr);
         return PyArray_SimpleNew(ndim, (npy_intp *)dims, typenum);
     }
     block_note *note = PyMem_Malloc(sizeof(*note));
-    if (note) *note = (block_note){ptr, block, g_generation};
+    if (note) *note = (block_note){ptr, size, g_generation};
     PyObject *owner = note ? PyCapsule_New(note, "gpureduce.pinned_result", give_back) : NULL;
     if (!owner) {
         Py_DECREF(descr);
         PyMem_Free(note);
         if (!PyErr_Occurred()) PyErr_NoMemory();
         pthread_mutex_lock(&g_lock);
-        g_used_bytes -= block;
+        g_used_bytes -= size;
         pthread_mutex_unlock(&g_lock);
         (void)cudaFreeHost(ptr); /* failing anyway: its own error would hide the first */
         return NULL;

@@ -261,10 +261,11 @@ make_result(PyObject *module, gr_job *j)
         j->result = gr_host_result_new(j->res_ndim, dims, gr_dtype_to_typenum(j->a.out_dtype), &j->host_dst_pinned);
         if (!j->result) return -1;
         j->host_dst = PyArray_DATA((PyArrayObject *)j->result);
-        const int streamed_out = j->streamed.on && j->kind == GR_KIND_SCAN; /* downloaded chunk by chunk */
-        if (j->out_bytes && !streamed_out &&
-            gr_device_alloc(module, j->device, j->out_bytes, j->stream, &j->device_result) < 0)
-            return -1;
+        if (j->out_bytes && !j->streamed.downloads) { /* (streamed results go home chunk by chunk) */
+            if (gr_check_device_memory_limit(module, j->out_bytes, "the result, held on the device") < 0 ||
+                gr_device_alloc(module, j->device, j->out_bytes, j->stream, &j->device_result) < 0)
+                return -1;
+        }
         j->a.out = j->device_result;
         j->sync = 1;
         return 0;

@@ -18,9 +18,9 @@ gr_env_bytes(const char *name, size_t *bytes)
 {
     const char *text = getenv(name);
     if (!text || !*text) return 0;
-    char *end = NULL;
+    char *end = (char *)text; /* digits first: strtoull would skip blanks and take a minus sign */
     errno = 0;
-    unsigned long long v = strtoull(text, &end, 10);
+    unsigned long long v = text[0] >= '0' && text[0] <= '9' ? strtoull(text, &end, 10) : 0;
     int shift = 0;
     if (end != text && *end && !end[1]) {
         const char *units = "KMGT", *u = strchr(units, end[0] & ~0x20);

@@ -73,6 +73,9 @@ plan_rows(gr_job *j, int64_t chunk)
         st->mode = GR_STREAM_ROWS;
         st->rows_per_chunk = chunk / len;
         st->pieces = 1;
+        /* a reduction's results go home chunk by chunk too, each chunk's within a ring slot */
+        const int64_t slot_results = (int64_t)(GR_RING_CHUNK_BYTES / gr_dtype_itemsize(j->a.out_dtype));
+        if (j->kind == GR_KIND_REDUCE && st->rows_per_chunk > slot_results) st->rows_per_chunk = slot_results;
     }
     st->rows = rows;
     st->len = len;
@@ -119,6 +122,8 @@ gr_stream_plan(gr_job *j)
     const size_t widest = j->kind == GR_KIND_SCAN && out_item > in_item ? out_item : in_item;
     st->chunk = (int64_t)(GR_RING_CHUNK_BYTES / widest);
     st->on = plan_rows(j, st->chunk) || plan_slabs(j, st->chunk);
+    /* A scan's results, and an array of row results, never sit on the device whole. */
+    st->downloads = st->on && (j->kind == GR_KIND_SCAN || (st->mode == GR_STREAM_ROWS && j->res_ndim > 0));
 }
 
 /* ---------------------------------------------------------------- launches */
@@ -248,7 +253,9 @@ gr_stream_reserve(PyObject *module, gr_job *j)
     const size_t in_bytes = align_up((size_t)st->chunk * in_item);
     /* a chunk's result in the result dtype, one element (PIECES) or one row (SLABS) more for the carry */
     const size_t carried = align_up((size_t)(st->chunk + 1) * out_item);
-    const size_t out_bytes = j->kind == GR_KIND_SCAN ? carried : 0;
+    const size_t out_bytes = j->kind == GR_KIND_SCAN ? carried
+                             : st->downloads   ? align_up((size_t)st->rows_per_chunk * out_item)
+                                               : 0;
     const int carries = st->mode == GR_STREAM_SLABS || (st->mode == GR_STREAM_PIECES && j->kind == GR_KIND_SCAN);
     const size_t carry_bytes = carries ? carried : 0;
     const size_t partial_bytes =
@@ -374,13 +381,11 @@ stream_rows(ring *r)
     for (int64_t r0 = 0; r0 < st->rows; r0 += st->rows_per_chunk) {
         const int64_t k = st->rows - r0 < st->rows_per_chunk ? st->rows - r0 : st->rows_per_chunk;
         upload(r, st->dev_in, (const char *)j->in->ptr + (size_t)r0 * in_row, (size_t)k * in_row);
-        void *out = j->kind == GR_KIND_SCAN    ? st->dev_out
-                    : j->rk == RESULT_SCALAR ? j->a.out
-                                             : (char *)j->device_result + (size_t)r0 * out_item;
+        void *out = st->downloads ? st->dev_out : j->a.out; /* a single result: the scalar's slot */
         const launch_shape l = {.in = st->dev_in, .in_dtype = j->in->dtype, .out = out, .rows = k, .len = st->len,
                                 .flat = j->flat && k == 1, .initial = j->s.initial, .exclusive = j->a.exclusive};
         launch(j, &l);
-        if (j->kind == GR_KIND_SCAN) download(r, (char *)j->host_dst + (size_t)r0 * out_row, st->dev_out, k * out_row);
+        if (st->downloads) download(r, (char *)j->host_dst + (size_t)r0 * out_row, st->dev_out, k * out_row);
         if (chunk_done(r)) return;
     }
 }
@@ -477,8 +482,8 @@ void
 gr_stream_enqueue(gr_job *j)
 {
     ring r = {.j = j};
-    /* Scans downloading into pageable memory share the ring half and half; everything else uploads with it all. */
-    r.up = j->kind == GR_KIND_SCAN && !j->host_dst_pinned ? GR_RING_CHUNKS / 2 : GR_RING_CHUNKS;
+    /* Downloads into pageable memory share the ring half and half; without them, uploads have it all. */
+    r.up = j->streamed.downloads && !j->host_dst_pinned ? GR_RING_CHUNKS / 2 : GR_RING_CHUNKS;
     if (j->streamed.mode == GR_STREAM_ROWS) stream_rows(&r);
     else if (j->streamed.mode == GR_STREAM_PIECES) stream_pieces(&r);
     else stream_slabs(&r);

@@ -3,8 +3,11 @@
  *
  * The streaming plan (rows, pieces, slabs), the offsets of every chunk, the carried element or row, the casts
  * behind it and the two ways home (pinned result, ring) are host-side logic; a GPU run is needed only for the
- * kernels.  Here every CUDA call and kernel launcher stream_host.c uses is a plain CPU function over host
- * memory (the "device" buffers are malloc'd), the kernels fold in a simple loop, and each streamed result is
+ * kernels.  Here every CUDA call and kernel launcher stream_host.c uses is a CPU stand-in over host memory (the
+ * "device" buffers are malloc'd, the kernels fold in a simple loop), and, as on a GPU, nothing enqueued runs
+ * when it is enqueued: copies, kernels and casts wait in a queue until an event or the stream is synchronised,
+ * so a host copy into a ring slot that a pending DMA still reads, or a copy-out before its download, gives a
+ * wrong result.  Each streamed result is
  * compared with a direct reduction or scan of the whole input; transfer.c's uploads and downloads (pieces,
  * ring, pinned destination) make a round trip of every size around their boundaries.  Built and run by
  * tests/test_stream_host_cpu.py.
@@ -15,17 +18,81 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---------------------------------------------------------------- the CUDA runtime, on the host */
+/* ---------------------------------------------------------------- one stream: a queue run at synchronisations */
+
+typedef enum { OP_COPY, OP_REDUCE, OP_SCAN, OP_CAST } op_kind;
+typedef struct {
+    op_kind kind;
+    void *dst;
+    const void *src;
+    size_t bytes;           /* OP_COPY */
+    gr_args a;              /* OP_REDUCE, OP_SCAN */
+    gr_segments s;
+    char initial[16];       /* a copy: the caller's initial value need not outlive the call */
+    int64_t count, in_stride, out_stride; /* OP_CAST */
+    gr_dtype in_dtype, out_dtype;
+} queued;
+
+#define QUEUE_MAX (1 << 16)
+static queued g_queue[QUEUE_MAX];
+static long g_queued, g_ran;
+#define EVENTS 16
+static long g_event_at[EVENTS]; /* the queue position each event was recorded at */
+
+static void run_one(queued *q);
+
+static queued *
+enqueue(op_kind kind)
+{
+    if (g_queued == QUEUE_MAX) {
+        fprintf(stderr, "stream_host_check: the stand-in queue is full\n");
+        abort();
+    }
+    queued *q = &g_queue[g_queued++];
+    memset(q, 0, sizeof(*q));
+    q->kind = kind;
+    return q;
+}
+
+static void
+run_to(long position)
+{
+    while (g_ran < position) run_one(&g_queue[g_ran++]);
+}
+
+static void
+reset_queue(void)
+{
+    run_to(g_queued);
+    g_queued = g_ran = 0;
+    memset(g_event_at, 0, sizeof(g_event_at));
+}
 
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
 {
     (void)kind, (void)stream;
-    memmove(dst, src, count);
+    queued *q = enqueue(OP_COPY);
+    q->dst = dst, q->src = src, q->bytes = count;
     return cudaSuccess;
 }
-cudaError_t cudaEventSynchronize(cudaEvent_t event) { (void)event; return cudaSuccess; }
-cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) { (void)event, (void)stream; return cudaSuccess; }
-cudaError_t cudaStreamSynchronize(cudaStream_t stream) { (void)stream; return cudaSuccess; }
+static long event_index(cudaEvent_t event) { return (long)(intptr_t)event % EVENTS; }
+cudaError_t cudaEventSynchronize(cudaEvent_t event)
+{
+    run_to(g_event_at[event_index(event)]);
+    return cudaSuccess;
+}
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
+{
+    (void)stream;
+    g_event_at[event_index(event)] = g_queued;
+    return cudaSuccess;
+}
+cudaError_t cudaStreamSynchronize(cudaStream_t stream)
+{
+    (void)stream;
+    run_to(g_queued);
+    return cudaSuccess;
+}
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
 {
     (void)stream, (void)event, (void)flags;
@@ -61,10 +128,9 @@ static double fold(gr_op op, double a, double b)
 
 static long g_launches;
 
-gr_status gr_reduce_segments(const gr_args *a, const gr_segments *s, int *cuda_error)
+static gr_status reduce_now(const gr_args *a, const gr_segments *s, int *cuda_error)
 {
     (void)cuda_error;
-    g_launches++;
     for (int64_t i0 = 0; i0 < s->count[0]; i0++)
         for (int64_t i1 = 0; i1 < s->count[1]; i1++) {
             double acc = s->initial ? get(s->initial, a->out_dtype, 0) : identity(a->op);
@@ -75,10 +141,9 @@ gr_status gr_reduce_segments(const gr_args *a, const gr_segments *s, int *cuda_e
         }
     return GR_OK;
 }
-gr_status gr_scan_segments(const gr_args *a, const gr_segments *s, int *cuda_error)
+static gr_status scan_now(const gr_args *a, const gr_segments *s, int *cuda_error)
 {
     (void)cuda_error;
-    g_launches++;
     for (int64_t i0 = 0; i0 < s->count[0]; i0++)
         for (int64_t i1 = 0; i1 < s->count[1]; i1++) {
             double acc = identity(a->op);
@@ -93,6 +158,31 @@ gr_status gr_scan_segments(const gr_args *a, const gr_segments *s, int *cuda_err
         }
     return GR_OK;
 }
+
+static gr_status
+launch_later(op_kind kind, const gr_args *a, const gr_segments *s)
+{
+    if (!a->out || (!a->in && s->reduce_count > 0)) return GR_ERR_INVALID_ARGUMENT;
+    g_launches++;
+    queued *q = enqueue(kind);
+    q->a = *a, q->s = *s;
+    if (s->initial) {
+        memcpy(q->initial, s->initial, gr_dtype_itemsize(a->out_dtype));
+        q->s.initial = q->initial;
+    }
+    return GR_OK;
+}
+gr_status gr_reduce_segments(const gr_args *a, const gr_segments *s, int *e)
+{
+    (void)e;
+    return launch_later(OP_REDUCE, a, s);
+}
+gr_status gr_scan_segments(const gr_args *a, const gr_segments *s, int *e)
+{
+    (void)e;
+    return launch_later(OP_SCAN, a, s);
+}
+
 static gr_segments one_row(const gr_args *a)
 {
     gr_segments s = {.count = {1, 1}, .reduce_count = a->n, .reduce_in_stride = 1, .reduce_out_stride = 1};
@@ -118,9 +208,24 @@ gr_status gr_copy_strided(gr_dtype in_dtype, gr_dtype out_dtype, int ndim, const
                           int sm_count, void *stream, int *cuda_error)
 {
     (void)ndim, (void)sm_count, (void)stream, (void)cuda_error;
-    for (int64_t i = 0; i < shape[0]; i++)
-        put(out, out_dtype, i * out_strides[0], get(in, in_dtype, i * in_strides[0]));
+    queued *q = enqueue(OP_CAST);
+    q->dst = out, q->src = in, q->count = shape[0], q->in_stride = in_strides[0], q->out_stride = out_strides[0];
+    q->in_dtype = in_dtype, q->out_dtype = out_dtype;
     return GR_OK;
+}
+
+static void
+run_one(queued *q)
+{
+    switch (q->kind) {
+    case OP_COPY: memmove(q->dst, q->src, q->bytes); break;
+    case OP_REDUCE: reduce_now(&q->a, &q->s, NULL); break;
+    case OP_SCAN: scan_now(&q->a, &q->s, NULL); break;
+    case OP_CAST:
+        for (int64_t i = 0; i < q->count; i++)
+            put(q->dst, q->out_dtype, i * q->out_stride, get(q->src, q->in_dtype, i * q->in_stride));
+        break;
+    }
 }
 gr_dtype gr_default_result_dtype(gr_kind kind, gr_op op, gr_dtype in)
 {
@@ -157,8 +262,10 @@ int gr_exec_reserve_staging(PyObject *m, gr_exec *ex, size_t bytes)
 int gr_exec_reserve_transfer(PyObject *m, gr_exec *ex, size_t bytes)
 {
     (void)m, (void)bytes;
-    for (int b = 0; b < GR_RING_CHUNKS; b++)
+    for (int b = 0; b < GR_RING_CHUNKS; b++) {
         if (!ex->ring[b]) ex->ring[b] = malloc(GR_RING_CHUNK_BYTES);
+        ex->ring_done[b] = (cudaEvent_t)(intptr_t)(b + 1); /* an index into g_event_at */
+    }
     return 0;
 }
 
@@ -210,8 +317,8 @@ run(const check *c)
 
     /* the reference: the whole input in one launch */
     a.in = in, a.out = want;
-    if (reduce) gr_reduce_segments(&a, &s, NULL);
-    else gr_scan_segments(&a, &s, NULL);
+    if (reduce) reduce_now(&a, &s, NULL);
+    else scan_now(&a, &s, NULL);
 
     gr_operand op_in = {.ptr = in, .dtype = c->in, .size = n, .is_host = 1};
     gr_job *j = calloc(1, sizeof(*j));
@@ -229,12 +336,12 @@ run(const check *c)
     if (reduce && results == 1) j->rk = RESULT_SCALAR, j->a.out = scalar;
     else j->rk = RESULT_HOST;
     char *device_result = calloc((size_t)results + 1, out_item);
-    if (reduce) j->device_result = device_result;
-    else j->host_dst = got, j->host_dst_pinned = c->pinned;
+    j->res_ndim = j->rk == RESULT_SCALAR ? 0 : 1;
+    if (j->rk == RESULT_HOST) j->host_dst = got, j->host_dst_pinned = c->pinned;
 
     g_cases++;
     g_launches = 0;
-    gr_stream_plan(j);
+    gr_stream_plan(j); /* (it reads res_ndim: set above, as make_result would from the plan) */
     if (!j->streamed.on || j->streamed.mode != c->mode) {
         printf("FAIL %s: plan on=%d mode=%d, expected mode %d\n", c->name, j->streamed.on, j->streamed.mode, c->mode);
         g_failed++;
@@ -245,8 +352,12 @@ run(const check *c)
         g_failed++;
         return;
     }
+    if (reduce && !j->streamed.downloads) j->device_result = device_result; /* as make_result does */
     gr_stream_enqueue(j);
-    if (reduce) memcpy(got, j->rk == RESULT_SCALAR ? scalar : device_result, (size_t)results * out_item);
+    cudaStreamSynchronize(NULL); /* gr_job_complete's wait */
+    if (reduce && !j->streamed.downloads)
+        memcpy(got, j->rk == RESULT_SCALAR ? scalar : device_result, (size_t)results * out_item);
+    reset_queue();
     int64_t bad = -1;
     for (int64_t i = 0; i < results && bad < 0; i++)
         if (get(got, c->out, i) != get(want, c->out, i)) bad = i;
@@ -278,6 +389,7 @@ round_trips(void)
             g_cases++;
             cudaError_t err = gr_upload_host(&g_ex, dev, src, n, NULL);
             if (err == cudaSuccess) err = gr_download_host(&g_ex, back, dev, n, pinned, NULL);
+            reset_queue();
             if (err != cudaSuccess || memcmp(back, src, n) || back[n] != 0x5a) {
                 printf("FAIL round trip of %zu bytes (pinned destination %d)\n", n, pinned);
                 g_failed++;
@@ -325,6 +437,19 @@ main(void)
         {"slabs: column cumsums, pinned", S, OP_SUM, I64, I64, 3, 2000, 701, 0, 1, 0, SLABS},
         {"slabs: int32 column cumsums", S, OP_SUM, I32, I64, 2, 3000, 333, 0, 0, 0, SLABS},
         {"slabs: column cummin, one row per chunk", S, OP_MIN, I64, I64, 2, 7, M / 2, 0, 1, 0, SLABS},
+        {"rows: int32 cumsums, last chunk short", S, OP_SUM, I32, I64, 777, 5001, 1, 0, 0, 0, ROWS},
+        {"rows: int32 cumsums, pinned", S, OP_SUM, I32, I64, 777, 5001, 1, 0, 1, 0, ROWS},
+        {"rows: int32 row sums", R, OP_SUM, I32, I64, 3000, 2001, 1, 0, 0, 1, ROWS},
+        {"rows: int32 row sums, pinned", R, OP_SUM, I32, I64, 3000, 2001, 1, 0, 1, 0, ROWS},
+        {"rows: one row a chunk long", S, OP_SUM, I32, I64, 3, M, 1, 0, 0, 0, ROWS},
+        {"pieces: rows of whole chunks", R, OP_SUM, I64, I64, 2, 3 * M, 1, 0, 0, 0, PIECES},
+        {"pieces: scans of whole chunks", S, OP_SUM, I64, I64, 2, 3 * M, 1, 0, 0, 0, PIECES},
+        {"pieces: int32 cummax, pinned", S, OP_MAX, I32, I32, 2, 4 * M + 9, 1, 0, 1, 0, PIECES},
+        {"pieces: int32 sum, flat", R, OP_SUM, I32, I64, 1, 9 * M + 1, 1, 1, 0, 0, PIECES},
+        {"slabs: whole chunks of rows", R, OP_SUM, I64, I64, 2, 3 * (M / 4 - 1), 4, 0, 0, 0, SLABS},
+        {"slabs: whole chunks of rows, scan", S, OP_SUM, I64, I64, 2, 3 * (M / 4 - 1), 4, 0, 0, 0, SLABS},
+        {"slabs: int32 cumsums, half-chunk rows", S, OP_SUM, I32, I64, 2, 9, M / 2, 0, 1, 0, SLABS},
+        {"slabs: int32 sums, half-chunk rows", R, OP_SUM, I32, I64, 2, 9, M, 0, 0, 0, SLABS},
     };
     for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) run(&checks[i]);
     round_trips();
