@@ -68,44 +68,56 @@ def _meta(a, axis, keepdims, dtype):
     return meta_from_array(a, ndim=a.ndim if keepdims else a.ndim - reduced, dtype=dtype)
 
 
-def _kernel_reduce(op, variant, x, axis=None, keepdims=False, result_dtype=None, **dask_options):
+_NO_INITIAL = object()
+
+
+def _kernel_reduce(op, variant, x, axis=None, keepdims=False, result_dtype=None, initial=_NO_INITIAL,
+                   **dask_options):
     """`op` of one chunk or of concatenated partials (Dask's own options, dtype= among them, are not NumPy's)."""
     fn = getattr(kernels, op)
     options = {"keepdims": keepdims}
     if result_dtype is not None:
         options["dtype"] = result_dtype
+    if initial is not _NO_INITIAL:
+        options["initial"] = initial
     if variant != "auto":
         options["variant"] = variant
     return fn(x, axis=axis, **options)
 
 
-def _reduce(op, a, axis, dtype, keepdims, split_every, out, variant):
+def _reduce(op, a, axis, dtype, keepdims, split_every, out, variant, initial=_NO_INITIAL):
     a = _array(a)
     result_dtype = _reduced_dtype(op, dtype, a)
     pass_dtype = result_dtype if op in ("sum", "prod") else None
-    chunk = partial(_kernel_reduce, op, variant, result_dtype=pass_dtype)
-    return da.reduction(a, chunk, chunk, axis=axis, keepdims=keepdims, dtype=result_dtype, split_every=split_every,
-                        out=out, meta=_meta(a, axis, keepdims, result_dtype))
+    # initial= is folded in once, by the aggregate; min and max take it everywhere (it changes nothing twice, and an
+    # empty chunk then has a result)
+    partial_initial = initial if op in ("min", "max") else _NO_INITIAL
+    chunk = partial(_kernel_reduce, op, variant, result_dtype=pass_dtype, initial=partial_initial)
+    aggregate = partial(_kernel_reduce, op, variant, result_dtype=pass_dtype, initial=initial)
+    return da.reduction(a, chunk, aggregate, combine=chunk, axis=axis, keepdims=keepdims, dtype=result_dtype,
+                        split_every=split_every, out=out, meta=_meta(a, axis, keepdims, result_dtype))
 
 
-def sum(a, axis=None, dtype=None, keepdims=False, split_every=None, out=None, *, variant="auto"):
+def sum(a, axis=None, dtype=None, keepdims=False, split_every=None, out=None, *, initial=_NO_INITIAL, variant="auto"):
     """numpy.sum of a Dask array, each chunk summed by gpureduce (see the module's documentation)."""
-    return _reduce("sum", a, axis, dtype, keepdims, split_every, out, variant)
+    return _reduce("sum", a, axis, dtype, keepdims, split_every, out, variant, initial)
 
 
-def prod(a, axis=None, dtype=None, keepdims=False, split_every=None, out=None, *, variant="auto"):
+def prod(a, axis=None, dtype=None, keepdims=False, split_every=None, out=None, *, initial=_NO_INITIAL, variant="auto"):
     """numpy.prod of a Dask array, each chunk multiplied out by gpureduce."""
-    return _reduce("prod", a, axis, dtype, keepdims, split_every, out, variant)
+    return _reduce("prod", a, axis, dtype, keepdims, split_every, out, variant, initial)
 
 
-def min(a, axis=None, keepdims=False, split_every=None, out=None, *, variant="auto"):
-    """numpy.min of a Dask array (NaN propagates, an empty reduction raises ValueError, as NumPy's)."""
-    return _reduce("min", a, axis, None, keepdims, split_every, out, variant)
+def min(a, axis=None, keepdims=False, split_every=None, out=None, *, initial=_NO_INITIAL, variant="auto"):
+    """numpy.min of a Dask array (NaN propagates; an empty reduction raises ValueError unless initial= is given,
+    as NumPy's)."""
+    return _reduce("min", a, axis, None, keepdims, split_every, out, variant, initial)
 
 
-def max(a, axis=None, keepdims=False, split_every=None, out=None, *, variant="auto"):
-    """numpy.max of a Dask array (NaN propagates, an empty reduction raises ValueError, as NumPy's)."""
-    return _reduce("max", a, axis, None, keepdims, split_every, out, variant)
+def max(a, axis=None, keepdims=False, split_every=None, out=None, *, initial=_NO_INITIAL, variant="auto"):
+    """numpy.max of a Dask array (NaN propagates; an empty reduction raises ValueError unless initial= is given,
+    as NumPy's)."""
+    return _reduce("max", a, axis, None, keepdims, split_every, out, variant, initial)
 
 
 # ---------------------------------------------------------------- mean: counts and sums, divided once

@@ -99,6 +99,21 @@ def test_dtype_argument(numpy_kernels, op, dtype, rng):
               np.asarray(getattr(np, op)(x, axis=axis, dtype=dtype)), dtype)
 
 
+@pytest.mark.parametrize("op,initial", [("sum", 7), ("prod", 2), ("min", -3), ("max", 4), ("min", 100)])
+def test_initial_is_folded_in_once(numpy_kernels, op, initial, rng):
+    """initial= counts once however many chunks and tree levels there are; it also gives min/max of an empty
+    reduction a result, as NumPy's."""
+    x = rng.choice(np.array([-1, 1, 1, 2], np.int64), (30, 40))
+    d = da.from_array(x, chunks=(7, 9))
+    for axis in (None, 0, 1):
+        got = getattr(gd, op)(d, axis=axis, initial=initial, split_every=2).compute()
+        check(np.asarray(got), np.asarray(getattr(np, op)(x, axis=axis, initial=initial)), "int64")
+    if op in ("min", "max"):
+        empty = da.ones((0, 5), chunks=2, dtype=np.int64)
+        check(np.asarray(getattr(gd, op)(empty, axis=0, initial=initial).compute()),
+              getattr(np, op)(np.ones((0, 5), np.int64), axis=0, initial=initial), "int64")
+
+
 @pytest.mark.parametrize("op", ["argmin", "argmax"])
 @pytest.mark.parametrize("dtype", ["int8", "int32", "float32", "float64"])
 def test_arg_reductions_give_the_first_global_index(numpy_kernels, op, dtype, rng):

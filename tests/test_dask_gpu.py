@@ -90,3 +90,13 @@ def test_xarray_reduce_on_dask_chunks(rng):
     np.testing.assert_array_equal(got.values, x.sum(axis=0))
     assert got.dims == ("space",)
     assert gpureduce.sum(x) == x.sum()
+
+
+@pytest.mark.parametrize("kind", ["numpy", "cupy"])
+def test_initial(kind, rng):
+    x = rng.integers(-9, 9, (500, 40)).astype(np.int64)
+    d = chunks_of(kind, x, (128, 16))
+    for op, initial in (("sum", 5), ("max", 100), ("min", -100)):
+        for axis in (None, 0):
+            np.testing.assert_array_equal(host(getattr(gd, op)(d, axis=axis, initial=initial).compute()),
+                                          getattr(np, op)(x, axis=axis, initial=initial))
