@@ -10,7 +10,10 @@
 # run the rest): readme = build, main job and the whole suite; sanitizers = compute-sanitizer's four tools over
 # every variant (benchmarks/sanitize.sh); mutations = kernels broken on purpose must fail the tests
 # (benchmarks/mutations.sh, not in the default steps: it rebuilds in place); bench = the axis benchmark; overhead = the wall-clock of a call against
-# CuPy and PyTorch (benchmarks/bench_overhead.py); notebook = examples/explore.ipynb executed.
+# CuPy and PyTorch (benchmarks/bench_overhead.py); notebook = examples/explore.ipynb executed.  Not in the default
+# steps either: host = NumPy inputs end to end (benchmarks/bench_host.py); beyond = a host array larger than the
+# device (benchmarks/beyond_device_memory.py: an nvidia-h100-x1, whose host memory is larger than its GPU's);
+# dask = gpureduce.dask on 1 GPU and on all (benchmarks/bench_dask.py: nvidia-h200-x2).
 # An offline machine gets its packages from wheels in the clone (git-ignored, carried by the device tool):
 # .whl-build/ (the build's requirements, for pip's isolated build environment) and .whl/ (nbformat and Jupyter,
 # see benchmarks/run_notebook.py).  Make .whl-build/ with
@@ -137,6 +140,26 @@ if has overhead; then
         echo "## The cost of one call (benchmarks/bench_overhead.py; full tables in overhead_h200.md)"
         sed -n '/^## Targets/,$p' "$OUT/overhead_h200.md" 2>/dev/null || tail -n 20 "$OUT/bench_overhead.txt"
     } >>"$summary"
+fi
+
+if has host; then
+    GR_COMMIT=$commit python benchmarks/bench_host.py --markdown "$OUT/host.md" >"$OUT/bench_host.txt" 2>&1 || rc=1
+    { echo; cat "$OUT/host.md" 2>/dev/null || tail -n 20 "$OUT/bench_host.txt"; } >>"$summary"
+fi
+
+if has beyond; then
+    GR_COMMIT=$commit python benchmarks/beyond_device_memory.py --markdown "$OUT/beyond.md" >"$OUT/beyond.txt" 2>&1 ||
+        rc=1
+    { echo; cat "$OUT/beyond.md" 2>/dev/null || tail -n 20 "$OUT/beyond.txt"; } >>"$summary"
+fi
+
+if has dask; then
+    # distributed and dask-cuda beside the installed gpureduce (wheels in .whl/, see the top of this file)
+    wheels=(--no-index --find-links .whl "dask[array]" distributed)
+    python -m pip install -q "${wheels[@]}" dask-cuda >"$OUT/dask_install.log" 2>&1 ||
+        python -m pip install -q "${wheels[@]}" >>"$OUT/dask_install.log" 2>&1
+    GR_COMMIT=$commit python benchmarks/bench_dask.py --markdown "$OUT/dask.md" >"$OUT/bench_dask.txt" 2>&1 || rc=1
+    { echo; cat "$OUT/dask.md" 2>/dev/null || tail -n 30 "$OUT/bench_dask.txt"; } >>"$summary"
 fi
 
 if has notebook; then
