@@ -76,6 +76,12 @@ def _fits_the_host(nbytes, what):
                               f"the host's {total / 2**30:.1f} GiB")
 
 
+def is_dask_array(a):
+    """A Dask array: gpureduce's functions hand it to gpureduce.dask (a lazy result, as numpy.sum gives) rather
+    than let the intake compute it whole into host memory.  A module-name test: Dask need not be installed."""
+    return type(a).__module__.startswith("dask.array")
+
+
 def to_host(result):
     """A DeviceArray (or any device array with .get()) as a NumPy array; host arrays pass through."""
     if isinstance(result, np.ndarray):

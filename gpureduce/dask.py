@@ -35,6 +35,7 @@ except ImportError as e:  # pragma: no cover - the message is the point
     raise ImportError("gpureduce.dask needs Dask: pip install 'gpureduce[dask]' (or 'dask[array]')") from e
 
 import gpureduce
+from gpureduce._plan import NoValue
 from gpureduce._registry import DTYPE_NAMES
 
 __all__ = ["sum", "prod", "min", "max", "mean", "argmin", "argmax", "cumsum", "cumprod", "cummax", "cummin"]
@@ -296,3 +297,30 @@ def cummax(a, axis=None, out=None, *, variant="auto"):
 def cummin(a, axis=None, out=None, *, variant="auto"):
     """numpy.minimum.accumulate of a Dask array (axis=None: the flattened array, as gpureduce.cummin)."""
     return _scan("cummin", a, axis, None, out, variant)
+
+
+# ---------------------------------------------------------------- gpureduce.sum(dask_array) & co: lazy, as numpy's
+
+def reduce_lazily(op, a, axis, dtype, out, keepdims, initial, where, variant):
+    """gpureduce.reduce(op, a, ...) of a Dask array: the lazy result of this module's function."""
+    if where is not True:
+        raise TypeError("where= is not supported for Dask arrays (gpureduce.dask); mask the array first "
+                        "(dask.array.where) or reduce a NumPy or device array")
+    options = {"axis": axis, "keepdims": keepdims, "out": out, "variant": variant}
+    if dtype is not None:
+        options["dtype"] = dtype
+    if initial is not NoValue and initial is not None:
+        options["initial"] = initial
+    return globals()[op](a, **options)
+
+
+def scan_lazily(op, a, axis, dtype, out, exclusive, variant):
+    """gpureduce.scan(op, a, ...) of a Dask array: the lazy result of this module's function."""
+    if exclusive:
+        raise TypeError("exclusive=True is not supported for Dask arrays (gpureduce.dask)")
+    name = {"sum": "cumsum", "prod": "cumprod", "max": "cummax", "min": "cummin"}[op]
+    options = {"axis": axis, "out": out, "variant": variant}
+    if dtype is not None:
+        options["dtype"] = dtype
+    return globals()[name](a, **options)
+

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from . import _core
 from ._docs import document_variants
+from ._operands import is_dask_array
 from ._plan import AXIS_VARIANTS as _AXIS_VARIANTS, SCAN_OPS, prepare_scan
 
 __all__ = ["scan", "cumsum", "cumprod", "cummax", "cummin"]
@@ -108,6 +109,9 @@ def scan(op: str, a, axis=None, dtype=None, out=None, *, exclusive: bool = False
     """
     if not isinstance(variant, str):
         raise TypeError(f"variant must be a str, not {type(variant).__name__}")
+    if is_dask_array(a):
+        from . import dask as _dask
+        return _dask.scan_lazily(op, a, axis, dtype, out, exclusive, variant)
     plan, post = prepare_scan(op, a, axis, dtype, out, exclusive, variant)
     result = _core.run(plan)
     return result if post is None else post(result)

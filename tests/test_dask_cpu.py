@@ -175,6 +175,23 @@ def test_mean_of_nothing_warns_and_is_nan(numpy_kernels):
     assert got.shape == (4,) and np.isnan(got).all()
 
 
+def test_gpureduce_functions_take_dask_arrays_lazily(numpy_kernels, rng):
+    """gpureduce.sum(dask_array) is lazy, as numpy.sum(dask_array) is (never computed whole into host memory)."""
+    import gpureduce
+    x = rng.integers(-9, 9, (30, 40)).astype(np.int32)
+    d = da.from_array(x, chunks=(7, 9))
+    for op in ("sum", "prod", "min", "max", "mean", "argmin", "argmax", "cumsum", "cumprod", "cummax", "cummin"):
+        r = getattr(gpureduce, op)(d, axis=0)
+        assert isinstance(r, da.Array), f"gpureduce.{op} of a Dask array gave {type(r).__name__}"
+        check(np.asarray(r.compute()), np.asarray(reference(op, x, axis=0)), "int64")
+    check(np.asarray(gpureduce.sum(d, initial=3, dtype=np.int64).compute()), np.asarray(x.sum(dtype=np.int64) + 3),
+          "int64")
+    with pytest.raises(TypeError, match="where="):
+        gpureduce.sum(d, where=x > 0)
+    with pytest.raises(TypeError, match="exclusive"):
+        gpureduce.cumsum(d, exclusive=True)
+
+
 def test_errors():
     with pytest.raises(TypeError, match="dask.array.Array"):
         gd.sum(np.ones(3))
