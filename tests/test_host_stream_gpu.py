@@ -234,3 +234,30 @@ def test_a_malformed_device_memory_limit_is_named():
         print(json.dumps({"err": err}))
     """, {"GPUREDUCE_DEVICE_MEMORY_LIMIT": "lots"})
     assert out["err"] and "GPUREDUCE_DEVICE_MEMORY_LIMIT" in out["err"] and "512M" in out["err"], out
+
+
+def test_pinned_results_limit():
+    """GPUREDUCE_PINNED_RESULTS_LIMIT=0: no result is pinned, however often its size is asked for; a malformed
+    value is a ValueError naming the variable."""
+    code = """
+        import json, numpy as np, gpureduce
+        from gpureduce import _core
+        x = np.ones(2**21, np.float32)
+        results = [gpureduce.cumsum(x) for _ in range(3)]
+        print(json.dumps({"in_use": _core.resource_stats()["pinned_results_in_use"],
+                          "right": all(float(r[-1]) == 2**21 for r in results)}))
+    """
+    out = run_child(code, {"GPUREDUCE_PINNED_RESULTS_LIMIT": "0"})
+    assert out == {"in_use": 0, "right": True}, out
+    out = run_child(code, {})
+    assert out["in_use"] >= 2 * 2**21 * 4 and out["right"], out  # the second and third results are pinned
+    bad = run_child("""
+        import json, numpy as np, gpureduce
+        try:
+            gpureduce.cumsum(np.ones(2**21, np.float32))
+            err = None
+        except ValueError as e:
+            err = str(e)
+        print(json.dumps({"err": err}))
+    """, {"GPUREDUCE_PINNED_RESULTS_LIMIT": "-1"})
+    assert bad["err"] and "GPUREDUCE_PINNED_RESULTS_LIMIT" in bad["err"], bad
