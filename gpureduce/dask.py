@@ -149,7 +149,7 @@ def _mean_agg(pairs, axis=None, keepdims=False, accumulate=None, result_dtype=No
     if bool((n == 0).any()):
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)  # and NaN, as NumPy's mean
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.true_divide(total, n).astype(result_dtype, copy=False)
+        return _scalar_if_0d(np.true_divide(total, n).astype(result_dtype, copy=False))
 
 
 def mean(a, axis=None, dtype=None, keepdims=False, split_every=None, out=None, *, variant="auto"):
@@ -229,7 +229,12 @@ def _arg_combine(value_op, data, axis=None, **dask_options):
 
 
 def _arg_agg(value_op, data, axis=None, keepdims=False, **dask_options):
-    return _first_extreme(value_op, data, axis, keepdims)[0]
+    return _scalar_if_0d(_first_extreme(value_op, data, axis, keepdims)[0])
+
+
+def _scalar_if_0d(result):
+    """A 0-d NumPy result as a NumPy scalar, as NumPy's own reductions give (a device 0-d array stays one)."""
+    return result[()] if isinstance(result, np.ndarray) and result.ndim == 0 else result
 
 
 def argmin(a, axis=None, keepdims=False, split_every=None, out=None, *, variant="auto"):

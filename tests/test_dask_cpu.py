@@ -192,6 +192,17 @@ def test_gpureduce_functions_take_dask_arrays_lazily(numpy_kernels, rng):
         gpureduce.cumsum(d, exclusive=True)
 
 
+def test_assert_matches_numpy_takes_dask_arrays(numpy_kernels, rng):
+    """gpureduce.testing computes the lazy result of a Dask input and holds it to NumPy's like any other:
+    0-d results are NumPy scalars, dtypes and shapes NumPy's."""
+    from gpureduce.testing import assert_matches_numpy
+    x = rng.standard_normal((40, 30)).astype(np.float32)
+    d = da.from_array(x, chunks=(9, 7))
+    for op in ("sum", "mean", "max", "argmax", "argmin", "cumsum"):
+        for axis in (None, 0):
+            assert_matches_numpy(op, d, axis=axis)
+
+
 def test_errors():
     with pytest.raises(TypeError, match="dask.array.Array"):
         gd.sum(np.ones(3))
