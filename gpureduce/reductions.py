@@ -13,6 +13,7 @@ from . import _core
 from ._docs import document_variants
 from ._integer_mean import integer_mean
 from ._operands import is_dask_array
+from ._streamed_mean import mean_by_sum, streams_as_sum
 from ._plan import AXIS_VARIANTS as _AXIS_VARIANTS, REDUCE_OPS, NoValue as _NoValue, prepare_reduce
 
 __all__ = ["reduce", "sum", "prod", "min", "max", "mean", "argmin", "argmax"]
@@ -124,6 +125,8 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
     if is_dask_array(a):
         from . import dask as _dask
         return _dask.reduce_lazily(op, a, axis, dtype, out, keepdims, initial, where, variant)
+    if op == "mean" and streams_as_sum(a, dtype, out, where, variant):
+        return mean_by_sum(reduce, a, axis, dtype, keepdims, variant)
     if op == "mean" and dtype is not None and np.dtype(dtype).kind in "biu":
         return integer_mean(reduce, a, axis, dtype, out, keepdims, where, variant)
     plan, post = prepare_reduce(op, a, axis, dtype, out, keepdims, initial, where, variant)
