@@ -15,14 +15,14 @@ import math
 import numpy as np
 
 from . import _core
-from ._plan import _axes
+from ._plan import AXIS_VARIANTS, _axes
 
 
 def streams_as_sum(a, dtype, out, where, variant):
     """Whether mean(a, ...) should be a streamed sum divided on the host: a large host array, no where=/out=,
     a floating (or no) dtype=, an axis variant."""
     return (isinstance(a, np.ndarray) and a.nbytes > _core.STREAM_FROM_BYTES and out is None and
-            (where is True) and variant in ("auto", "cub") and
+            (where is True) and variant in AXIS_VARIANTS["reduce"] and
             (dtype is None or np.dtype(dtype).kind in "fc") and a.dtype.kind in "biufc")
 
 
