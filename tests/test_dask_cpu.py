@@ -5,6 +5,10 @@ import types
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import gpureduce
+from conftest import count_example
 
 da = pytest.importorskip("dask.array")
 gd = pytest.importorskip("gpureduce.dask")
@@ -177,7 +181,6 @@ def test_mean_of_nothing_warns_and_is_nan(numpy_kernels):
 
 def test_gpureduce_functions_take_dask_arrays_lazily(numpy_kernels, rng):
     """gpureduce.sum(dask_array) is lazy, as numpy.sum(dask_array) is (never computed whole into host memory)."""
-    import gpureduce
     x = rng.integers(-9, 9, (30, 40)).astype(np.int32)
     d = da.from_array(x, chunks=(7, 9))
     for op in ("sum", "prod", "min", "max", "mean", "argmin", "argmax", "cumsum", "cumprod", "cummax", "cummin"):
@@ -223,3 +226,49 @@ def test_xarray_reduce_with_dask_data(numpy_kernels, rng):
     want = xr.DataArray(x, dims=("time", "space")).sum(dim="time")
     assert got.dims == want.dims
     np.testing.assert_allclose(got.values, want.values)
+
+
+# ---------------------------------------------------------------- properties: any shape, chunking and axes
+
+
+@st.composite
+def chunked_arrays(draw):
+    ndim = draw(st.integers(1, 3))
+    shape = tuple(draw(st.lists(st.integers(1, 13), min_size=ndim, max_size=ndim)))
+    chunks = tuple(draw(st.integers(1, n)) for n in shape)
+    dtype = draw(st.sampled_from(["int8", "int32", "int64", "uint8", "bool", "float32", "float64"]))
+    seed = draw(st.integers(0, 2**32 - 1))
+    x = data(dtype, shape, np.random.default_rng(seed))
+    return x, chunks
+
+
+@settings(max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(arrays=chunked_arrays(), op=st.sampled_from(["sum", "prod", "min", "max", "mean", "argmin", "argmax",
+                                                    "cumsum", "cumprod", "cummax", "cummin"]),
+       axis_pick=st.integers(-4, 3), keepdims=st.booleans(), split_every=st.integers(2, 5))
+def test_any_chunking_matches_numpy(arrays, op, axis_pick, keepdims, split_every):
+    """Random shapes, chunkings, axes (None, an int, or for reductions a pair) and split_every: NumPy's dtype,
+    shape and values, with NumPy's functions on the chunks."""
+    x, chunks = arrays
+    gd.kernels = NUMPY_KERNELS  # (a property test cannot take the monkeypatch fixture: set, then restored below)
+    try:
+        if axis_pick == -4:
+            axis = None
+        elif axis_pick == 3 and x.ndim >= 2 and not op.startswith(("arg", "cum")):
+            axis = (0, x.ndim - 1)
+        else:
+            axis = axis_pick % x.ndim if axis_pick >= 0 else -1
+        if op == "cumprod" and x.dtype.kind in "fiu":
+            x = np.sign(x).astype(x.dtype) if x.dtype.kind in "iu" else (1 + x / 64).astype(x.dtype)
+        d = da.from_array(x, chunks=chunks)
+        if op.startswith("cum"):
+            want, got = reference(op, x, axis=axis), getattr(gd, op)(d, axis=axis).compute()
+        else:
+            kw = {"axis": axis, "keepdims": keepdims}
+            with np.errstate(all="ignore"):
+                want = getattr(np, op)(x, **kw)
+            got = getattr(gd, op)(d, split_every=split_every, **kw).compute()
+        check(np.asarray(got), np.asarray(want), x.dtype)
+    finally:
+        gd.kernels = gpureduce
+    count_example()
