@@ -13,7 +13,8 @@
  *            is the piece's result;
  *   SLABS    blocks of rows reduced or scanned across the rows (a column sum of a C-ordered matrix), whole
  *            rows per chunk: chunk c > 0 is reduced or scanned behind a carried row, the running result so far.
- * A scan's results go to the host as each chunk finishes.
+ * A scan's results, and the row results of a reduction into an array (ROWS), go to the host as each chunk
+ * finishes: straight into a pinned result, else through the ring's second half.
  * Chunk boundaries depend only on the shape and dtypes, so the results do not depend on timing.
  *
  * One stream carries everything in order (upload, kernel, download of chunk k, then chunk k + 1); the overlap is
