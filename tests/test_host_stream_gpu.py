@@ -129,13 +129,15 @@ def test_axis_calls_on_host_arrays(shape, axis, dtype, rng):
 DETERMINISTIC_SCANS = [v.name for v in gpureduce.variants(kind="scan") if v.deterministic]
 
 
-@pytest.mark.parametrize("op", ["sum", "prod", "max", "cumsum", "cumprod", "cummin"])
-@pytest.mark.parametrize("dtype", ["int32", "int8", "bool", "float16", "complex64", "uint16"])
+SLAB_CASES = [(op, dt) for op in ("sum", "prod", "max", "cumsum", "cumprod", "cummin")
+              for dt in ("int32", "int8", "bool", "float16", "complex64", "uint16")
+              if not (dt == "complex64" and op.endswith(("min", "max")))]  # complex numbers have no order here
+
+
+@pytest.mark.parametrize("op,dtype", SLAB_CASES, ids=[f"{o}-{d}" for o, d in SLAB_CASES])
 def test_slabs_with_a_cast_or_a_narrow_dtype(op, dtype, rng):
     """Across the rows of a block, where the input is cast to the result dtype behind the carried row (int32 ->
     int64 sums, bool -> int64) or stays narrow (float16, uint16 min/max)."""
-    if dtype.startswith("complex") and op.endswith(("min", "max")):
-        pytest.skip("complex numbers have no order in gpureduce's min/max")
     x = data(dtype, 3 * 2**21 + 3 * 7, rng, op).reshape(-1, 7)
     assert_matches_numpy(op, x, axis=0)
     assert_matches_numpy(op, x.reshape(3, -1, 7), axis=1)
