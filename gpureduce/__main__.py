@@ -58,7 +58,8 @@ def main(argv=None):
     print(f"device {info['device']}: {info['name']} (sm_{''.join(map(str, info['compute_capability']))}), "
           f"{info['sm_count']} SMs, L2 {info['l2_bytes'] >> 20} MB, "
           f"{info['memory_bytes'] / 2**30:.0f} GiB; measured ceilings: read {info['read_gbps']:.0f} GB/s, "
-          f"copy {info['copy_gbps']:.0f} GB/s (read + write)\n")
+          f"copy {info['copy_gbps']:.0f} GB/s (read + write); host arrays: pinned host to device "
+          f"{info['h2d_gbps']:.1f} GB/s, device to host {info['d2h_gbps']:.1f} GB/s\n")
     if args.command == "bench":
         names = "all" if args.variants == "all" else args.variants.split(",")
         try:
