@@ -144,6 +144,13 @@ int gr_exec_reserve_transfer(PyObject *module, gr_exec *ex, size_t bytes);
  * caller's pages are never locked: another thread may be reading the same array).  `src` may be reused once
  * this returns; the exec's buffers are busy until `stream` is synchronised. */
 cudaError_t gr_upload_host(gr_exec *ex, void *dst, const void *src, size_t bytes, cudaStream_t stream);
+/* Slot `b` of the exec's ring of pinned chunks, the unit both helpers above and stream_host.c move host memory
+ * in.  put: host `src` through the slot to device `dev` (once the slot's last DMA has passed; the slot is busy
+ * until its event passes again).  fetch: enqueue device `dev` into the slot; take: once that has landed, copy it
+ * out to host `dst`. */
+cudaError_t gr_ring_put(gr_exec *ex, int b, void *dev, const void *src, size_t bytes, cudaStream_t stream);
+cudaError_t gr_ring_fetch(gr_exec *ex, int b, const void *dev, size_t bytes, cudaStream_t stream);
+cudaError_t gr_ring_take(gr_exec *ex, int b, void *dst, size_t bytes);
 /* Copy device `src` to host `dst` after the work enqueued on `stream`; complete on return.  `dst_pinned`: dst is
  * pinned memory, the DMA lands there directly. */
 cudaError_t gr_download_host(gr_exec *ex, void *dst, const void *src, size_t bytes, int dst_pinned,

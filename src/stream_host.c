@@ -292,26 +292,16 @@ keep(ring *r, cudaError_t err, const char *stage)
 static void
 upload(ring *r, void *dev, const char *src, size_t bytes)
 {
-    gr_exec *ex = r->j->ex;
     if (!gr_outcome_ok(&r->j->outcome)) return;
-    const int b = r->ups++ % r->up;
-    cudaError_t err = cudaEventSynchronize(ex->ring_done[b]); /* the DMA that last read this slot is done */
-    if (err == cudaSuccess) {
-        gr_host_copy(ex->ring[b], src, bytes);
-        err = cudaMemcpyAsync(dev, ex->ring[b], bytes, cudaMemcpyHostToDevice, r->j->stream);
-    }
-    if (err == cudaSuccess) err = cudaEventRecord(ex->ring_done[b], r->j->stream);
-    keep(r, err, "copying the input to the device");
+    keep(r, gr_ring_put(r->j->ex, r->ups++ % r->up, dev, src, bytes, r->j->stream), "copying the input to the device");
 }
 
 static void
 copy_out(ring *r, int b)
 {
     if (!r->pending_dst[b]) return;
-    cudaError_t err = cudaEventSynchronize(r->j->ex->ring_done[b]);
-    if (err == cudaSuccess) gr_host_copy(r->pending_dst[b], r->j->ex->ring[b], r->pending_bytes[b]);
+    keep(r, gr_ring_take(r->j->ex, b, r->pending_dst[b], r->pending_bytes[b]), "copying the result to the host");
     r->pending_dst[b] = NULL;
-    keep(r, err, "copying the result to the host");
 }
 
 static void
@@ -325,8 +315,7 @@ download(ring *r, char *dst, const void *dev, size_t bytes)
     }
     const int b = r->up + r->downs++ % (GR_RING_CHUNKS - r->up);
     copy_out(r, b);
-    cudaError_t err = cudaMemcpyAsync(j->ex->ring[b], dev, bytes, cudaMemcpyDeviceToHost, j->stream);
-    if (err == cudaSuccess) err = cudaEventRecord(j->ex->ring_done[b], j->stream);
+    const cudaError_t err = gr_ring_fetch(j->ex, b, dev, bytes, j->stream);
     if (err == cudaSuccess) {
         r->pending_dst[b] = dst;
         r->pending_bytes[b] = bytes;
@@ -349,26 +338,33 @@ chunk_done(ring *r)
 
 /* ---------------------------------------------------------------- the loops */
 
-/* A chunk of rows uploaded behind the carried row, in the result dtype (cast on the device when the input's
- * differs): `carry` then holds [carried row, chunk rows]. */
+/* A chunk of `rows` rows of `width` elements at host `src`, reduced or scanned behind the running result so far
+ * (`running`, one row of the result dtype on the device): the running row and the chunk, cast to the result
+ * dtype on the device where the input's differs, go to dev_carry as [running row, chunk rows], and the launch
+ * over those rows + 1 writes `out`.  A piece of a long row is the case `width` 1. */
 static void
-upload_behind_carry(ring *r, char *carry, const char *src, int64_t elements)
+run_behind_carry(ring *r, const void *running, const char *src, int64_t rows, int64_t width, void *out, int flat)
 {
     gr_job *j = r->j;
     const gr_streaming *st = &j->streamed;
     const gr_dtype in_dt = j->in->dtype, out_dt = j->a.out_dtype;
     const size_t in_item = gr_dtype_itemsize(in_dt), out_item = gr_dtype_itemsize(out_dt);
-    const int64_t carried = st->mode == GR_STREAM_SLABS ? st->width : 1;
-    if (in_dt == out_dt) {
-        upload(r, carry + (size_t)carried * out_item, src, (size_t)elements * in_item);
-        return;
+    char *carry = st->dev_carry, *behind = carry + (size_t)width * out_item;
+    const int64_t elements = rows * width;
+    keep(r, cudaMemcpyAsync(carry, running, (size_t)width * out_item, cudaMemcpyDeviceToDevice, j->stream),
+         "carrying a result across chunks");
+    if (in_dt == out_dt) upload(r, behind, src, (size_t)elements * in_item);
+    else {
+        upload(r, st->dev_in, src, (size_t)elements * in_item);
+        const int64_t one = 1;
+        gr_outcome *o = &j->outcome;
+        if (gr_outcome_ok(o))
+            o->st = gr_copy_strided(in_dt, out_dt, 1, &elements, &one, &one, st->dev_in, behind, j->a.sm_count,
+                                    j->stream, &o->cuda_error);
     }
-    upload(r, st->dev_in, src, (size_t)elements * in_item);
-    const int64_t one = 1;
-    gr_outcome *o = &j->outcome;
-    if (gr_outcome_ok(o))
-        o->st = gr_copy_strided(in_dt, out_dt, 1, &elements, &one, &one, st->dev_in, carry + (size_t)carried * out_item,
-                                j->a.sm_count, j->stream, &o->cuda_error);
+    const launch_shape l = {.in = carry, .in_dtype = out_dt, .out = out, .rows = width, .len = rows + 1,
+                            .columns = 1, .flat = flat};
+    launch(j, &l);
 }
 
 static void
@@ -398,7 +394,7 @@ stream_pieces(ring *r)
     const gr_streaming *st = &j->streamed;
     const gr_dtype in_dt = j->in->dtype, out_dt = j->a.out_dtype;
     const size_t in_item = gr_dtype_itemsize(in_dt), out_item = gr_dtype_itemsize(out_dt);
-    char *carry = st->dev_carry, *dev_out = st->dev_out;
+    char *dev_out = st->dev_out;
     for (int64_t row = 0; row < st->rows; row++) {
         const char *src = (const char *)j->in->ptr + (size_t)(row * st->len) * in_item;
         int64_t before = 0; /* length of the previous piece */
@@ -416,14 +412,9 @@ stream_pieces(ring *r)
                                         .len = n, .flat = j->flat};
                 launch(j, &l);
             }
-            else { /* [carry, piece] in the result dtype, scanned; its output after the carry is the piece's */
-                keep(r, cudaMemcpyAsync(carry, dev_out + (size_t)before * out_item, out_item,
-                                        cudaMemcpyDeviceToDevice, j->stream), "carrying a scan across chunks");
-                upload_behind_carry(r, carry, src + (size_t)at * in_item, n);
-                const launch_shape l = {.in = carry, .in_dtype = out_dt, .out = dev_out, .rows = 1, .len = n + 1,
-                                        .flat = j->flat};
-                launch(j, &l);
-            }
+            else /* scanned behind the last result of the piece before; its output after the carry is the piece's */
+                run_behind_carry(r, dev_out + (size_t)before * out_item, src + (size_t)at * in_item, n, 1, dev_out,
+                                 j->flat);
             if (j->kind == GR_KIND_SCAN)
                 download(r, (char *)j->host_dst + (size_t)(row * st->len + at) * out_item, dev_out + out_item,
                          (size_t)n * out_item);
@@ -449,26 +440,24 @@ stream_slabs(ring *r)
     const int64_t w = st->width;
     const size_t in_row = (size_t)w * in_item, out_row = (size_t)w * out_item;
     const int reduce = j->kind == GR_KIND_REDUCE;
-    char *carry = st->dev_carry, *dev_out = st->dev_out;
+    char *dev_out = st->dev_out;
     for (int64_t b = 0; b < st->rows; b++) {
         const char *src = (const char *)j->in->ptr + (size_t)(b * st->len) * in_row;
-        char *result = reduce ? (char *)j->device_result + (size_t)b * out_row : NULL; /* the block's running result */
-        int64_t last = 0; /* scans: the row of dev_out that holds the running result */
+        /* a reduction's running result is the block's result row; a scan's, the last row of dev_out */
+        char *result = reduce ? (char *)j->device_result + (size_t)b * out_row : dev_out;
+        int64_t last = 0; /* scans: which row of dev_out that is */
         for (int64_t r0 = 0; r0 < st->len; r0 += st->rows_per_chunk) {
             const int64_t n = st->len - r0 < st->rows_per_chunk ? st->len - r0 : st->rows_per_chunk;
-            launch_shape l = {.out = reduce ? result : dev_out, .rows = w, .columns = 1};
             if (r0 == 0) { /* straight from the input; initial= folded in here, once */
                 upload(r, st->dev_in, src, (size_t)n * in_row);
-                l.in = st->dev_in, l.in_dtype = in_dt, l.len = n, l.initial = j->s.initial;
+                const launch_shape l = {.in = st->dev_in, .in_dtype = in_dt, .out = result, .rows = w, .len = n,
+                                        .columns = 1, .initial = j->s.initial};
                 launch(j, &l);
                 last = n - 1;
             }
             else { /* behind the running result */
-                keep(r, cudaMemcpyAsync(carry, reduce ? result : dev_out + (size_t)last * out_row, out_row,
-                                        cudaMemcpyDeviceToDevice, j->stream), "carrying a result across chunks");
-                upload_behind_carry(r, carry, src + (size_t)r0 * in_row, n * w);
-                l.in = carry, l.in_dtype = out_dt, l.len = n + 1;
-                launch(j, &l);
+                run_behind_carry(r, reduce ? result : dev_out + (size_t)last * out_row, src + (size_t)r0 * in_row, n, w,
+                                 result, 0);
                 last = n;
             }
             if (!reduce) /* the chunk's rows of the result: the last n rows of dev_out */

@@ -5,11 +5,9 @@
  */
 #include "ext.h"
 
-#include <string.h>
-
 /* Host memory moves through pinned memory the exec owns, never by page-locking the caller's: locking costs
  * 40 ms per GiB (more than the copy), and two threads locking and unlocking pages of one array break each
- * other's copies (issue 13).  Up to GR_PINNED_SMALL bytes go through the exec's pinned buffer in one piece;
+ * other's copies (issue 13).  Up to GR_PINNED_SMALL bytes go through the exec's pinned buffer, in pieces;
  * more go through its ring of GR_RING_CHUNKS chunks, the host-side copy of one chunk (several CPU threads,
  * host_copy.c) overlapping the DMA of the others. */
 
@@ -18,6 +16,31 @@ chunk_bytes(size_t bytes, size_t chunk)
 {
     const size_t left = bytes - chunk * GR_RING_CHUNK_BYTES;
     return left < GR_RING_CHUNK_BYTES ? left : GR_RING_CHUNK_BYTES;
+}
+
+cudaError_t
+gr_ring_put(gr_exec *ex, int b, void *dev, const void *src, size_t bytes, cudaStream_t stream)
+{
+    cudaError_t err = cudaEventSynchronize(ex->ring_done[b]); /* the DMA that last read the slot is done */
+    if (err != cudaSuccess) return err;
+    gr_host_copy(ex->ring[b], src, bytes);
+    err = cudaMemcpyAsync(dev, ex->ring[b], bytes, cudaMemcpyHostToDevice, stream);
+    return err == cudaSuccess ? cudaEventRecord(ex->ring_done[b], stream) : err;
+}
+
+cudaError_t
+gr_ring_fetch(gr_exec *ex, int b, const void *dev, size_t bytes, cudaStream_t stream)
+{
+    cudaError_t err = cudaMemcpyAsync(ex->ring[b], dev, bytes, cudaMemcpyDeviceToHost, stream);
+    return err == cudaSuccess ? cudaEventRecord(ex->ring_done[b], stream) : err;
+}
+
+cudaError_t
+gr_ring_take(gr_exec *ex, int b, void *dst, size_t bytes)
+{
+    cudaError_t err = cudaEventSynchronize(ex->ring_done[b]); /* its fetch has landed */
+    if (err == cudaSuccess) gr_host_copy(dst, ex->ring[b], bytes);
+    return err;
 }
 
 cudaError_t
@@ -38,13 +61,9 @@ gr_upload_host(gr_exec *ex, void *dst, const void *src, size_t bytes, cudaStream
     const size_t chunks = (bytes + GR_RING_CHUNK_BYTES - 1) / GR_RING_CHUNK_BYTES;
     cudaError_t err = cudaSuccess;
     for (size_t i = 0; i < chunks && err == cudaSuccess; i++) {
+        const size_t at = i * GR_RING_CHUNK_BYTES;
         const int b = (int)(i % GR_RING_CHUNKS);
-        if (i >= GR_RING_CHUNKS) err = cudaEventSynchronize(ex->ring_done[b]); /* its last DMA has read it */
-        if (err != cudaSuccess) break;
-        const size_t at = i * GR_RING_CHUNK_BYTES, n = chunk_bytes(bytes, i);
-        gr_host_copy(ex->ring[b], (const char *)src + at, n);
-        err = cudaMemcpyAsync((char *)dst + at, ex->ring[b], n, cudaMemcpyHostToDevice, stream);
-        if (err == cudaSuccess) err = cudaEventRecord(ex->ring_done[b], stream);
+        err = gr_ring_put(ex, b, (char *)dst + at, (const char *)src + at, chunk_bytes(bytes, i), stream);
     }
     return err;
 }
@@ -69,15 +88,11 @@ gr_download_host(gr_exec *ex, void *dst, const void *src, size_t bytes, int dst_
         const int b = (int)(i % GR_RING_CHUNKS);
         if (i >= GR_RING_CHUNKS && i - GR_RING_CHUNKS < chunks) {
             const size_t j = i - GR_RING_CHUNKS;
-            err = cudaEventSynchronize(ex->ring_done[b]);
+            err = gr_ring_take(ex, b, (char *)dst + j * GR_RING_CHUNK_BYTES, chunk_bytes(bytes, j));
             if (err != cudaSuccess) break;
-            gr_host_copy((char *)dst + j * GR_RING_CHUNK_BYTES, ex->ring[b], chunk_bytes(bytes, j));
         }
-        if (i < chunks) {
-            err = cudaMemcpyAsync(ex->ring[b], (const char *)src + i * GR_RING_CHUNK_BYTES, chunk_bytes(bytes, i),
-                                  cudaMemcpyDeviceToHost, stream);
-            if (err == cudaSuccess) err = cudaEventRecord(ex->ring_done[b], stream);
-        }
+        if (i < chunks)
+            err = gr_ring_fetch(ex, b, (const char *)src + i * GR_RING_CHUNK_BYTES, chunk_bytes(bytes, i), stream);
     }
     /* After a failure, nothing may still be writing into the ring when the exec goes back to the pool. */
     if (err != cudaSuccess) (void)cudaStreamSynchronize(stream);
