@@ -38,7 +38,7 @@ def raises_no_device_or_runs(call):
 
 def test_registry_has_the_scan_variants():
     names = [v.name for v in SCAN]
-    assert len(names) == 9, f"expected the 9 scan variants, got {names}"
+    assert len(names) == 10, f"expected the 10 scan variants, got {names}"
     assert len(set(names)) == len(names), "scan variant names repeat"
     assert {"auto", "cub", "sequential"} <= set(names)
     for v in SCAN:
@@ -47,6 +47,7 @@ def test_registry_has_the_scan_variants():
         assert {"float32", "float64", "int32", "int64"} <= set(v.dtypes)
     assert [v.name for v in SCAN if "default" in v.properties] == ["auto"]
     assert [v.name for v in SCAN if "baseline" in v.properties] == ["cub"]
+    assert next(v for v in SCAN if v.name == "auto").deterministic, "the default scan must repeat bitwise"
 
 
 def test_docstring_lists_every_registered_variant():

@@ -598,9 +598,9 @@ def test_streams_are_honoured():
 
 
 def _deterministic_cases():
-    """(variant, dtype, axis): the variants registered deterministic (not auto, nor cub: their scans are not
-    bitwise reproducible yet), whole arrays of float32 and float64, and along rows and columns where the
-    variant scans along axes."""
+    """(variant, dtype, axis): the variants registered deterministic (auto among them; not cub, not
+    decoupled_lookback), whole arrays of float32 and float64, and along rows and columns where the variant scans
+    along axes."""
     cases = []
     for v in SCAN:
         if not v.deterministic:
@@ -626,6 +626,26 @@ def test_deterministic_variants_repeat_bitwise(variant, dtype, axis, rng):
         again = gpureduce.cumsum(x, axis=axis, variant=variant).get()
         assert again.tobytes() == first.tobytes(), (f"{variant} {dtype} axis={axis}: "
                                                     f"{np.count_nonzero(again != first)} elements differ between runs")
+
+
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [2**24, 2**28])
+def test_default_scan_repeats_bitwise_at_scale(op, dtype, n, rng):
+    """The default scan gives the same bits on every run (issue 14: eleven runs of cumsum of one 2^24 float32
+    array used to differ), compared on the device."""
+    cupy = _cupy()
+    values = rng.uniform(0.999, 1.001, n) if op == "cumprod" else rng.uniform(-1, 1, n)
+    x = cupy.asarray(values.astype(dtype))
+    del values
+    word = cupy.uint32 if dtype == "float32" else cupy.uint64
+    first = getattr(gpureduce, op)(x).view(word)
+    for run in range(10):
+        again = getattr(gpureduce, op)(x).view(word)
+        differ = int(cupy.count_nonzero(again != first))
+        assert differ == 0, f"auto {op} {dtype} n={n}: run {run + 2} differs from run 1 in {differ} elements"
+        del again
+    del first, x
 
 
 # ---------------------------------------------------------------- 64-bit lengths

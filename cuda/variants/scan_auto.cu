@@ -9,28 +9,33 @@
 //    release/acquire fences, and CUB's 128-bit status word is about 1.8x faster at 2^28 (1312 vs 2414 us);
 //  * widening sums (int32 -> int64 cumsum) from 2^22 elements on are fastest with reduce_then_scan, which
 //    reads the narrow input twice but writes the wide output once (1186 vs CUB's 1375 us at 2^28).
-// Neither is bitwise deterministic for floating sums (see scan_decoupled_lookback.cu), which is why `auto`
-// is not flagged deterministic.
+// The default must give the same bits on every run (issue 14: a pytest suite comparing against numpy.cumsum
+// flaked).  The look-back and CUB group a floating prefix by timing, so floating sums and products always go to
+// ordered_lookback, whose look-back folds in tile order; integer sums (exact whatever the grouping), min and
+// max keep the fastest measured path.  (The routing of floating scans awaits its H200 measurement.)
 #include "abi/gpureduce.h"
 
 extern "C" gr_status gr_impl_SCAN_decoupled_lookback(const gr_args *, size_t *, int *);
 extern "C" gr_status gr_impl_SCAN_cub(const gr_args *, size_t *, int *);
 extern "C" gr_status gr_impl_SCAN_reduce_then_scan(const gr_args *, size_t *, int *);
+extern "C" gr_status gr_impl_SCAN_ordered_lookback(const gr_args *, size_t *, int *);
 
 namespace {
 
-constexpr int64_t kCubFloatSumFrom = int64_t(1) << 22;
 constexpr int64_t kTwoReadsFrom = int64_t(1) << 22;
 
 bool wide_accumulator(gr_dtype out) {
     return out == GR_INT64 || out == GR_UINT64 || out == GR_FLOAT64 || out == GR_COMPLEX64 || out == GR_COMPLEX128;
 }
 
-bool prefer_cub(const gr_args *a) {
-    if (wide_accumulator(a->out_dtype)) return true;
-    const bool floating = a->out_dtype == GR_FLOAT16 || a->out_dtype == GR_FLOAT32;
-    return a->op == GR_OP_SUM && floating && a->n >= kCubFloatSumFrom;
+bool floating(gr_dtype out) {
+    return out == GR_FLOAT16 || out == GR_FLOAT32 || out == GR_FLOAT64 || out == GR_COMPLEX64 || out == GR_COMPLEX128;
 }
+
+// Where the grouping of a prefix changes its bits: a floating sum or product.
+bool needs_order(const gr_args *a) { return floating(a->out_dtype) && (a->op == GR_OP_SUM || a->op == GR_OP_PROD); }
+
+bool prefer_cub(const gr_args *a) { return wide_accumulator(a->out_dtype); }
 
 bool widening_sum(const gr_args *a) {
     return a->op == GR_OP_SUM && a->in_dtype == GR_INT32 && a->out_dtype == GR_INT64 && a->n >= kTwoReadsFrom;
@@ -39,6 +44,7 @@ bool widening_sum(const gr_args *a) {
 }  // namespace
 
 extern "C" gr_status gr_impl_SCAN_auto(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
+    if (needs_order(a)) return gr_impl_SCAN_ordered_lookback(a, ws_bytes, cuda_error);
     if (widening_sum(a)) return gr_impl_SCAN_reduce_then_scan(a, ws_bytes, cuda_error);
     return prefer_cub(a) ? gr_impl_SCAN_cub(a, ws_bytes, cuda_error)
                          : gr_impl_SCAN_decoupled_lookback(a, ws_bytes, cuda_error);

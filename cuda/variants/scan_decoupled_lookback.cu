@@ -1,6 +1,6 @@
-// scan_decoupled_lookback.cu -- variants `decoupled_lookback` and `auto`: the single-pass scan
+// scan_decoupled_lookback.cu -- variants `decoupled_lookback` and `ordered_lookback`: the single-pass scan
 // (Merrill & Garland, "Single-pass Parallel Prefix Scan with Decoupled Look-back", NVIDIA 2016; what seed 001's
-// hierarchical scan becomes when its three phases are fused into one).
+// hierarchical scan becomes when its three phases are fused into one), and its run-to-run deterministic form.
 //
 // reduce_then_scan still reads the input twice, because a tile's prefix is only known after every tile before
 // it has been reduced.  Here each tile learns its prefix while it runs:
@@ -17,6 +17,14 @@
 //
 // Not deterministic for floating sum/prod: which predecessors had already published PREFIX when a tile looked
 // back depends on timing, so the prefix is grouped differently from run to run (exact for integers, min, max).
+//
+// `ordered_lookback` fixes that without a second pass.  Every PREFIX a tile publishes is defined as the left
+// fold of the tile aggregates in tile order, inclusive(t) = inclusive(t-1) + aggregate(t), and the look-back
+// computes exactly that expression: from the nearest PREFIX p it folds the aggregates p+1, ..., t-1 one after
+// another, in tile order (31 dependent shuffles at most per window, where decoupled_lookback folds a tree).
+// Whichever PREFIX a tile happens to find, the value is bitwise the one the serial chain gives, so the result
+// does not depend on timing.  When the nearest PREFIX lies beyond the first window, the tiles between are read
+// again nearest-last, a PREFIX met on the way replacing the running value (it is that same left fold).
 //
 // Memory ordering (CUDA/PTX memory model, cuda::atomic_ref at device scope):
 //   * 32-bit accumulators: status and value share one 64-bit word, written and read with single 64-bit relaxed
@@ -126,9 +134,39 @@ struct TileStatus<Acc, false> {  // a status word and two value words per tile
     }
 };
 
+// The left fold, in tile order, of the values of lanes `from` down to 0 (lane 31 holds the earliest tile),
+// starting from `acc`: the same in every lane.
+template <class Op, class Acc>
+__device__ __forceinline__ Acc fold_in_order(Acc acc, Acc v, int from) {
+    for (int l = from; l >= 0; l--) acc = Op()(acc, __shfl_sync(kFullMask, v, l));
+    return acc;
+}
+
+// ordered_lookback, once the nearest PREFIX is tile `p` (value `acc`) and `p` lies before the window that starts
+// at `nearest0` (the tile before ours): the tiles p+1 .. `nearest0` again, 32 at a time, folded in tile order.
+template <class Op, class Acc, class Status>
+__device__ Acc fold_forward(const Status &status, int64_t p, int64_t last, Acc acc) {
+    const unsigned lane = threadIdx.x % kWarp;
+    const Acc neutral = scan_neutral<Op, Acc>();
+    for (int64_t base = p + 1; base <= last; base += kWarp) {
+        // lane i reads tile last_in_window - i, so that lane 31 is the earliest, as in the look-back
+        const int64_t count = last - base + 1 < kWarp ? last - base + 1 : kWarp;
+        const int64_t tile = base + count - 1 - int64_t(lane);
+        unsigned st;
+        Acc v;
+        status.wait(tile, int64_t(lane) < count, neutral, &st, &v);
+        // a PREFIX in the window is the left fold up to its tile: start from the latest one (lowest lane)
+        const unsigned done = __ballot_sync(kFullMask, st == kPrefix && int64_t(lane) < count);
+        if (done) acc = __shfl_sync(kFullMask, v, __ffs(done) - 1);
+        acc = fold_in_order<Op>(acc, v, (done ? __ffs(done) - 1 : int(count)) - 1);
+    }
+    return acc;
+}
+
 // Run by all 32 lanes of warp 0 of tile `tile` > 0 once the tile's aggregate is known: publishes it, looks
 // back for the exclusive prefix, publishes the inclusive prefix, and returns the exclusive one (in every lane).
-template <class Op, class Acc, class Status>
+// kOrdered: the prefix is the left fold of the tile aggregates in tile order (ordered_lookback).
+template <bool kOrdered, class Op, class Acc, class Status>
 __device__ Acc look_back(const Status &status, int64_t tile, Acc aggregate) {
     const unsigned lane = threadIdx.x % kWarp;
     const Acc neutral = scan_neutral<Op, Acc>();
@@ -142,6 +180,13 @@ __device__ Acc look_back(const Status &status, int64_t tile, Acc aggregate) {
         status.wait(pred, pred >= 0, neutral, &st, &v);
         const unsigned done = __ballot_sync(kFullMask, st == kPrefix);
         const int stop = done ? __ffs(done) - 1 : kWarp - 1;  // nearest PREFIX: nothing before it is needed
+        if constexpr (kOrdered) {
+            if (!done) continue;  // keep walking back to a PREFIX; the fold goes forward from it
+            const Acc found = __shfl_sync(kFullMask, v, stop);
+            prefix = nearest == tile - 1 ? fold_in_order<Op>(found, v, stop - 1)  // all in this window
+                                         : fold_forward<Op>(status, nearest - stop, tile - 1, found);
+            break;
+        }
         Acc x = int(lane) <= stop ? v : neutral;
         // Fold lanes 0..31 in tile order: a higher lane is an earlier tile, so it goes on the left.
 #pragma unroll
@@ -161,7 +206,7 @@ struct LookbackTiles {
     using IO = TileIO<kThreads, kItems, In, Out>;
 };
 
-template <class In, class Out, class Acc, class Op>
+template <bool kOrdered, class In, class Out, class Acc, class Op>
 __global__ void __launch_bounds__(LookbackTiles<In, Out>::kThreads)
     lookback_scan_kernel(const In *in, Out *out, int64_t n, int64_t shift, bool exclusive, TileStatus<Acc> status,
                          unsigned *tile_counter) {
@@ -195,7 +240,7 @@ __global__ void __launch_bounds__(LookbackTiles<In, Out>::kThreads)
             if (tile == 0) {
                 if (threadIdx.x == 0) status.publish(0, kPrefix, aggregate);
             } else {
-                p = look_back<Op>(status, tile, aggregate);
+                p = look_back<kOrdered, Op>(status, tile, aggregate);
             }
         }
         if (threadIdx.x == 0) tile_prefix = p;
@@ -216,7 +261,8 @@ struct LookbackPlan {
         : tiles(ceil_div(n + shift, tile)), status(TileStatus<Acc>::take(s, tiles > 1 ? tiles : 0)) {}
 };
 
-struct DecoupledLookback {
+template <bool kOrdered>
+struct Lookback {
     template <class In, class Out, class Op>
     static cudaError_t workspace(int64_t n, int, size_t *bytes) {
         using Acc = typename accumulator<Out>::type;
@@ -234,7 +280,7 @@ struct DecoupledLookback {
         const LookbackPlan<Acc> p(s, n, shift, T::kTile);
         GR_CUDA_TRY(check_grid(p.tiles));
         if (p.tiles > 1) GR_CUDA_TRY(p.status.clear(p.tiles, c.stream));  // one tile publishes nothing
-        lookback_scan_kernel<In, Out, Acc, Op>
+        lookback_scan_kernel<kOrdered, In, Out, Acc, Op>
             <<<unsigned(p.tiles), T::kThreads, 0, c.stream>>>(in, out, n, shift, exclusive, p.status, c.flags);
         return cudaGetLastError();
     }
@@ -243,4 +289,5 @@ struct DecoupledLookback {
 }  // namespace
 }  // namespace gr
 
-GR_SCAN_VARIANT(decoupled_lookback, gr::DecoupledLookback)
+GR_SCAN_VARIANT(decoupled_lookback, gr::Lookback<false>)
+GR_SCAN_VARIANT(ordered_lookback, gr::Lookback<true>)
