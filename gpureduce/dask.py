@@ -269,6 +269,11 @@ def _scan(op, a, axis, dtype, out, variant):
         "cummax": (np.maximum, _lowest(result_dtype)),
         "cummin": (np.minimum, _highest(result_dtype)),
     }[op]
+    if axis is None:
+        # Flattened here, not by cumreduction: Dask 2026.8 rechunks its flattened array to chunks of
+        # `npartitions` elements (15 elements a chunk for 15 blocks), a graph whose ordering alone takes about a
+        # minute for 10^6 elements.  ravel() keeps about as many blocks as the input has.
+        a, axis = a.ravel(), 0
     func = partial(_kernel_scan, op, variant, dtype=result_dtype)
     func.__name__ = op  # cumreduction names its graph layer after it
     return _reductions.cumreduction(func, binop, ident, a, axis=axis, dtype=result_dtype, out=out)

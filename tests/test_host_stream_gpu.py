@@ -138,7 +138,7 @@ SLAB_CASES = [(op, dt) for op in ("sum", "prod", "max", "cumsum", "cumprod", "cu
 def test_slabs_with_a_cast_or_a_narrow_dtype(op, dtype, rng):
     """Across the rows of a block, where the input is cast to the result dtype behind the carried row (int32 ->
     int64 sums, bool -> int64) or stays narrow (float16, uint16 min/max)."""
-    x = data(dtype, 3 * 2**21 + 3 * 7, rng, op).reshape(-1, 7)
+    x = data(dtype, 7 * (3 * 2**21 // 7 + 3), rng, op).reshape(-1, 7)  # just over 3 * 2^21 elements, rows of 7
     assert_matches_numpy(op, x, axis=0)
     assert_matches_numpy(op, x.reshape(3, -1, 7), axis=1)
 

@@ -10,9 +10,17 @@
 //  * widening sums (int32 -> int64 cumsum) from 2^22 elements on are fastest with reduce_then_scan, which
 //    reads the narrow input twice but writes the wide output once (1186 vs CUB's 1375 us at 2^28).
 // The default must give the same bits on every run (issue 14: a pytest suite comparing against numpy.cumsum
-// flaked).  The look-back and CUB group a floating prefix by timing, so floating sums and products always go to
-// ordered_lookback, whose look-back folds in tile order; integer sums (exact whatever the grouping), min and
-// max keep the fastest measured path.  (The routing of floating scans awaits its H200 measurement.)
+// flaked).  The look-back and CUB group a floating prefix by timing, so floating sums and products go to a
+// deterministic scan; integer sums (exact whatever the grouping), min and max keep the fastest measured path.
+// Deterministic floating scans, measured on the H200 (float32 cumsum, kernel time, .probe sweep of 2026-11-23):
+//    n        ordered_lookback  reduce_then_scan  (CUB, not deterministic)
+//    2^16          7.0 us            9.7 us            7.6 us
+//    2^20         13.8              11.9              11.1
+//    2^24         95.7              63.2              51.9
+//    2^28       1378               818               679
+// ordered_lookback's look-back folds up to 31 predecessors one after another in warp 0, which a lagging prefix
+// makes the critical path; reduce_then_scan reads the input twice but its passes run at full bandwidth.  The
+// crossover lies between 2^16 and 2^20 (2^18 is the midpoint, not a measured point).
 #include "abi/gpureduce.h"
 
 extern "C" gr_status gr_impl_SCAN_decoupled_lookback(const gr_args *, size_t *, int *);
@@ -32,6 +40,8 @@ bool floating(gr_dtype out) {
     return out == GR_FLOAT16 || out == GR_FLOAT32 || out == GR_FLOAT64 || out == GR_COMPLEX64 || out == GR_COMPLEX128;
 }
 
+constexpr int64_t kTwoPassOrderedFrom = int64_t(1) << 18;
+
 // Where the grouping of a prefix changes its bits: a floating sum or product.
 bool needs_order(const gr_args *a) { return floating(a->out_dtype) && (a->op == GR_OP_SUM || a->op == GR_OP_PROD); }
 
@@ -44,7 +54,9 @@ bool widening_sum(const gr_args *a) {
 }  // namespace
 
 extern "C" gr_status gr_impl_SCAN_auto(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
-    if (needs_order(a)) return gr_impl_SCAN_ordered_lookback(a, ws_bytes, cuda_error);
+    if (needs_order(a))
+        return a->n >= kTwoPassOrderedFrom ? gr_impl_SCAN_reduce_then_scan(a, ws_bytes, cuda_error)
+                                           : gr_impl_SCAN_ordered_lookback(a, ws_bytes, cuda_error);
     if (widening_sum(a)) return gr_impl_SCAN_reduce_then_scan(a, ws_bytes, cuda_error);
     return prefer_cub(a) ? gr_impl_SCAN_cub(a, ws_bytes, cuda_error)
                          : gr_impl_SCAN_decoupled_lookback(a, ws_bytes, cuda_error);
