@@ -67,8 +67,9 @@ CHAINS = {
                                    lambda n, s: 2 * _cdiv(n + 3, 8192 * s) + _cdiv(s, 64) + 53),
     ("scan", "decoupled_lookback"): ("n / 2048: each tile's prefix adds to the one before",
                                      lambda n, s: _cdiv(n + 3, 2048) + 42),
-    ("scan", "ordered_lookback"): ("n / 2048: each tile's prefix adds to the one before, in tile order",
-                                   lambda n, s: _cdiv(n + 3, 2048) + 42),
+    ("scan", "ordered_lookback"): ("n / 65536: each window's prefix (32 tiles of 2048 or more) adds to the one "
+                                   "before, then a warp scan of the window's tiles",
+                                   lambda n, s: _cdiv(n + 3, 65536) + 48),
     ("scan", "cub"): ("n / 2688: each tile's prefix adds to the one before",
                       lambda n, s: _cdiv(n, 2688) + 40),
     ("scan", "auto"): ("n / 2048: each tile's prefix adds to the one before (a look-back or CUB)",
