@@ -72,7 +72,8 @@ CHAINS = {
                                    lambda n, s: _cdiv(n + 3, 65536) + 48),
     ("scan", "cub"): ("n / 2688: each tile's prefix adds to the one before",
                       lambda n, s: _cdiv(n, 2688) + 40),
-    ("scan", "auto"): ("n / 2048: each tile's prefix adds to the one before (a look-back or CUB)",
+    ("scan", "auto"): ("n / 2048: each tile's prefix adds to the one before (a look-back; floating "
+                       "sums fold per window of 32 tiles, fewer)",
                        lambda n, s: _cdiv(n + 3, 2048) + 42),
 }
 
