@@ -35,6 +35,7 @@ except ImportError as e:  # pragma: no cover - the message is the point
     raise ImportError("gpureduce.dask needs Dask: pip install 'gpureduce[dask]' (or 'dask[array]')") from e
 
 import gpureduce
+from gpureduce import _registry
 from gpureduce._plan import NoValue
 from gpureduce._registry import DTYPE_NAMES
 
@@ -72,6 +73,17 @@ def _meta(a, axis, keepdims, dtype):
 _NO_INITIAL = object()
 
 
+def _whole_arrays_only(op, variant):
+    """Whether reduction `variant` is one of the seeds' classic ones, which reduce a whole array and take no axis
+    or keepdims; a ValueError naming the choices for an unknown variant or one without `op`."""
+    if variant == "auto":
+        return False
+    v = next((v for v in _registry.variants("reduce") if v.name == variant), None)
+    if v is None or not _registry.implements(v, op):
+        _registry.resolve("reduce", variant, op)  # raises
+    return "axes" not in v.properties
+
+
 def _kernel_reduce(op, variant, x, axis=None, keepdims=False, result_dtype=None, initial=_NO_INITIAL,
                    **dask_options):
     """`op` of one chunk or of concatenated partials (Dask's own options, dtype= among them, are not NumPy's)."""
@@ -83,11 +95,19 @@ def _kernel_reduce(op, variant, x, axis=None, keepdims=False, result_dtype=None,
         options["initial"] = initial
     if variant != "auto":
         options["variant"] = variant
+        axes = range(x.ndim) if axis is None else (axis,) if isinstance(axis, (int, np.integer)) else axis
+        if _whole_arrays_only(op, variant) and len({int(ax) % (x.ndim or 1) for ax in axes}) == x.ndim:
+            # Dask asks for every axis with keepdims=True; a classic variant takes the whole chunk (axis=None)
+            # and nothing else, so its one value is given the kept dimensions here.
+            del options["keepdims"]
+            whole = fn(x, axis=None, **options)
+            return whole.reshape((1,) * x.ndim) if keepdims else whole
     return fn(x, axis=axis, **options)
 
 
 def _reduce(op, a, axis, dtype, keepdims, split_every, out, variant, initial=_NO_INITIAL):
     a = _array(a)
+    _whole_arrays_only(op, variant)  # an unknown variant fails here, not at compute()
     result_dtype = _reduced_dtype(op, dtype, a)
     pass_dtype = result_dtype if op in ("sum", "prod") else None
     # initial= is folded in once, by the aggregate; min and max take it everywhere (it changes nothing twice, and an
@@ -157,6 +177,7 @@ def mean(a, axis=None, dtype=None, keepdims=False, split_every=None, out=None, *
     accumulates), divided once at the end.  An empty reduction gives NaN and warns "Mean of empty slice", as
     NumPy's."""
     a = _array(a)
+    _whole_arrays_only("sum", variant)  # an unknown variant fails here, not at compute()
     result_dtype = np.mean(np.ones((1,), a.dtype), dtype=dtype).dtype
     accumulate = np.dtype(dtype) if dtype is not None else (
         a.dtype if a.dtype.kind in "fc" else np.dtype(np.float64))
@@ -173,6 +194,7 @@ def _arg(op, a, axis, keepdims, split_every, out, variant):
     a = _array(a)
     if axis is not None and not isinstance(axis, (int, np.integer)):
         raise TypeError(f"axis must be None or an int for {op}, not {type(axis).__name__}")
+    _whole_arrays_only(op, variant)  # the classic variants have no argmin/argmax: a ValueError naming those that do
     value_op = "min" if op == "argmin" else "max"
     chunk = partial(_arg_chunk, op, variant)
     return _reductions.arg_reduction(a, chunk, partial(_arg_combine, value_op), partial(_arg_agg, value_op),
@@ -258,6 +280,8 @@ def _kernel_scan(op, variant, x, axis=None, dtype=None):
 
 def _scan(op, a, axis, dtype, out, variant):
     a = _array(a)
+    if variant != "auto":
+        _registry.resolve("scan", variant, _registry.SCAN_FUNCTIONS[op])  # an unknown variant fails here
     probe = np.ones((1,), a.dtype)
     if op in ("cumsum", "cumprod"):
         result_dtype = getattr(np, op)(probe, dtype=dtype).dtype

@@ -229,6 +229,47 @@ def test_errors():
         gd.sum(da.ones(3, chunks=1, dtype=object))
 
 
+def _whole_arrays_only(fn, calls):
+    """A stand-in for a classic variant's kernel: it refuses an axis or keepdims, as gpureduce's do."""
+    def kernel(x, axis=None, variant="auto", **options):
+        calls.append((variant, axis, options.get("keepdims", False)))
+        if variant != "auto" and (axis is not None or options.get("keepdims")):
+            raise ValueError(f"variant {variant!r} reduces a whole array (axis=None, no keepdims) and nothing else")
+        return fn(x, axis=axis, **options)
+    return kernel
+
+
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("axis", [None, (0, 1), (1, 0)])
+def test_classic_variants_reduce_whole_chunks(monkeypatch, axis, keepdims, rng):
+    """The seeds' classic variants (no "axes" property) take whole arrays only: a reduction over every axis gives
+    them each chunk and each group of partials whole, and the kept dimensions are restored around the value."""
+    calls = []
+    stand_in = types.SimpleNamespace(**{op: _whole_arrays_only(getattr(np, op), calls)
+                                        for op in ("sum", "prod", "min", "max")})
+    monkeypatch.setattr(gd, "kernels", stand_in)
+    x = rng.integers(-3, 4, (37, 29)).astype(np.float32)
+    d = da.from_array(x, chunks=(8, 7))
+    for op in ("sum", "max", "min"):
+        got = getattr(gd, op)(d, axis=axis, keepdims=keepdims, variant="two_pass").compute()
+        check(np.asarray(got), getattr(np, op)(x, axis=axis, keepdims=keepdims), np.float32)
+    assert calls and all(c == ("two_pass", None, False) for c in calls), calls[:5]
+    mean = gd.mean(d, axis=axis, keepdims=keepdims, variant="two_pass").compute()
+    check(np.asarray(mean), np.mean(x, axis=axis, keepdims=keepdims), np.float32)
+    with pytest.raises(ValueError, match="whole array"):  # one axis of two: the kernel's own refusal
+        gd.sum(d, axis=0, variant="two_pass").compute()
+
+
+def test_unknown_or_unable_variants_fail_when_the_graph_is_built():
+    d = da.ones((4, 5), chunks=2)
+    for call in (lambda: gd.sum(d, variant="no_such_variant"), lambda: gd.mean(d, variant="shufle"),
+                 lambda: gd.cumsum(d, variant="no_such_scan")):
+        with pytest.raises(ValueError, match="variant"):
+            call()
+    with pytest.raises(ValueError, match="argmin"):  # a classic variant has none: the message names those that do
+        gd.argmin(d, variant="two_pass")
+
+
 def test_xarray_reduce_with_dask_data(numpy_kernels, rng):
     xr = pytest.importorskip("xarray")
     x = rng.standard_normal((20, 30))
