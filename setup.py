@@ -15,6 +15,7 @@ Other environment:
 """
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -31,6 +32,15 @@ ROOT = Path(__file__).resolve().parent
 CUDA_DIR = ROOT / "cuda"
 CUDA_ABI_DIR = CUDA_DIR / "abi"  # the C extension's `#include "gpureduce.h"` (src/ext.h)
 CUDA_SOURCES = sorted(str(p.relative_to(ROOT)) for p in CUDA_DIR.rglob("*.cu"))
+# The axis kernels, one translation unit per (family, operator) so they compile in parallel, are written from the
+# one list of operators (cuda/abi/ops.def): every operator reduces, those whose `scans` column is YES scan too.
+OPS_DEF = CUDA_ABI_DIR / "ops.def"
+AXIS_FAMILIES = (  # (file stem, header, macro, for scanning operators only)
+    ("reduce_segments", "axis/reduce_segments.cuh", "GR_REDUCE_SEGMENTS_OP", False),
+    ("reduce_segments_cub", "axis/reduce_segments_cub.cuh", "GR_REDUCE_SEGMENTS_CUB_OP", False),
+    ("scan_segments", "axis/scan_segments.cuh", "GR_SCAN_SEGMENTS_OP", True),
+    ("scan_segments_cub", "axis/scan_segments_cub.cuh", "GR_SCAN_SEGMENTS_CUB_OP", True),
+)
 C_SOURCES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "src").glob("*.c"))
 # nvcc 13 no longer builds sm_70.  Machine code runs on every GPU of the same major version with an equal or
 # higher minor, so 80 serves 86 and 89 too: three cubins instead of five.
@@ -95,10 +105,37 @@ CUDA_HOME = find_cuda_home()
 NVCC = CUDA_HOME / "bin" / "nvcc"
 
 
+def operators():
+    """(NAME, scans) of each GR_OP(NAME, name, scans, flat, result) line of cuda/abi/ops.def, in order."""
+    rows = re.findall(r"^GR_OP\(\s*(\w+)\s*,\s*\w+\s*,\s*(YES|NO)\s*,", OPS_DEF.read_text(), re.M)
+    if not rows:
+        raise SystemExit(f"no GR_OP(...) line found in {OPS_DEF}")
+    return [(name, scans == "YES") for name, scans in rows]
+
+
+def write_axis_sources(folder):
+    """The axis kernels' translation units, in `folder`/axis/ (rewritten only when their text changes, so that
+    the object cache keeps them); their paths."""
+    (folder / "axis").mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, scans in operators():
+        for stem, header, macro, scan_family in AXIS_FAMILIES:
+            if scan_family and not scans:
+                continue
+            path = folder / "axis" / f"{stem}_{name.lower()}.cu"
+            text = (f"// {path.name} -- written by setup.py from cuda/abi/ops.def: {stem.replace('_', ' ')} of "
+                    f"operator {name.lower()} (see {header}).\n#include \"{header}\"\n\n{macro}({name})\n")
+            if not path.exists() or path.read_text() != text:
+                path.write_text(text)
+            paths.append(str(path))
+    return paths
+
+
 class BuildExtWithNvcc(build_ext):
     def build_extension(self, ext):
         cu = [s for s in ext.sources if s.endswith(".cu")]
         ext.sources = [s for s in ext.sources if not s.endswith(".cu")]
+        cu += write_axis_sources(Path(self.build_temp).resolve() / "generated")
         objects = self.compile_cuda(cu)
         ext.extra_objects = list(ext.extra_objects or []) + objects
         # build_ext relinks only when a C source or a `depends` entry is newer than the module: without the CUDA
@@ -136,10 +173,10 @@ class BuildExtWithNvcc(build_ext):
         started = time.monotonic()
 
         def compile_one(src):
-            rel = Path(src).relative_to("cuda")
+            src_path = ROOT / src  # a path relative to the root, or a written one (absolute)
+            rel = src_path.relative_to(CUDA_DIR if src_path.is_relative_to(CUDA_DIR) else src_path.parent.parent)
             obj = out_dir / rel.with_suffix(".o")  # cuda/axis/x.cu -> <out_dir>/axis/x.o: one folder per layer
             obj.parent.mkdir(parents=True, exist_ok=True)
-            src_path = ROOT / src
             cached = obj.exists() and obj.stat().st_mtime > max(src_path.stat().st_mtime, newest_header)
             t0 = time.monotonic()
             if not cached or self.force:
@@ -149,7 +186,8 @@ class BuildExtWithNvcc(build_ext):
                     raise RuntimeError(f"nvcc failed on {src}:\n{' '.join(cmd)}\n{run.stdout}{run.stderr}")
             done_count[0] += 1
             how = "cached" if cached and not self.force else f"{time.monotonic() - t0:5.1f} s"
-            print(f"gpureduce: [{done_count[0]:2}/{len(sources)}] {src} ({how})", flush=True)
+            shown = src if not Path(src).is_absolute() else f"{rel} (written from ops.def)"
+            print(f"gpureduce: [{done_count[0]:2}/{len(sources)}] {shown} ({how})", flush=True)
             return str(obj)
 
         with ThreadPoolExecutor(max_workers=jobs) as pool:

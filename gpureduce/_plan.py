@@ -24,7 +24,7 @@ import numpy as np
 from . import _core
 from ._layout import Dim, c_strides, gather_order, plan as segments_plan
 from ._operands import cast, copy_into, default_dtype, dtype_code, gather, intake, is_c_contiguous
-from ._registry import OP_NAMES, resolve, variants
+from ._registry import OP_NAMES, REDUCE_OPS, SCAN_OPS, resolve, variants
 from ._results import in_kind_of
 
 try:  # NumPy >= 2.0
@@ -36,8 +36,6 @@ except ImportError:  # NumPy 1.x
 # The runner's plan: a tuple (src/run.c reads it by position), its fields named here.
 Plan = namedtuple("Plan", "kind variant op result_dtype a where out layout result_shape initial exclusive")
 
-REDUCE_OPS = ("sum", "prod", "min", "max", "mean", "argmin", "argmax")
-SCAN_OPS = ("sum", "prod", "min", "max")
 # the variants that also run the axis machinery (flagged "axes" in cuda/abi/variants.def)
 AXIS_VARIANTS = {kind: tuple(v.name for v in variants(kind=kind) if "axes" in v.properties)
                  for kind in ("reduce", "scan")}

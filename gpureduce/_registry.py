@@ -1,7 +1,8 @@
-"""The variant registry, as Python sees it: a view of the one list in cuda/abi/variants.def.
+"""The variant and operator registry, as Python sees it: a view of the one lists in cuda/abi/variants.def and
+cuda/abi/ops.def.
 
-Nothing here names a variant: names, docs, properties, operators and dtypes all come from the table
-compiled into the extension (``_core.variant_table()``).
+Nothing here names a variant or an operator: names, docs, properties, operators and dtypes all come from the
+tables compiled into the extension (``_core.variant_table()``, ``_core.op_table``).
 """
 from __future__ import annotations
 
@@ -13,7 +14,23 @@ import numpy as np
 from . import _accuracy, _core
 
 KINDS = {_core.KIND_REDUCE: "reduce", _core.KIND_SCAN: "scan"}
-OP_NAMES = tuple(_core.op_names)          # index = gr_op code
+
+
+@dataclass(frozen=True)
+class Operator:
+    """One operator of cuda/abi/ops.def."""
+
+    code: int     # its gr_op code
+    name: str     # gpureduce.<name>; its scan, if it has one, is gpureduce.cum<name>
+    scans: bool   # scanned too (along any axes, by the "axes" scan variants)
+    flat: bool    # the whole-array variants may implement it (else the axis machinery only)
+    result: str   # NumPy's result dtype with dtype=None: "SUM" (bool and narrow ints widen), "SAME", "MEAN", "INDEX"
+
+
+OPERATORS = tuple(Operator(code, *row) for code, row in enumerate(_core.op_table))
+OP_NAMES = tuple(op.name for op in OPERATORS)  # index = gr_op code
+REDUCE_OPS = OP_NAMES                           # every operator reduces
+SCAN_OPS = tuple(op.name for op in OPERATORS if op.scans)
 DTYPE_NAMES = tuple(_core.dtype_names)    # index = gr_dtype code
 
 _PROPERTY_NAMES = (
@@ -84,13 +101,13 @@ ALL = _load()
 
 
 # The public scan functions, named "cum" + their operator (cumsum -> sum), for the operators scan variants have.
-SCAN_FUNCTIONS = {"cum" + op: op for op in OP_NAMES if any(v.kind == "scan" and op in v.ops for v in ALL)}
+SCAN_FUNCTIONS = {"cum" + op: op for op in SCAN_OPS}
 
 
 def implements(v: Variant, op: str) -> bool:
     """Whether `v` implements operator `op`: its flat kernels' operators, and for a variant flagged "axes" every
-    operator of the axis machinery (a reduction variant's: mean, argmin and argmax too)."""
-    return op in v.ops or ("axes" in v.properties and v.kind == "reduce" and op in OP_NAMES)
+    operator of the axis machinery of its kind (a reduction variant's: mean, argmin and argmax too)."""
+    return op in v.ops or ("axes" in v.properties and op in (REDUCE_OPS if v.kind == "reduce" else SCAN_OPS))
 
 
 def variants(kind: str | None = None, op: str | None = None):

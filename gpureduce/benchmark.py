@@ -27,15 +27,14 @@ import numpy as np
 
 from . import _core, reductions, scans
 from ._operands import to_host
-from ._registry import ALL, DTYPE_NAMES, OP_NAMES, did_you_mean, variants as _variants
+from ._registry import ALL, DTYPE_NAMES, OP_NAMES, OPERATORS as _OPS, did_you_mean, variants as _variants
 
 __all__ = ["benchmark", "BenchmarkResult", "BenchmarkRow", "device_info", "parse_sizes", "series_styles", "PEERS"]
 
-# Public operator names -> (kind, gr operator)
-OPERATORS = {
-    "sum": ("reduce", "sum"), "prod": ("reduce", "prod"), "min": ("reduce", "min"), "max": ("reduce", "max"),
-    "cumsum": ("scan", "sum"), "cumprod": ("scan", "prod"), "cummin": ("scan", "min"), "cummax": ("scan", "max"),
-}
+# Public function names -> (kind, gr operator): the operators the whole-array variants implement (cuda/abi/ops.def's
+# `flat` column) and their scans
+OPERATORS = {**{op.name: ("reduce", op.name) for op in _OPS if op.flat},
+             **{"cum" + op.name: ("scan", op.name) for op in _OPS if op.flat and op.scans}}
 DEFAULT_SIZES = tuple(2**k for k in range(10, 25, 2))
 SLOW_CALL_S = 0.05  # a call slower than this is timed only a few times (e.g. the one-thread scan)
 

@@ -14,7 +14,8 @@ from ._docs import document_variants
 from ._integer_mean import integer_mean
 from ._operands import is_dask_array
 from ._streamed_mean import mean_by_sum, streams_as_sum
-from ._plan import AXIS_VARIANTS as _AXIS_VARIANTS, REDUCE_OPS, NoValue as _NoValue, prepare_reduce
+from ._plan import AXIS_VARIANTS as _AXIS_VARIANTS, NoValue as _NoValue, prepare_reduce
+from ._registry import REDUCE_OPS
 
 __all__ = ["reduce", "sum", "prod", "min", "max", "mean", "argmin", "argmax"]
 

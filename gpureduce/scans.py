@@ -6,7 +6,8 @@ from __future__ import annotations
 from . import _core
 from ._docs import document_variants
 from ._operands import is_dask_array
-from ._plan import AXIS_VARIANTS as _AXIS_VARIANTS, SCAN_OPS, prepare_scan
+from ._plan import AXIS_VARIANTS as _AXIS_VARIANTS, prepare_scan
+from ._registry import SCAN_OPS
 
 __all__ = ["scan", "cumsum", "cumprod", "cummax", "cummin"]
 

@@ -66,6 +66,8 @@ int gr_unsupported_dtype(const char *dtype, const PyArray_Descr *descr, const ch
 /* The table entry of variant index `variant` if it is of `kind` and implements `op`, else NULL with a
  * ValueError. */
 const gr_variant_info *gr_checked_variant(long variant, long op, gr_kind kind);
+const char *gr_op_name(gr_op op);     /* the operator's Python name (cuda/abi/ops.def) */
+PyObject *gr_operator_table(void);    /* gpureduce._core.op_table */
 PyObject *gr_py_variant_table(PyObject *module, PyObject *unused);
 PyObject *gr_py_result_dtype(PyObject *module, PyObject *args);
 PyObject *gr_py_segments_supported(PyObject *module, PyObject *args);

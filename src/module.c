@@ -3,10 +3,6 @@
 #define GR_DEFINE_NUMPY_API
 #include "ext.h"
 
-static const char *const kOpNames[GR_OP_COUNT] = {
-    [GR_OP_SUM] = "sum",   [GR_OP_PROD] = "prod",     [GR_OP_MIN] = "min",      [GR_OP_MAX] = "max",
-    [GR_OP_MEAN] = "mean", [GR_OP_ARGMIN] = "argmin", [GR_OP_ARGMAX] = "argmax"};
-
 static PyMethodDef core_methods[] = {
     {"intake", (PyCFunction)(void (*)(void))gr_py_intake, METH_FASTCALL,
      "intake(obj, role='the input') -> Operand: read an array (NumPy, __cuda_array_interface__, DLPack, DeviceArray)\n"
@@ -97,7 +93,10 @@ core_exec(PyObject *module)
 
     const char *dtype_names[GR_DTYPE_COUNT];
     for (int i = 0; i < GR_DTYPE_COUNT; i++) dtype_names[i] = gr_dtype_name((gr_dtype)i);
-    if (add_owned(module, "op_names", names_tuple(kOpNames, GR_OP_COUNT)) < 0) return -1;
+    const char *op_names[GR_OP_COUNT];
+    for (int i = 0; i < GR_OP_COUNT; i++) op_names[i] = gr_op_name((gr_op)i);
+    if (add_owned(module, "op_names", names_tuple(op_names, GR_OP_COUNT)) < 0) return -1;
+    if (add_owned(module, "op_table", gr_operator_table()) < 0) return -1;
     if (add_owned(module, "dtype_names", names_tuple(dtype_names, GR_DTYPE_COUNT)) < 0) return -1;
     if (PyModule_AddIntConstant(module, "KIND_REDUCE", GR_KIND_REDUCE) < 0 ||
         PyModule_AddIntConstant(module, "KIND_SCAN", GR_KIND_SCAN) < 0 ||

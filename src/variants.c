@@ -1,7 +1,45 @@
-/* variants.c -- the registry's C face: the variant table and the dtype rules, as the Python layer reads
+/* variants.c -- the registry's C face: the variant and operator tables and the dtype rules, as the Python layer reads
  * them once (gpureduce/_registry.py, gpureduce/_plan.py), and the check the runner makes of a plan's
  * variant. */
 #include "ext.h"
+
+/* The operators (cuda/abi/ops.def): their names, whether they scan, and the table Python reads
+ * (gpureduce._core.op_table). */
+static const struct operator_row {
+    const char *name;
+    int scans, flat;
+    const char *result;
+} kOperators[GR_OP_COUNT] = {
+#define GR_OP(NAME, name, scans, flat, result) \
+    [GR_OP_##NAME] = {#name, 0 GR_IF_##scans(+1), 0 GR_IF_##flat(+1), #result},
+#include "abi/ops.def"
+#undef GR_OP
+};
+
+const char *
+gr_op_name(gr_op op)
+{
+    return op >= 0 && op < GR_OP_COUNT ? kOperators[op].name : "?";
+}
+
+/* op_table: one (name, scans, flat, result rule) row per gr_op code. */
+PyObject *
+gr_operator_table(void)
+{
+    PyObject *t = PyTuple_New(GR_OP_COUNT);
+    if (!t) return NULL;
+    for (int i = 0; i < GR_OP_COUNT; i++) {
+        const struct operator_row *r = &kOperators[i];
+        PyObject *row = Py_BuildValue("(sNNs)", r->name, PyBool_FromLong(r->scans), PyBool_FromLong(r->flat),
+                                      r->result);
+        if (!row) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, row);
+    }
+    return t;
+}
 
 const gr_variant_info *
 gr_checked_variant(long variant, long op, gr_kind kind)
@@ -13,8 +51,10 @@ gr_checked_variant(long variant, long op, gr_kind kind)
                      kind == GR_KIND_REDUCE ? "reduction" : "scan");
         return NULL;
     }
-    /* the axis variants of a reduction also run mean, argmin and argmax (gpureduce/_registry.py: implements) */
-    const int axis_op = kind == GR_KIND_REDUCE && (table[variant].properties & GR_PROP_AXES);
+    /* the axis variants run every operator of their kind: a reduction variant's mean, argmin and argmax too
+     * (gpureduce/_registry.py: implements) */
+    const int axis_op = (table[variant].properties & GR_PROP_AXES) && op >= 0 && op < GR_OP_COUNT &&
+                        (kind == GR_KIND_REDUCE || kOperators[op].scans);
     if (op < 0 || op >= GR_OP_COUNT || !((table[variant].ops & GR_OPBIT(op)) || axis_op)) {
         PyErr_Format(PyExc_ValueError, "variant '%s' does not implement operator %ld", table[variant].name, op);
         return NULL;

@@ -25,11 +25,22 @@ typedef enum gr_status {
 
 typedef enum gr_kind { GR_KIND_REDUCE = 0, GR_KIND_SCAN = 1 } gr_kind;
 
-/* Operators.  A scan with GR_OP_SUM is cumsum, with GR_OP_MAX cummax, and so on.  MEAN, ARGMIN and ARGMAX
- * exist for axis reductions only (gr_reduce_segments); no variant of the table lists them. */
+/* The YES/NO columns of the .def lists, as code or nothing. */
+#define GR_IF_YES(...) __VA_ARGS__
+#define GR_IF_NO(...)
+
+/* Operators, generated from the one list (abi/ops.def).  A scan with GR_OP_SUM is cumsum, with GR_OP_MAX
+ * cummax, and so on.  Those whose `scans` column is NO exist for reductions only, and those whose `flat`
+ * column is NO for the axis machinery only (gr_reduce_segments): no variant of the table lists them. */
 typedef enum gr_op {
-    GR_OP_SUM = 0, GR_OP_PROD, GR_OP_MIN, GR_OP_MAX, GR_OP_MEAN, GR_OP_ARGMIN, GR_OP_ARGMAX, GR_OP_COUNT
+#define GR_OP(NAME, name, scans, flat, result) GR_OP_##NAME,
+#include "abi/ops.def"
+#undef GR_OP
+    GR_OP_COUNT
 } gr_op;
+
+/* NumPy's result-dtype rules with dtype=None, the `result` column of ops.def (see there). */
+typedef enum gr_result_rule { GR_RESULT_SUM = 0, GR_RESULT_SAME, GR_RESULT_MEAN, GR_RESULT_INDEX } gr_result_rule;
 
 /* Element types: the full list NumPy reductions meet.  Which ones a variant is instantiated for is in
  * its `dtypes` mask (cuda/abi/variants.def). */
@@ -41,7 +52,13 @@ typedef enum gr_dtype {
 } gr_dtype;
 
 #define GR_OPBIT(op) (1u << (op))
-#define GR_OPS_ALL (GR_OPBIT(GR_OP_SUM) | GR_OPBIT(GR_OP_PROD) | GR_OPBIT(GR_OP_MIN) | GR_OPBIT(GR_OP_MAX))
+/* GR_OPS_ALL: the operators a whole-array variant may implement (the `flat` column of ops.def). */
+enum {
+    GR_OPS_ALL = 0u
+#define GR_OP(NAME, name, scans, flat, result) GR_IF_##flat(| GR_OPBIT(GR_OP_##NAME))
+#include "abi/ops.def"
+#undef GR_OP
+};
 #define GR_DTBIT(dt) (1u << (dt))
 #define GR_DTYPES_CORE (GR_DTBIT(GR_FLOAT32) | GR_DTBIT(GR_FLOAT64) | GR_DTBIT(GR_INT32) | GR_DTBIT(GR_INT64))
 

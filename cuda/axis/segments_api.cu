@@ -2,18 +2,19 @@
 // result dtypes, what is instantiated, and the routing to the per-operator translation units.
 #include "axis/segments_dispatch.cuh"
 
-#define GR_SEGMENT_OPS(X) X(SUM) X(PROD) X(MIN) X(MAX) X(MEAN) X(ARGMIN) X(ARGMAX)
-#define GR_DECLARE(OP)                                                                                     \
+// Every operator of abi/ops.def reduces along axes, those whose `scans` column is YES scan too; each
+// (family, operator) is its own translation unit, written by setup.py from the list.
+#define GR_DECLARE_REDUCE(OP)                                                                              \
     extern "C" gr_status gr_reduce_segments_##OP(const gr_args *, const gr_segments *, size_t *, int *);     \
     extern "C" gr_status gr_reduce_segments_cub_##OP(const gr_args *, const gr_segments *, size_t *, int *);
-GR_SEGMENT_OPS(GR_DECLARE)
-#undef GR_DECLARE
-#define GR_SCAN_OPS(X) X(SUM) X(PROD) X(MIN) X(MAX)
-#define GR_DECLARE(OP)                                                                                     \
+#define GR_DECLARE_SCAN(OP)                                                                                \
     extern "C" gr_status gr_scan_segments_##OP(const gr_args *, const gr_segments *, size_t *, int *);       \
     extern "C" gr_status gr_scan_segments_cub_##OP(const gr_args *, const gr_segments *, size_t *, int *);
-GR_SCAN_OPS(GR_DECLARE)
-#undef GR_DECLARE
+#define GR_OP(NAME, name, scans, flat, result) GR_DECLARE_REDUCE(NAME) GR_IF_##scans(GR_DECLARE_SCAN(NAME))
+#include "abi/ops.def"
+#undef GR_OP
+#undef GR_DECLARE_REDUCE
+#undef GR_DECLARE_SCAN
 
 namespace {
 
@@ -59,7 +60,9 @@ gr_status reduce_route(const gr_args *a, const gr_segments *s, size_t *ws, int *
 #define GR_CASE(OP)                                                                                        \
     case GR_OP_##OP:                                                                                       \
         return r.cub ? gr_reduce_segments_cub_##OP(&r.args, s, ws, err) : gr_reduce_segments_##OP(&r.args, s, ws, err);
-        GR_SEGMENT_OPS(GR_CASE)
+#define GR_OP(NAME, name, scans, flat, result) GR_CASE(NAME)
+#include "abi/ops.def"
+#undef GR_OP
 #undef GR_CASE
     default: return GR_ERR_UNSUPPORTED_OP;
     }
@@ -72,7 +75,9 @@ gr_status scan_route(const gr_args *a, const gr_segments *s, size_t *ws, int *er
 #define GR_CASE(OP)                                                                                        \
     case GR_OP_##OP:                                                                                       \
         return r.cub ? gr_scan_segments_cub_##OP(&r.args, s, ws, err) : gr_scan_segments_##OP(&r.args, s, ws, err);
-        GR_SCAN_OPS(GR_CASE)
+#define GR_OP(NAME, name, scans, flat, result) GR_IF_##scans(GR_CASE(NAME))
+#include "abi/ops.def"
+#undef GR_OP
 #undef GR_CASE
     default: return GR_ERR_UNSUPPORTED_OP;
     }

@@ -41,21 +41,33 @@ constexpr bool is_widening(gr_dtype in, gr_dtype out) {
            (in == GR_COMPLEX64 && out == GR_COMPLEX128);
 }
 
+// Which operators scan, the `scans` column of abi/ops.def.
+constexpr bool kScans[GR_OP_COUNT] = {
+#define GR_OP(NAME, name, scans, flat, result) false GR_IF_##scans(|| true),
+#include "abi/ops.def"
+#undef GR_OP
+};
+
+// The (input, result) pairs an operator runs along axes, by its result rule: NumPy's result dtype, and for
+// sums, products and means also dtype= of the input's own type or a wider float (accumulated in the result).
 constexpr bool segments_supported(gr_kind kind, gr_op op, gr_dtype in, gr_dtype out) {
     if (in < 0 || in >= GR_DTYPE_COUNT || out < 0 || out >= GR_DTYPE_COUNT) return false;
-    switch (op) {
-    case GR_OP_SUM: case GR_OP_PROD: return out == default_sum_dtype(in) || out == in || is_widening(in, out);
-    case GR_OP_MIN: case GR_OP_MAX: return out == in;
-    case GR_OP_MEAN: return kind == GR_KIND_REDUCE && (out == result_dtype(op, in) || is_widening(in, out));
-    case GR_OP_ARGMIN: case GR_OP_ARGMAX: return kind == GR_KIND_REDUCE && out == GR_INT64;
-    default: return false;
+    if (op < 0 || op >= GR_OP_COUNT) return false;
+    if (kind == GR_KIND_SCAN && !kScans[op]) return false;
+    switch (kResultRule[op]) {
+    case GR_RESULT_SUM: return out == default_sum_dtype(in) || out == in || is_widening(in, out);
+    case GR_RESULT_SAME: return out == in;
+    case GR_RESULT_MEAN: return out == result_dtype(op, in) || is_widening(in, out);
+    case GR_RESULT_INDEX: return out == GR_INT64;
     }
+    return false;
 }
 
 // Which kernels exist.  Two economies keep the build small without changing a result:
-//  * one kernel serves dtypes whose bits give the same answer: sums and products that keep an unsigned
-//    type wrap exactly as the signed type of that width, and bool's min/max/argmin/argmax are uint8's
-//    (the bytes are 0 or 1).  kernel_types() maps a call onto the types whose kernels run it.
+//  * one kernel serves dtypes whose bits give the same answer: sums and products (result rule SUM) that keep
+//    an unsigned type wrap exactly as the signed type of that width, and bool's min/max/argmin/argmax (rules
+//    SAME and INDEX) are uint8's (the bytes are 0 or 1).  kernel_types() maps a call onto the types whose
+//    kernels run it.
 //  * the CUB baseline is instantiated for inputs already in the result type (and arg reductions of any
 //    input); the caller casts any other input to the result type first, as NumPy's buffered casts do.
 struct KernelTypes {
@@ -73,9 +85,10 @@ constexpr gr_dtype signed_twin(gr_dtype d) {
 }
 
 constexpr KernelTypes kernel_types(gr_op op, gr_dtype in, gr_dtype out) {
-    if ((op == GR_OP_SUM || op == GR_OP_PROD) && in == out) return {signed_twin(in), signed_twin(out)};
-    if (in == GR_BOOL && (op == GR_OP_MIN || op == GR_OP_MAX)) return {GR_UINT8, out == GR_BOOL ? GR_UINT8 : out};
-    if (in == GR_BOOL && (op == GR_OP_ARGMIN || op == GR_OP_ARGMAX)) return {GR_UINT8, out};
+    const gr_result_rule rule = op >= 0 && op < GR_OP_COUNT ? kResultRule[op] : GR_RESULT_MEAN;
+    if (rule == GR_RESULT_SUM && in == out) return {signed_twin(in), signed_twin(out)};
+    if (in == GR_BOOL && rule == GR_RESULT_SAME) return {GR_UINT8, out == GR_BOOL ? GR_UINT8 : out};
+    if (in == GR_BOOL && rule == GR_RESULT_INDEX) return {GR_UINT8, out};
     return {in, out};
 }
 
@@ -84,7 +97,7 @@ constexpr bool instantiated(bool cub, gr_kind kind, gr_op op, gr_dtype in, gr_dt
     if (!segments_supported(kind, op, in, out)) return false;
     const KernelTypes k = kernel_types(op, in, out);
     if (k.in != in || k.out != out) return false;  // served by its twin's kernels
-    return !cub || in == out || op == GR_OP_ARGMIN || op == GR_OP_ARGMAX;
+    return !cub || in == out || kResultRule[op] == GR_RESULT_INDEX;
 }
 
 // Calls f(tag<In>{}, tag<Out>{}) for an instantiated (op, in, out) triple of `kind`, instantiating only those.

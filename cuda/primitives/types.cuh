@@ -80,15 +80,23 @@ constexpr gr_dtype default_sum_dtype(gr_dtype in) {
     }
 }
 
+// Each operator's result-dtype rule, the `result` column of abi/ops.def.
+constexpr gr_result_rule kResultRule[GR_OP_COUNT] = {
+#define GR_OP(NAME, name, scans, flat, result) GR_RESULT_##result,
+#include "abi/ops.def"
+#undef GR_OP
+};
+
 // NumPy's result dtype of each operator with dtype=None (mean of bool/ints: float64; arg*: int64).
 constexpr gr_dtype result_dtype(gr_op op, gr_dtype in) {
-    switch (op) {
-    case GR_OP_SUM: case GR_OP_PROD: return default_sum_dtype(in);
-    case GR_OP_MIN: case GR_OP_MAX: return in;
-    case GR_OP_MEAN: return is_inexact_dtype(in) ? in : GR_FLOAT64;
-    case GR_OP_ARGMIN: case GR_OP_ARGMAX: return GR_INT64;
-    default: return GR_DTYPE_COUNT;
+    if (op < 0 || op >= GR_OP_COUNT) return GR_DTYPE_COUNT;
+    switch (kResultRule[op]) {
+    case GR_RESULT_SUM: return default_sum_dtype(in);
+    case GR_RESULT_SAME: return in;
+    case GR_RESULT_MEAN: return is_inexact_dtype(in) ? in : GR_FLOAT64;
+    case GR_RESULT_INDEX: return GR_INT64;
     }
+    return GR_DTYPE_COUNT;
 }
 
 // 16 bytes of T: the widest load or store one thread issues (LDG.128 / STG.128).  Its pointers must be

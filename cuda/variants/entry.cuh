@@ -80,25 +80,32 @@ struct ReduceTyped {
     static gr_status call(const gr_args *a, size_t *ws, int *err) { return reduce_typed<Policy, In, Out, Op>(a, ws, err); }
 };
 
-// The operator -> (functor, result type) rule, in one place for reductions and scans: sum and prod give
-// NumPy's promoted type (sum_result), min and max keep the input type.  Only the operators of the variant's
-// mask are instantiated; a caller asking for another result type gets GR_ERR_UNSUPPORTED_DTYPE.
+// The result type of a whole-array kernel, by the operator's result rule (abi/ops.def): sum and prod give
+// NumPy's promoted type (sum_result), min and max keep the input type.  A `flat` operator of another rule
+// needs its own line here.
+template <gr_result_rule R, class In> struct flat_result;
+template <class In> struct flat_result<GR_RESULT_SUM, In> { using type = typename sum_result<In>::type; };
+template <class In> struct flat_result<GR_RESULT_SAME, In> { using type = In; };
+
+// The operator -> (functor, result type) rule, in one place for reductions and scans, one case per `flat`
+// operator of abi/ops.def.  Only the operators of the variant's mask are instantiated; a caller asking for
+// another result type gets GR_ERR_UNSUPPORTED_DTYPE.
 template <template <class, class, class, class> class Typed, class Policy, unsigned kOps, class In>
 gr_status dispatch_op(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
-    using SumOut = typename sum_result<In>::type;
-    const gr_dtype same = dtype_of<In>::value, promoted = dtype_of<SumOut>::value;
-#define GR_OP_CASE(CODE, OUT, OUT_DTYPE)                                                                      \
-    case CODE:                                                                                               \
-        if constexpr (kOps & GR_OPBIT(CODE))                                                                 \
-            return a->out_dtype == OUT_DTYPE                                                                 \
-                       ? Typed<Policy, In, OUT, typename op_functor<CODE>::type>::call(a, ws_bytes, cuda_error) \
+#define GR_OP_CASE(NAME, RESULT)                                                                              \
+    case GR_OP_##NAME:                                                                                       \
+        if constexpr ((kOps & GR_OPBIT(GR_OP_##NAME)) != 0) {                                                \
+            using Out = typename flat_result<GR_RESULT_##RESULT, In>::type;                                  \
+            return a->out_dtype == dtype_of<Out>::value                                                      \
+                       ? Typed<Policy, In, Out, typename op_functor<GR_OP_##NAME>::type>::call(a, ws_bytes, \
+                                                                                             cuda_error)     \
                        : GR_ERR_UNSUPPORTED_DTYPE;                                                           \
+        }                                                                                                    \
         break;
     switch (a->op) {
-        GR_OP_CASE(GR_OP_SUM, SumOut, promoted)
-        GR_OP_CASE(GR_OP_PROD, SumOut, promoted)
-        GR_OP_CASE(GR_OP_MIN, In, same)
-        GR_OP_CASE(GR_OP_MAX, In, same)
+#define GR_OP(NAME, name, scans, flat, result) GR_IF_##flat(GR_OP_CASE(NAME, result))
+#include "abi/ops.def"
+#undef GR_OP
     default:
         break;
     }

@@ -1,4 +1,0 @@
-// reduce_segments_cub_argmin.cu -- variant cub of the axis reductions, operator argmin (see reduce_segments_cub.cuh).
-#include "axis/reduce_segments_cub.cuh"
-
-GR_REDUCE_SEGMENTS_CUB_OP(ARGMIN)

@@ -1,4 +1,0 @@
-// reduce_segments_cub_sum.cu -- variant cub of the axis reductions, operator sum (see reduce_segments_cub.cuh).
-#include "axis/reduce_segments_cub.cuh"
-
-GR_REDUCE_SEGMENTS_CUB_OP(SUM)

@@ -1,0 +1,97 @@
+"""The one list of operators (cuda/abi/ops.def), checked without a GPU: what the extension was built from, the
+Python tables generated from it, NumPy's result dtypes per rule, and the axis kernel files setup.py writes."""
+import importlib
+import re
+import runpy
+from pathlib import Path
+
+import numpy as np
+import pytest
+import setuptools
+
+import gpureduce
+from gpureduce import _core, _registry
+
+benchmark = importlib.import_module("gpureduce.benchmark")  # the module (gpureduce.benchmark is its function)
+
+ROOT = Path(__file__).resolve().parent.parent
+OPS_DEF = ROOT / "cuda" / "abi" / "ops.def"
+LINE = re.compile(r"^GR_OP\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(YES|NO)\s*,\s*(YES|NO)\s*,\s*(\w+)\s*\)", re.M)
+
+
+def declared():
+    if not OPS_DEF.exists():
+        pytest.skip("needs the source tree (cuda/abi/ops.def)")
+    return LINE.findall(OPS_DEF.read_text())
+
+
+def test_the_extension_was_built_from_the_list():
+    rows = declared()
+    assert rows, "no GR_OP line in ops.def"
+    assert _core.op_table == tuple((name, scans == "YES", flat == "YES", result)
+                                   for _, name, scans, flat, result in rows)
+    assert _core.op_names == tuple(name for _, name, *_ in rows)
+    assert all(NAME == name.upper() for NAME, name, *_ in rows)
+
+
+def test_python_tables_come_from_the_list():
+    ops = _registry.OPERATORS
+    assert [op.code for op in ops] == list(range(len(ops)))
+    assert _registry.REDUCE_OPS == tuple(op.name for op in ops)
+    assert _registry.SCAN_OPS == tuple(op.name for op in ops if op.scans)
+    assert _registry.SCAN_FUNCTIONS == {"cum" + op.name: op.name for op in ops if op.scans}
+    assert set(benchmark.OPERATORS) == ({op.name for op in ops if op.flat}
+                                        | {"cum" + op.name for op in ops if op.flat and op.scans})
+    for op in ops:  # each operator is a public function with NumPy's name, its scan too
+        assert callable(getattr(gpureduce, op.name)), op.name
+        if op.scans:
+            assert callable(getattr(gpureduce, "cum" + op.name)), op.name
+    # the whole-array variants implement `flat` operators only; the axis variants every operator of their kind
+    for v in _registry.ALL:
+        assert all(next(op for op in ops if op.name == name).flat for name in v.ops), v.name
+        if "axes" in v.properties:
+            able = _registry.REDUCE_OPS if v.kind == "reduce" else _registry.SCAN_OPS
+            assert all(_registry.implements(v, name) for name in able), v.name
+
+
+NUMPY = {"sum": np.sum, "prod": np.prod, "min": np.min, "max": np.max, "mean": np.mean, "argmin": np.argmin,
+         "argmax": np.argmax}
+NUMPY_SCANS = {"sum": np.cumsum, "prod": np.cumprod, "min": np.minimum.accumulate, "max": np.maximum.accumulate}
+
+
+@pytest.mark.parametrize("dtype", _registry.DTYPE_NAMES)
+@pytest.mark.parametrize("op", _registry.OPERATORS, ids=lambda op: op.name)
+def test_result_rules_give_numpys_dtypes(op, dtype):
+    """Each operator's result rule gives the dtype NumPy's function gives with dtype=None."""
+    assert op.name in NUMPY, f"operator {op.name} has no NumPy reference here: add it"
+    want = np.asarray(NUMPY[op.name](np.ones(3, dtype))).dtype
+    got = _core.result_dtype(_core.KIND_REDUCE, op.code, _registry.DTYPE_NAMES.index(dtype))
+    assert _registry.DTYPE_NAMES[got] == want.name
+    if op.scans:
+        assert op.name in NUMPY_SCANS, f"scan of {op.name} has no NumPy reference here: add it"
+        got = _core.result_dtype(_core.KIND_SCAN, op.code, _registry.DTYPE_NAMES.index(dtype))
+        assert _registry.DTYPE_NAMES[got] == NUMPY_SCANS[op.name](np.ones(3, dtype)).dtype.name
+
+
+def test_setup_writes_one_axis_kernel_file_per_family_and_operator(tmp_path, monkeypatch):
+    if not (ROOT / "setup.py").exists():
+        pytest.skip("needs the source tree (setup.py)")
+    monkeypatch.setattr(setuptools, "setup", lambda **kwargs: None)
+    build = runpy.run_path(str(ROOT / "setup.py"))
+    paths = [Path(p) for p in build["write_axis_sources"](tmp_path)]
+    reducing = [NAME for NAME, *_ in declared()]
+    scanning = [NAME for NAME, _, scans, *_ in declared() if scans == "YES"]
+    expected = {f"{stem}_{NAME.lower()}.cu" for NAME in reducing for stem in ("reduce_segments", "reduce_segments_cub")}
+    expected |= {f"{stem}_{NAME.lower()}.cu" for NAME in scanning for stem in ("scan_segments", "scan_segments_cub")}
+    assert {p.name for p in paths} == expected
+    for p in paths:
+        NAME = p.stem.rsplit("_", 1)[1].upper()
+        family = p.stem[: -len(NAME) - 1]
+        header = ROOT / "cuda" / "axis" / f"{family}.cuh"
+        macro = "GR_" + family.upper() + "_OP"
+        text = p.read_text()
+        assert f'#include "axis/{family}.cuh"' in text and f"{macro}({NAME})" in text, text
+        assert f"#define {macro}(OP)" in header.read_text(), f"{header.name} defines no {macro}"
+    mtimes = {p: p.stat().st_mtime_ns for p in paths}
+    build["write_axis_sources"](tmp_path)  # unchanged text: not rewritten, so the object cache keeps them
+    assert {p: p.stat().st_mtime_ns for p in paths} == mtimes
