@@ -79,7 +79,7 @@ __device__ __forceinline__ T value_of(Word b) {
     return v;
 }
 
-// The tile status array, laid out in the workspace by take() and reset by clear().
+// The tile status array, laid out in the workspace by take(); all zero bytes is EMPTY (LookbackPlan::clear).
 template <class Acc, bool kPacked = sizeof(Acc) == 4>
 struct TileStatus;
 
@@ -87,9 +87,6 @@ template <class Acc>
 struct TileStatus<Acc, true> {  // one 64-bit word per tile: status << 32 | value bits
     Word *word;
     static TileStatus take(Scratch &s, int64_t tiles) { return TileStatus{s.take<Word>(tiles)}; }
-    cudaError_t clear(int64_t tiles, cudaStream_t stream) const {
-        return cudaMemsetAsync(word, 0, size_t(tiles) * sizeof(Word), stream);
-    }
     __device__ void publish(int64_t tile, unsigned status, Acc v) const {
         DeviceWord(word[tile]).store(Word(status) << 32 | bits_of(v), cuda::memory_order_relaxed);
     }
@@ -133,9 +130,6 @@ template <class Acc>
 struct TileStatus<Acc, false> {  // one 128-bit word per tile: {status, value bits}
     WordPair *word;
     static TileStatus take(Scratch &s, int64_t tiles) { return TileStatus{s.take<WordPair>(tiles)}; }
-    cudaError_t clear(int64_t tiles, cudaStream_t stream) const {
-        return cudaMemsetAsync(word, 0, size_t(tiles) * sizeof(WordPair), stream);
-    }
     __device__ void publish(int64_t tile, unsigned status, Acc v) const {
         store_pair_relaxed(word + tile, status, bits_of(v));
     }
@@ -315,17 +309,21 @@ template <bool kOrdered, class Acc>
 struct LookbackPlan {
     int64_t tiles;
     int64_t windows;  // ordered_lookback: one status per window of 32 tiles
+    char *statuses;   // both status arrays, taken one after the other: one memset clears them
+    size_t status_bytes;
     TileStatus<Acc> status;
     TileStatus<Acc> window_status;
     LookbackPlan(Scratch &s, int64_t n, int64_t shift, int64_t tile)
         : tiles(ceil_div(n + shift, tile)),
           windows(kOrdered && tiles > 1 ? ceil_div(tiles, int64_t(kWarp)) : 0),
-          status(TileStatus<Acc>::take(s, tiles > 1 ? tiles : 0)),
-          window_status(TileStatus<Acc>::take(s, windows)) {}
+          statuses(s.base ? s.base + s.used : nullptr),
+          status_bytes(s.used),
+          status(TileStatus<Acc>::take(s, tiles > 1 ? tiles : 0)),  // one tile publishes nothing
+          window_status(TileStatus<Acc>::take(s, windows)) {
+        status_bytes = s.used - status_bytes;
+    }
     cudaError_t clear(cudaStream_t stream) const {
-        if (tiles > 1) GR_CUDA_TRY(status.clear(tiles, stream));  // one tile publishes nothing
-        if (windows > 0) GR_CUDA_TRY(window_status.clear(windows, stream));
-        return cudaSuccess;
+        return status_bytes ? cudaMemsetAsync(statuses, 0, status_bytes, stream) : cudaSuccess;
     }
 };
 
