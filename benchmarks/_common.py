@@ -1,4 +1,5 @@
-"""What the benchmark scripts share: the commit they measure."""
+"""What the benchmark scripts share: the commit they measure, and how a table is printed and saved."""
+import argparse
 import os
 import subprocess
 
@@ -15,3 +16,20 @@ def commit():
         return r.stdout.strip() or "unknown"
     except Exception:
         return "unknown"
+
+
+def emit(text, markdown=None):
+    """Print a result table, and write it to the file `markdown` too when given."""
+    print(text)
+    if markdown:
+        with open(markdown, "w") as f:
+            f.write(text + "\n")
+
+
+def table_arguments(doc, log2=28, repeat=20):
+    """The options of a script that measures one size: --log2 (the size), --repeat, --markdown (a file)."""
+    p = argparse.ArgumentParser(description=doc)
+    p.add_argument("--log2", type=int, default=log2)
+    p.add_argument("--repeat", type=int, default=repeat)
+    p.add_argument("--markdown")
+    return p.parse_args()

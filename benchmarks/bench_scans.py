@@ -10,11 +10,10 @@ says whether `auto`'s two extra calls gave bitwise the same result; a wrong resu
 """
 from __future__ import annotations
 
-import argparse
 import sys
 
 from gpureduce import benchmark
-from _common import commit
+from _common import commit, emit, table_arguments
 
 VARIANTS = ("reduce_then_scan", "decoupled_lookback", "ordered_lookback", "auto")
 PEERS = ("cub", "torch", "cupy")
@@ -28,11 +27,7 @@ def cell(row):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--log2", type=int, default=28)
-    p.add_argument("--repeat", type=int, default=20)
-    p.add_argument("--markdown")
-    args = p.parse_args()
+    args = table_arguments(__doc__)
     n = 1 << args.log2
     lines = [f"# Scans at n = 2^{args.log2} (benchmarks/bench_scans.py, commit {commit()})", "",
              "| cumsum | " + " | ".join(VARIANTS + PEERS) + " | copy ceiling | auto/CUB | auto det. |",
@@ -49,10 +44,7 @@ def main():
         lines.append(f"| {label} | " + " | ".join(cell(at.get(v)) for v in VARIANTS + PEERS)
                      + f" | {ceiling:.0f} | {ratio} | {'yes' if auto and auto.deterministic else 'NO'} |")
     text = "\n".join(lines)
-    print(text)
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(text + "\n")
+    emit(text, args.markdown)
     return 1 if wrong else 0
 
 

@@ -24,7 +24,7 @@ import numpy as np
 from . import _core
 from ._layout import Dim, c_strides, gather_order, plan as segments_plan
 from ._operands import cast, copy_into, default_dtype, dtype_code, gather, intake, is_c_contiguous
-from ._registry import OP_NAMES, REDUCE_OPS, SCAN_OPS, resolve, variants
+from ._registry import OP_NAMES, OPERATORS, REDUCE_OPS, SCAN_OPS, resolve, variants
 from ._results import in_kind_of
 
 try:  # NumPy >= 2.0
@@ -41,6 +41,14 @@ AXIS_VARIANTS = {kind: tuple(v.name for v in variants(kind=kind) if "axes" in v.
                  for kind in ("reduce", "scan")}
 # NumPy's ufunc names, for its own error messages ("... reduction operation maximum which has no identity")
 _UFUNC_NAME = {"sum": "add", "prod": "multiply", "min": "minimum", "max": "maximum"}
+# the operators whose NumPy function reduces a 0-d array over an int axis 0 (or -1), as ufunc.reduce does
+_ZERO_D_INT_AXIS = {*_UFUNC_NAME, "any", "all", "count_nonzero"}
+# the operators that only ask whether an element is nonzero (result rules BOOL and COUNT of cuda/abi/ops.def):
+# an input a variant has no kernel for is cast to bool, not to the result dtype
+_TRUTH_OPS = {op.name for op in OPERATORS if op.result in ("BOOL", "COUNT")}
+# the keywords each NumPy function lacks, refused as Python refuses an unexpected keyword argument
+_NO_DTYPE = {"min", "max", "argmin", "argmax", "any", "all", "count_nonzero"}
+_NO_INITIAL = {"any", "all", "count_nonzero"}
 _OP_CODES = {op: code for code, op in enumerate(OP_NAMES)}
 _REDUCE, _SCAN = _core.KIND_REDUCE, _core.KIND_SCAN
 
@@ -78,7 +86,7 @@ def _axes(op, axis, ndim):
     """The reduced axes as a sorted tuple, with NumPy's AxisError / duplicate-axis ValueError / TypeError."""
     if axis is None:
         return tuple(range(ndim))
-    if ndim == 0 and op in _UFUNC_NAME and isinstance(axis, (int, np.integer)) and axis in (0, -1):
+    if ndim == 0 and op in _ZERO_D_INT_AXIS and isinstance(axis, (int, np.integer)) and axis in (0, -1):
         return ()  # NumPy's ufunc.reduce takes an int axis 0 (or -1) of a 0-d array as reducing nothing
     if op in ("argmin", "argmax"):
         if isinstance(axis, (tuple, list)):
@@ -142,7 +150,7 @@ def _out(out, shape, what):
 
 def _refuse(name, op, reason):
     raise ValueError(f"variant {name!r} {reason}; the variants that cover every NumPy argument (axis, dtype, out, "
-                     f"keepdims, initial, where, all dtypes, mean/argmin/argmax) are: "
+                     f"keepdims, initial, where, all dtypes, every operator) are: "
                      f"{', '.join(AXIS_VARIANTS['reduce'])}")
 
 
@@ -176,8 +184,12 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
     else:
         rshape = tuple(1 if i in axes else e for i, e in enumerate(x.shape)) if keepdims else \
             tuple(e for i, e in enumerate(x.shape) if i not in axes)
-    if dtype is not None and op in ("min", "max", "argmin", "argmax"):
+    if dtype is not None and op in _NO_DTYPE:
         raise TypeError(f"{op}() got an unexpected keyword argument 'dtype'")
+    if initial is not NoValue and op in _NO_INITIAL:
+        raise TypeError(f"{op}() got an unexpected keyword argument 'initial'")
+    if where is not True and op == "count_nonzero":
+        raise TypeError("count_nonzero() got an unexpected keyword argument 'where'")
     out_desc = _out(out, rshape, f"the result of {op}") if out is not None else None
     if dtype is not None:
         rt = np.dtype(dtype)
@@ -208,7 +220,7 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
 
     op_code = _OP_CODES[op]
     if "axes" in v.properties and not _supported(_REDUCE, v.index, op_code, x.code, dtype_code(rt)):
-        x = cast(x, rt)
+        x = cast(x, np.dtype(np.bool_) if op in _TRUTH_OPS else rt)
     # an axis variant writes a device out= of the result dtype in place; the classic variants' flat kernels
     # write one scalar, copied into out= afterwards
     direct = out_desc is not None and not out_desc.host and out_desc.dtype == rt and "axes" in v.properties

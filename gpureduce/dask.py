@@ -3,8 +3,8 @@
 ``gpureduce.dask.sum(x, axis=0)`` takes a ``dask.array.Array`` whose chunks are NumPy or CuPy arrays and
 returns a lazy ``dask.array.Array``, NumPy's signature and result dtype, built on Dask's own machinery:
 
-* sum, prod, min, max: ``dask.array.reduction`` with gpureduce's function on each chunk and on the partial
-  results (chunk -> combine -> aggregate);
+* sum, prod, min, max, any, all: ``dask.array.reduction`` with gpureduce's function on each chunk and on the
+  partial results (chunk -> combine -> aggregate); count_nonzero: each chunk's count, the counts summed;
 * mean: each chunk gives its count and its sum in the accumulator dtype NumPy uses (float64 for integers and
   bool, the input's own for floats), summed over the partials and divided once at the end;
 * argmin, argmax: each chunk gives its extreme value and the global index of its first occurrence; the
@@ -39,7 +39,8 @@ from gpureduce import _registry
 from gpureduce._plan import NoValue
 from gpureduce._registry import DTYPE_NAMES
 
-__all__ = ["sum", "prod", "min", "max", "mean", "argmin", "argmax", "cumsum", "cumprod", "cummax", "cummin"]
+__all__ = ["sum", "prod", "min", "max", "mean", "argmin", "argmax", "any", "all", "count_nonzero", "cumsum", "cumprod",
+           "cummax", "cummin"]
 
 # The functions each chunk is reduced or scanned with (gpureduce's; tests without a GPU put NumPy's here).
 kernels = gpureduce
@@ -139,6 +140,27 @@ def max(a, axis=None, keepdims=False, split_every=None, out=None, *, initial=_NO
     """numpy.max of a Dask array (NaN propagates; an empty reduction raises ValueError unless initial= is given,
     as NumPy's)."""
     return _reduce("max", a, axis, None, keepdims, split_every, out, variant, initial)
+
+
+def any(a, axis=None, keepdims=False, split_every=None, out=None, *, variant="auto"):
+    """numpy.any of a Dask array: each chunk's, then the partial results' (an empty reduction is False)."""
+    return _reduce("any", a, axis, None, keepdims, split_every, out, variant)
+
+
+def all(a, axis=None, keepdims=False, split_every=None, out=None, *, variant="auto"):
+    """numpy.all of a Dask array: each chunk's, then the partial results' (an empty reduction is True)."""
+    return _reduce("all", a, axis, None, keepdims, split_every, out, variant)
+
+
+def count_nonzero(a, axis=None, *, keepdims=False, split_every=None, variant="auto"):
+    """numpy.count_nonzero of a Dask array: each chunk's count (int64), the counts summed."""
+    a = _array(a)
+    _whole_arrays_only("count_nonzero", variant)
+    counts = np.dtype(np.int64)
+    chunk = partial(_kernel_reduce, "count_nonzero", variant)
+    total = partial(_kernel_reduce, "sum", variant)
+    return da.reduction(a, chunk, total, combine=total, axis=axis, keepdims=keepdims, dtype=counts,
+                        split_every=split_every, meta=_meta(a, axis, keepdims, counts))
 
 
 # ---------------------------------------------------------------- mean: counts and sums, divided once
@@ -340,7 +362,9 @@ def reduce_lazily(op, a, axis, dtype, out, keepdims, initial, where, variant):
     if where is not True:
         raise TypeError("where= is not supported for Dask arrays (gpureduce.dask); mask the array first "
                         "(dask.array.where) or reduce a NumPy or device array")
-    options = {"axis": axis, "keepdims": keepdims, "out": out, "variant": variant}
+    options = {"axis": axis, "keepdims": keepdims, "variant": variant}
+    if out is not None:
+        options["out"] = out
     if dtype is not None:
         options["dtype"] = dtype
     if initial is not NoValue and initial is not None:

@@ -17,7 +17,8 @@ from ._streamed_mean import mean_by_sum, streams_as_sum
 from ._plan import AXIS_VARIANTS as _AXIS_VARIANTS, NoValue as _NoValue, prepare_reduce
 from ._registry import REDUCE_OPS
 
-__all__ = ["reduce", "sum", "prod", "min", "max", "mean", "argmin", "argmax"]
+__all__ = ["reduce", "sum", "prod", "min", "max", "mean", "argmin", "argmax", "any", "all", "count_nonzero"]
+# (this module defines any, all, min, max and sum: the builtins of those names are not used below)
 
 AXIS_VARIANTS = _AXIS_VARIANTS["reduce"]  # the variants that also run the axis machinery ("axes")
 
@@ -33,9 +34,10 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
 
     Parameters
     ----------
-    op : {"sum", "prod", "min", "max", "mean", "argmin", "argmax"}
+    op : {"sum", "prod", "min", "max", "mean", "argmin", "argmax", "any", "all", "count_nonzero"}
         The reduction.  `dtype` is taken by sum, prod and mean; `initial` by sum, prod, min and max; `where`
-        by all but argmin and argmax, which take only `axis` (an int or None), `out` and `keepdims`.
+        by all but argmin, argmax and count_nonzero; argmin and argmax take only `axis` (an int or None),
+        `out` and `keepdims`, count_nonzero only `axis` and `keepdims`.
     a : array_like or device array
         %(a)s
     axis : None, int or tuple of ints, optional
@@ -553,3 +555,150 @@ _ARGMAX_EXAMPLES = """    Examples
                    arg="argmax", extreme="maximum", name="max", other="argmin")
 def argmax(a, axis=None, out=None, *, keepdims=False, variant: str = "auto"):
     return reduce("argmax", a, axis, None, out, keepdims, variant=variant)
+
+
+_TRUTH_DOC = """Test whether ${which} element along the given axes is true, as ``numpy.${name}``.
+
+    An element is true when it is nonzero: a NaN is true, a complex number is true when either part is
+    nonzero.
+
+    Parameters
+    ----------
+    a : array_like or device array
+        %(a)s
+    axis : None, int or tuple of ints, optional
+        The axes to reduce; None (default) reduces all of them.  Negative axes count from the end.
+    out : numpy.ndarray or device array, optional
+        Where to write the result: of the result's shape, writable, on the current device if a device array;
+        another dtype is cast into it as NumPy does (True is 1).
+    keepdims : bool, optional
+        Keep the reduced axes as axes of length 1.
+    where : array_like of bool, keyword-only, optional
+        Only the elements where `where` (broadcast to ``a.shape``) is True take part; a result that takes no
+        element is ${empty}.  A device mask needs a device `a`.
+    variant : str, keyword-only
+        The algorithm, by name (see Notes); ``"auto"`` (default) is the fastest.
+
+    Returns
+    -------
+    numpy.bool, numpy.ndarray, device array or `out`
+        bool: ${returns}; ${empty} over an empty axis.  `out` when given.  Otherwise a 0-d result is a NumPy
+        scalar, also for a device `a` (the call waits for the device); an array result is a
+        ``numpy.ndarray`` for a host `a`, complete on return, and a device array of `a`'s kind for a device
+        `a`, computed asynchronously on its stream.
+
+    Raises
+    ------
+    TypeError
+        `a`, `where` or `out` is not an array of a supported dtype, or `where` is not boolean.
+    ValueError
+        An unknown `variant`, or one not marked *axes*; a duplicate axis; `out` of the wrong shape or
+        read-only; `where` not broadcastable to `a`.
+    numpy.exceptions.AxisError
+        An axis out of range for ``a.ndim``.
+    gpureduce.CudaError
+        No CUDA device or driver, or a CUDA call failed.
+
+    See Also
+    --------
+    numpy.${name} : The reference semantics.
+    ${other}, count_nonzero
+    reduce : Any reduction by name; its Notes describe streams and asynchrony.
+
+    Notes
+    -----
+    One read of `a`: each element's truth is folded with "${fold}" as it is loaded, whatever its dtype (no
+    bool copy is made first, except by the CUB baseline, which reduces bool only).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpureduce
+    >>> x = np.array([[0.0, 2.0, np.nan], [0.0, 0.0, 1.0]])
+${examples}"""
+
+
+@document_variants("reduce", "any", _TRUTH_DOC, which="any", name="any", other="all", empty="False",
+                   returns="whether any element taken is true", fold="or", examples="""\
+    >>> gpureduce.any(x)
+    np.True_
+    >>> gpureduce.any(x, axis=0)
+    array([False,  True,  True])
+    >>> gpureduce.any(np.zeros(0))
+    np.False_
+    """)
+def any(a, axis=None, out=None, keepdims=False, *, where=True, variant: str = "auto"):
+    return reduce("any", a, axis, None, out, keepdims, where=where, variant=variant)
+
+
+@document_variants("reduce", "all", _TRUTH_DOC, which="every", name="all", other="any", empty="True",
+                   returns="whether every element taken is true", fold="and", examples="""\
+    >>> gpureduce.all(x)
+    np.False_
+    >>> gpureduce.all(x, axis=0)
+    array([False, False,  True])
+    >>> gpureduce.all(np.zeros(0))
+    np.True_
+    """)
+def all(a, axis=None, out=None, keepdims=False, *, where=True, variant: str = "auto"):
+    return reduce("all", a, axis, None, out, keepdims, where=where, variant=variant)
+
+
+@document_variants("reduce", "count_nonzero")
+def count_nonzero(a, axis=None, *, keepdims=False, variant: str = "auto"):
+    """Count the nonzero elements along the given axes, as ``numpy.count_nonzero``.
+
+    An element counts when it is nonzero: a NaN counts, a complex number counts when either part is nonzero.
+
+    Parameters
+    ----------
+    a : array_like or device array
+        %(a)s
+    axis : None, int or tuple of ints, optional
+        The axes to count along; None (default) counts all elements.  Negative axes count from the end.
+    keepdims : bool, keyword-only, optional
+        Keep the counted axes as axes of length 1.
+    variant : str, keyword-only
+        The algorithm, by name (see Notes); ``"auto"`` (default) is the fastest.
+
+    Returns
+    -------
+    numpy.int64, numpy.ndarray or device array
+        The counts, int64 (NumPy's intp).  A 0-d result is a NumPy scalar, also for a device `a` (the call
+        waits for the device); an array result is a ``numpy.ndarray`` for a host `a`, complete on return,
+        and a device array of `a`'s kind for a device `a`, computed asynchronously on its stream.
+
+    Raises
+    ------
+    TypeError
+        `a` is not an array of a supported dtype.
+    ValueError
+        An unknown `variant`, or one not marked *axes*; a duplicate axis.
+    numpy.exceptions.AxisError
+        An axis out of range for ``a.ndim``.
+    gpureduce.CudaError
+        No CUDA device or driver, or a CUDA call failed.
+
+    See Also
+    --------
+    numpy.count_nonzero : The reference semantics.
+    any, all, sum
+
+    Notes
+    -----
+    One read of `a`: each element's truth is added as it is loaded, in int64, whatever its dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpureduce
+    >>> x = np.array([[0, 1, 7, 0], [3, 0, 2, 19]])
+    >>> gpureduce.count_nonzero(x)
+    np.int64(5)
+    >>> gpureduce.count_nonzero(x, axis=0)
+    array([1, 1, 2, 1])
+    >>> gpureduce.count_nonzero(x, axis=1, keepdims=True)
+    array([[2],
+           [3]])
+    """
+    return reduce("count_nonzero", a, axis, None, None, keepdims, variant=variant)

@@ -525,8 +525,8 @@ def assert_matches_numpy(op, x, *args, variant="auto", rtol=None, **kwargs):
     Parameters
     ----------
     op : str
-        The function's name: "sum", "prod", "min", "max", "mean", "argmin", "argmax", "cumsum", "cumprod",
-        "cummax" or "cummin".
+        The function's name: "sum", "prod", "min", "max", "mean", "argmin", "argmax", "any", "all",
+        "count_nonzero", "cumsum", "cumprod", "cummax" or "cummin".
     x : array_like or device array
         The input, passed to gpureduce as it is: a NumPy array, or a device array (CuPy, PyTorch, Numba,
         ``gpureduce.DeviceArray``, anything exporting ``__cuda_array_interface__`` or DLPack), which is

@@ -157,7 +157,7 @@ refuse_classic(const gr_job *j)
         PyErr_Format(PyExc_ValueError,
                      "variant '%s' reduces a whole array (axis=None, no dtype/out/keepdims/initial/where, a C- or "
                      "Fortran-ordered array) and nothing else; the variants that cover every NumPy argument (axis, "
-                     "dtype, out, keepdims, initial, where, all dtypes, mean/argmin/argmax) are: %s",
+                     "dtype, out, keepdims, initial, where, all dtypes, every operator) are: %s",
                      v->name, axis);
     else
         PyErr_Format(PyExc_ValueError,

@@ -47,7 +47,8 @@ combines(const gr_job *j)
 {
     const gr_op op = j->a.op;
     if (j->kind == GR_KIND_SCAN) return !j->a.exclusive;
-    return op == GR_OP_SUM || op == GR_OP_PROD || op == GR_OP_MIN || op == GR_OP_MAX;
+    return op == GR_OP_SUM || op == GR_OP_PROD || op == GR_OP_MIN || op == GR_OP_MAX || op == GR_OP_ANY ||
+           op == GR_OP_ALL;  /* (count_nonzero's partials are counts: summed, not counted) */
 }
 
 /* Rows of `len` contiguous elements, one after another from element (0, ..., 0), results likewise. */

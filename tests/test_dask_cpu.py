@@ -21,8 +21,9 @@ def _accumulate(ufunc):
 
 
 NUMPY_KERNELS = types.SimpleNamespace(
-    sum=np.sum, prod=np.prod, min=np.min, max=np.max, argmin=np.argmin, argmax=np.argmax, cumsum=np.cumsum,
-    cumprod=np.cumprod, cummax=_accumulate(np.maximum), cummin=_accumulate(np.minimum))
+    sum=np.sum, prod=np.prod, min=np.min, max=np.max, argmin=np.argmin, argmax=np.argmax, any=np.any, all=np.all,
+    count_nonzero=np.count_nonzero, cumsum=np.cumsum, cumprod=np.cumprod, cummax=_accumulate(np.maximum),
+    cummin=_accumulate(np.minimum))
 
 REFERENCE = {"cummax": _accumulate(np.maximum), "cummin": _accumulate(np.minimum)}
 
@@ -227,6 +228,20 @@ def test_errors():
         gd.sum(d, axis=2)
     with pytest.raises(TypeError):
         gd.sum(da.ones(3, chunks=1, dtype=object))
+
+
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 1)])
+@pytest.mark.parametrize("op", ["any", "all", "count_nonzero"])
+def test_truth_reductions_match_numpy(numpy_kernels, op, axis, keepdims, rng):
+    """any/all fold the partial results again; count_nonzero's partial counts are summed, not counted."""
+    x = (rng.random((37, 29)) < 0.02).astype(np.float32) * rng.uniform(0.5, 2, (37, 29))
+    for data in (x, np.zeros_like(x), np.ones_like(x)):
+        d = da.from_array(data, chunks=(8, 7))
+        got = getattr(gd, op)(d, axis=axis, keepdims=keepdims).compute()
+        check(np.asarray(got), np.asarray(getattr(np, op)(data, axis=axis, keepdims=keepdims)), None)
+        # through gpureduce's own function, as a user calls it
+        assert np.array_equal(getattr(gpureduce, op)(d, axis=axis, keepdims=keepdims).compute(), got)
 
 
 def _whole_arrays_only(fn, calls):

@@ -59,17 +59,21 @@ constexpr bool segments_supported(gr_kind kind, gr_op op, gr_dtype in, gr_dtype 
     case GR_RESULT_SAME: return out == in;
     case GR_RESULT_MEAN: return out == result_dtype(op, in) || is_widening(in, out);
     case GR_RESULT_INDEX: return out == GR_INT64;
+    case GR_RESULT_BOOL: return out == GR_BOOL;
+    case GR_RESULT_COUNT: return out == GR_INT64;
     }
     return false;
 }
 
 // Which kernels exist.  Two economies keep the build small without changing a result:
 //  * one kernel serves dtypes whose bits give the same answer: sums and products (result rule SUM) that keep
-//    an unsigned type wrap exactly as the signed type of that width, and bool's min/max/argmin/argmax (rules
-//    SAME and INDEX) are uint8's (the bytes are 0 or 1).  kernel_types() maps a call onto the types whose
-//    kernels run it.
+//    an unsigned type wrap exactly as the signed type of that width, bool's min/max/argmin/argmax (rules
+//    SAME and INDEX) are uint8's (the bytes are 0 or 1), and what only asks whether an element is nonzero
+//    (rules BOOL and COUNT: any, all, count_nonzero) reads bool and unsigned integers as the signed integer
+//    of their width.  kernel_types() maps a call onto the types whose kernels run it.
 //  * the CUB baseline is instantiated for inputs already in the result type (and arg reductions of any
-//    input); the caller casts any other input to the result type first, as NumPy's buffered casts do.
+//    input); the caller casts any other input to the result type first, as NumPy's buffered casts do
+//    (to bool for any, all and count_nonzero, whose question is only "nonzero?").
 struct KernelTypes {
     gr_dtype in, out;
 };
@@ -89,6 +93,7 @@ constexpr KernelTypes kernel_types(gr_op op, gr_dtype in, gr_dtype out) {
     if (rule == GR_RESULT_SUM && in == out) return {signed_twin(in), signed_twin(out)};
     if (in == GR_BOOL && rule == GR_RESULT_SAME) return {GR_UINT8, out == GR_BOOL ? GR_UINT8 : out};
     if (in == GR_BOOL && rule == GR_RESULT_INDEX) return {GR_UINT8, out};
+    if (rule == GR_RESULT_BOOL || rule == GR_RESULT_COUNT) return {in == GR_BOOL ? GR_INT8 : signed_twin(in), out};
     return {in, out};
 }
 
@@ -97,7 +102,9 @@ constexpr bool instantiated(bool cub, gr_kind kind, gr_op op, gr_dtype in, gr_dt
     if (!segments_supported(kind, op, in, out)) return false;
     const KernelTypes k = kernel_types(op, in, out);
     if (k.in != in || k.out != out) return false;  // served by its twin's kernels
-    return !cub || in == out || kResultRule[op] == GR_RESULT_INDEX;
+    const gr_result_rule rule = kResultRule[op];
+    return !cub || in == out || rule == GR_RESULT_INDEX ||
+           ((rule == GR_RESULT_BOOL || rule == GR_RESULT_COUNT) && in == GR_INT8);
 }
 
 // Calls f(tag<In>{}, tag<Out>{}) for an instantiated (op, in, out) triple of `kind`, instantiating only those.

@@ -8,7 +8,8 @@
 // and Partials: the Reducer over V itself (same V, combine, finish), for the passes that read partials, not
 // the input, so they are instantiated once per V and result type instead of once per input type.
 // sum/prod/min/max fold in accumulator<Out> (float16 in float32); mean carries (sum, count) and divides at the
-// end; argmin/argmax carry (value, position) and keep the first extreme, NaN first, as NumPy's do.
+// end; argmin/argmax carry (value, position) and keep the first extreme, NaN first, as NumPy's do; any/all
+// fold each element's truth (nonzero, NaN included) with "or"/"and"; count_nonzero adds those truths in int64.
 #pragma once
 #include <cstdint>
 #include "primitives/ops.cuh"
@@ -107,10 +108,43 @@ struct ArgReducer {
     }
 };
 
+// any (kAll false) and all (kAll true): NumPy's logical_or / logical_and reductions of each element's truth,
+// convert<bool>: nonzero, a NaN is true, a complex number is true when either part is.  Their identities,
+// False and True, are the result of an empty reduction, as NumPy's.
+template <bool kAll, class In>
+struct TruthReducer {
+    using V = bool;
+    using Result = bool;
+    using Partials = TruthReducer<kAll, bool>;
+    __host__ __device__ __forceinline__ static V identity() { return kAll; }
+    __host__ __device__ __forceinline__ static V element(const In &x, int64_t) { return convert<bool>(x); }
+    __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) { return kAll ? (a && b) : (a || b); }
+    __host__ __device__ __forceinline__ static bool finish(const V &v) { return v; }
+    __host__ static V from_initial(const void *) { return identity(); }
+};
+
+// count_nonzero: the truths added in int64 (NumPy's intp); the partial counts are summed.
+template <class In>
+struct CountReducer {
+    using V = int64_t;
+    using Result = int64_t;
+    using Partials = FoldReducer<Sum, int64_t, int64_t>;
+    __host__ __device__ __forceinline__ static V identity() { return 0; }
+    __host__ __device__ __forceinline__ static V element(const In &x, int64_t) { return convert<bool>(x) ? 1 : 0; }
+    __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) { return a + b; }
+    __host__ __device__ __forceinline__ static int64_t finish(const V &v) { return v; }
+    __host__ static V from_initial(const void *) { return identity(); }
+};
+
 // The Reducer for (op, In, Out); Out is the result type the caller asked for.
 template <gr_op OP, class In, class Out> struct reducer_for { using type = FoldReducer<typename op_functor<OP>::type, In, Out>; };
 template <class In, class Out> struct reducer_for<GR_OP_MEAN, In, Out> { using type = MeanReducer<In, Out>; };
 template <class In, class Out> struct reducer_for<GR_OP_ARGMIN, In, Out> { using type = ArgReducer<Min, In>; };
 template <class In, class Out> struct reducer_for<GR_OP_ARGMAX, In, Out> { using type = ArgReducer<Max, In>; };
+template <class In, class Out> struct reducer_for<GR_OP_ANY, In, Out> { using type = TruthReducer<false, In>; };
+template <class In, class Out> struct reducer_for<GR_OP_ALL, In, Out> { using type = TruthReducer<true, In>; };
+template <class In, class Out> struct reducer_for<GR_OP_COUNT_NONZERO, In, Out> {
+    using type = CountReducer<In>;
+};
 
 }  // namespace gr

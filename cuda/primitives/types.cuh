@@ -95,6 +95,8 @@ constexpr gr_dtype result_dtype(gr_op op, gr_dtype in) {
     case GR_RESULT_SAME: return in;
     case GR_RESULT_MEAN: return is_inexact_dtype(in) ? in : GR_FLOAT64;
     case GR_RESULT_INDEX: return GR_INT64;
+    case GR_RESULT_BOOL: return GR_BOOL;
+    case GR_RESULT_COUNT: return GR_INT64;
     }
     return GR_DTYPE_COUNT;
 }
