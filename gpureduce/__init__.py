@@ -11,6 +11,7 @@ from ._registry import Variant
 from ._registry import variants as _variants
 from .benchmark import BenchmarkResult, benchmark, device_info
 from .reductions import all, any, argmax, argmin, count_nonzero, max, mean, min, prod, reduce, sum
+from .nanfunctions import nanmax, nanmean, nanmin, nanprod, nansum
 from .scans import cummax, cummin, cumprod, cumsum, scan
 
 from ._version import __version__  # noqa: E402
@@ -26,7 +27,7 @@ def variants(op=None, kind=None):
     ----------
     op : str, optional
         Only the variants that implement this function or operator: a reduction ("sum", "prod", "min",
-        "max", "mean", "argmin", "argmax", "any", "all", "count_nonzero") or a scan ("cumsum", "cumprod",
+        "max", "mean", "argmin", "argmax", "any", "all", "count_nonzero", "nansum", ...) or a scan ("cumsum", "cumprod",
         "cummax", "cummin", whose variants are the scan variants of its operator).  A flat kernel implements
         the operators of its ``ops`` field; a variant with the "axes" property also implements every other
         operator of its kind through the axis machinery.  An unknown name gives an empty list.
@@ -101,6 +102,7 @@ def device_count():
 __all__ = [
     "CudaError", "OutOfMemoryError", "DeviceArray", "Variant", "variants", "device_count",
     "reduce", "sum", "prod", "min", "max", "mean", "argmin", "argmax", "any", "all", "count_nonzero",
+    "nansum", "nanprod", "nanmin", "nanmax", "nanmean",
     "scan", "cumsum", "cumprod", "cummax", "cummin",
     "benchmark", "BenchmarkResult", "device_info",
 ]

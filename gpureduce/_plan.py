@@ -24,6 +24,7 @@ import numpy as np
 from . import _core
 from ._layout import Dim, c_strides, gather_order, plan as segments_plan
 from ._operands import cast, copy_into, default_dtype, dtype_code, gather, intake, is_c_contiguous
+from ._nan import EXACT
 from ._registry import OP_NAMES, OPERATORS, REDUCE_OPS, SCAN_OPS, resolve, variants
 from ._results import in_kind_of
 
@@ -40,15 +41,19 @@ Plan = namedtuple("Plan", "kind variant op result_dtype a where out layout resul
 AXIS_VARIANTS = {kind: tuple(v.name for v in variants(kind=kind) if "axes" in v.properties)
                  for kind in ("reduce", "scan")}
 # NumPy's ufunc names, for its own error messages ("... reduction operation maximum which has no identity")
-_UFUNC_NAME = {"sum": "add", "prod": "multiply", "min": "minimum", "max": "maximum"}
+_UFUNC_NAME = {"sum": "add", "prod": "multiply", "min": "minimum", "max": "maximum", "nanmin": "fmin",
+               "nanmax": "fmax"}
+_NO_IDENTITY = {"min", "max", "nanmin", "nanmax"}  # an empty reduction or a where= mask needs initial=
+_SUM_LIKE = {"sum", "prod", "nansum", "nanprod"}  # NumPy's (input, out) promotion without dtype=
+_MEAN_LIKE = {"mean", "nanmean"}
 # the operators whose NumPy function reduces a 0-d array over an int axis 0 (or -1), as ufunc.reduce does
-_ZERO_D_INT_AXIS = {*_UFUNC_NAME, "any", "all", "count_nonzero"}
+_ZERO_D_INT_AXIS = {*_UFUNC_NAME, "any", "all", "count_nonzero", "nansum", "nanprod"}
 # the operators that only ask whether an element is nonzero (result rules BOOL and COUNT of cuda/abi/ops.def):
 # an input a variant has no kernel for is cast to bool, not to the result dtype
 _TRUTH_OPS = {op.name for op in OPERATORS if op.result in ("BOOL", "COUNT")}
 # the keywords each NumPy function lacks, refused as Python refuses an unexpected keyword argument
-_NO_DTYPE = {"min", "max", "argmin", "argmax", "any", "all", "count_nonzero"}
-_NO_INITIAL = {"any", "all", "count_nonzero"}
+_NO_DTYPE = {"min", "max", "argmin", "argmax", "any", "all", "count_nonzero", "nanmin", "nanmax"}
+_NO_INITIAL = {"any", "all", "count_nonzero", "nanmean"}
 _OP_CODES = {op: code for code, op in enumerate(OP_NAMES)}
 _REDUCE, _SCAN = _core.KIND_REDUCE, _core.KIND_SCAN
 
@@ -170,6 +175,8 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
                    variant="auto"):
     """(plan, post) of ``reduce(op, a, ...)``; raises NumPy's exceptions for bad arguments."""
     x = intake(a)
+    if op in EXACT and x.dtype.kind not in "fc":
+        op = EXACT[op]  # no NaN in integers and bool: nansum is sum there (gpureduce/_nan.py)
     if axis is None and dtype is None and out is None and where is True and initial is NoValue and not keepdims:
         cached = _WHOLE.get((op, variant, x.code, x.shape, x.strides))
         if cached is not None:  # (the plan's fields before the operands, after them)
@@ -194,7 +201,7 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
     if dtype is not None:
         rt = np.dtype(dtype)
         dtype_code(rt)
-    elif out_desc is not None and op in ("sum", "prod"):
+    elif out_desc is not None and op in _SUM_LIKE:
         # NumPy's loop for (input, out) without dtype=: the promotion of the two (int64 into a float32 out
         # sums in float64), cast into out at the end
         rt = np.promote_types(x.dtype, out_desc.dtype)
@@ -204,7 +211,7 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
     mask = _mask(where, x)
     red_count = math.prod(x.shape[i] for i in axes)
     # initial=None is NumPy's "no identity": sum and prod then refuse what min and max refuse
-    if (op in ("min", "max") or initial is None) and not has_initial:
+    if (op in _NO_IDENTITY or initial is None) and not has_initial:
         if mask is not None:
             raise ValueError(f"reduction operation '{_UFUNC_NAME[op]}' does not have an identity, so to use a "
                              "where mask one has to specify 'initial'")
@@ -212,8 +219,10 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
             raise ValueError(f"zero-size array to reduction operation {_UFUNC_NAME[op]} which has no identity")
     if op in ("argmin", "argmax") and red_count == 0:
         raise ValueError(f"attempt to get {op} of an empty sequence")
-    if op == "mean" and _some_mean_is_empty(red_count, mask, where, x, axes, rshape):
+    if op in _MEAN_LIKE and _some_mean_is_empty(red_count, mask, where, x, axes, rshape):
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=4)
+    if op == "nanmean" and dtype is not None and rt.kind not in "fc":
+        raise TypeError("If a is inexact, then dtype must be inexact")
     if op == "mean" and dtype is not None and rt.kind not in "fc":
         # two steps, not one plan: the sum in that dtype, then NumPy's truncating division (_integer_mean.py)
         raise TypeError(f"mean with an integer or bool dtype= ({rt}) has no single plan; gpureduce.mean runs it")

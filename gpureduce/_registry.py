@@ -24,7 +24,9 @@ class Operator:
     name: str     # gpureduce.<name>; its scan, if it has one, is gpureduce.cum<name>
     scans: bool   # scanned too (along any axes, by the "axes" scan variants)
     flat: bool    # the whole-array variants may implement it (else the axis machinery only)
-    result: str   # NumPy's result dtype with dtype=None: "SUM" (bool and narrow ints widen), "SAME", "MEAN", "INDEX"
+    result: str   # NumPy's result dtype with dtype=None: "SUM" (bool and narrow ints widen), "SAME", "MEAN", "INDEX",
+                  # "BOOL", "COUNT"
+    exact: str    # the operator that serves integer and bool inputs: its own name, or (nansum) the one it equals there
 
 
 OPERATORS = tuple(Operator(code, *row) for code, row in enumerate(_core.op_table))

@@ -362,6 +362,8 @@ def reduce_lazily(op, a, axis, dtype, out, keepdims, initial, where, variant):
     if where is not True:
         raise TypeError("where= is not supported for Dask arrays (gpureduce.dask); mask the array first "
                         "(dask.array.where) or reduce a NumPy or device array")
+    if op not in __all__:
+        raise TypeError(f"gpureduce.{op} does not take Dask arrays yet; gpureduce.dask has {', '.join(__all__)}")
     options = {"axis": axis, "keepdims": keepdims, "variant": variant}
     if out is not None:
         options["out"] = out

@@ -12,6 +12,7 @@ import numpy as np
 from . import _core
 from ._docs import document_variants
 from ._integer_mean import integer_mean
+from ._nan import operator_for, warn_like_numpy
 from ._operands import is_dask_array
 from ._streamed_mean import mean_by_sum, streams_as_sum
 from ._plan import AXIS_VARIANTS as _AXIS_VARIANTS, NoValue as _NoValue, prepare_reduce
@@ -34,10 +35,12 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
 
     Parameters
     ----------
-    op : {"sum", "prod", "min", "max", "mean", "argmin", "argmax", "any", "all", "count_nonzero"}
-        The reduction.  `dtype` is taken by sum, prod and mean; `initial` by sum, prod, min and max; `where`
-        by all but argmin, argmax and count_nonzero; argmin and argmax take only `axis` (an int or None),
-        `out` and `keepdims`, count_nonzero only `axis` and `keepdims`.
+    op : str
+        The reduction, named as its function: "sum", "prod", "min", "max", "mean", "argmin", "argmax", "any",
+        "all", "count_nonzero", "nansum", "nanprod", "nanmin", "nanmax" or "nanmean".  Each takes the
+        arguments of its function: `dtype` sum, prod, mean and their nan forms; `initial` sum, prod, min, max
+        and their nan forms; `where` all but argmin, argmax and count_nonzero; argmin and argmax take only
+        `axis` (an int or None), `out` and `keepdims`, count_nonzero only `axis` and `keepdims`.
     a : array_like or device array
         %(a)s
     axis : None, int or tuple of ints, optional
@@ -128,13 +131,16 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
     if is_dask_array(a):
         from . import dask as _dask
         return _dask.reduce_lazily(op, a, axis, dtype, out, keepdims, initial, where, variant)
+    op = operator_for(op, a)  # nanmean of integers is their mean, and so on
     if op == "mean" and streams_as_sum(a, dtype, out, where, variant):
         return mean_by_sum(reduce, a, axis, dtype, keepdims, variant)
     if op == "mean" and dtype is not None and np.dtype(dtype).kind in "biu":
         return integer_mean(reduce, a, axis, dtype, out, keepdims, where, variant)
     plan, post = prepare_reduce(op, a, axis, dtype, out, keepdims, initial, where, variant)
     result = _core.run(plan)
-    return result if post is None else post(result)
+    result = result if post is None else post(result)
+    warn_like_numpy(op, a, result, axis, where)
+    return result
 
 
 @document_variants("reduce", "sum")

@@ -85,8 +85,9 @@ CHAIN_SLACK = 4.0  # times sqrt(L) for a variant's longest chain of L roundings 
 
 REDUCTIONS = OP_NAMES  # the reduction functions are named after their operators
 SCANS = SCAN_FUNCTIONS  # function -> scan operator
-_SUM_LIKE = ("sum", "mean", "cumsum")
-_PROD_LIKE = ("prod", "cumprod")
+_SUM_LIKE = ("sum", "mean", "cumsum", "nansum", "nanmean")
+_PROD_LIKE = ("prod", "cumprod", "nanprod")
+_SKIPS_NAN = ("nansum", "nanmean", "nanprod")  # their NaN elements take no part: no error, no count
 # gpureduce's accumulator type where it differs from the result dtype (cuda/primitives/types.cuh, `accumulator`)
 _ACCUMULATOR = {np.dtype(np.float16): np.dtype(np.float32)}
 _DTYPE_KINDS = "biufc"
@@ -282,7 +283,7 @@ def _chain(kind, variant, op, x, result_dtype, axis, initial, where, n):
     whole = axis is None or x.ndim <= 1 or (kind == "reduce" and len(normalize_axis_tuple(axis, x.ndim)) == x.ndim)
     default = default_dtype(SCANS.get(op, op), x.dtype, _core.KIND_SCAN if kind == "scan" else _core.KIND_REDUCE)
     flat = whole and x.dtype.name in v.dtypes and result_dtype == default and initial is None and \
-        where is True and op != "mean"
+        where is True and SCANS.get(op, op) in v.ops  # the flat kernels' operators (not mean, nansum, ...)
     if isinstance(x, np.ndarray) and x.nbytes > _core.STREAM_FROM_BYTES:
         streamed = _streamed_chain(v, kind, x, result_dtype, axis, n, flat)
         if streamed:
@@ -409,6 +410,10 @@ def error_bound(op, x, result_dtype, variant="auto", axis=None, *, keepdims=Fals
         reference = _wide_reference(op, x, wide, axis, keepdims, initial, where, exclusive)
     abs_ref = np.abs(np.asarray(reference))
     abs_x = np.abs(x.astype(wide))
+    if op in _SKIPS_NAN:
+        numbers = ~np.isnan(abs_x)
+        abs_x = np.where(numbers, abs_x, 0.0)
+        where = np.broadcast_to(where, x.shape) & numbers
     # `scale`: what the accumulated rounding errors are proportional to, per output element
     if kind == "scan":
         abs_x, ax = _scan_view(abs_x, axis)
@@ -427,13 +432,13 @@ def error_bound(op, x, result_dtype, variant="auto", axis=None, *, keepdims=Fals
         n = _reduced_count(x.shape, axis) + (initial is not None)
         if n == 0:  # the identity, exactly
             return np.zeros(np.shape(reference))
-        if op == "prod":
+        if op in ("prod", "nanprod"):
             scale = math.sqrt(max(n, 2)) * abs_ref
         else:
             scale = np.sum(abs_x, axis=axis, keepdims=keepdims, where=where)
             if initial is not None:
                 scale = scale + abs(initial)
-            if op == "mean":
+            if op in ("mean", "nanmean"):
                 taken = np.sum(np.broadcast_to(where, x.shape), axis=axis, keepdims=keepdims)
                 scale = scale / np.maximum(taken, 1)
     depth = max(SLACK * math.log2(max(n, 2)), CHAIN_SLACK * math.sqrt(_chain(kind, variant, op, x, result_dtype,

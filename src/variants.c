@@ -9,9 +9,10 @@ static const struct operator_row {
     const char *name;
     int scans, flat;
     const char *result;
+    gr_op exact;
 } kOperators[GR_OP_COUNT] = {
-#define GR_OP(NAME, name, scans, flat, result) \
-    [GR_OP_##NAME] = {#name, 0 GR_IF_##scans(+1), 0 GR_IF_##flat(+1), #result},
+#define GR_OP(NAME, name, scans, flat, result, exact, ...) \
+    [GR_OP_##NAME] = {#name, 0 GR_IF_##scans(+1), 0 GR_IF_##flat(+1), #result, GR_OP_##exact},
 #include "abi/ops.def"
 #undef GR_OP
 };
@@ -22,7 +23,7 @@ gr_op_name(gr_op op)
     return op >= 0 && op < GR_OP_COUNT ? kOperators[op].name : "?";
 }
 
-/* op_table: one (name, scans, flat, result rule) row per gr_op code. */
+/* op_table: one (name, scans, flat, result rule, the operator of integer and bool inputs) row per gr_op code. */
 PyObject *
 gr_operator_table(void)
 {
@@ -30,8 +31,8 @@ gr_operator_table(void)
     if (!t) return NULL;
     for (int i = 0; i < GR_OP_COUNT; i++) {
         const struct operator_row *r = &kOperators[i];
-        PyObject *row = Py_BuildValue("(sNNs)", r->name, PyBool_FromLong(r->scans), PyBool_FromLong(r->flat),
-                                      r->result);
+        PyObject *row = Py_BuildValue("(sNNss)", r->name, PyBool_FromLong(r->scans), PyBool_FromLong(r->flat),
+                                      r->result, kOperators[r->exact].name);
         if (!row) {
             Py_DECREF(t);
             return NULL;

@@ -63,6 +63,17 @@ def _cupy():
     return pytest.importorskip("cupy")
 
 
+def at_home(home, x, kwargs):
+    """`x` where a test case puts it: as it is ("numpy"), or a CuPy copy ("cupy") with its where= mask in
+    `kwargs` moved to the device too."""
+    if home != "cupy":
+        return x
+    cp = _cupy()
+    if "where" in kwargs:
+        kwargs["where"] = cp.asarray(kwargs["where"])
+    return cp.asarray(x)
+
+
 def _torch():
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():

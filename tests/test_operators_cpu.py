@@ -16,7 +16,7 @@ benchmark = importlib.import_module("gpureduce.benchmark")  # the module (gpured
 
 ROOT = Path(__file__).resolve().parent.parent
 OPS_DEF = ROOT / "cuda" / "abi" / "ops.def"
-LINE = re.compile(r"^GR_OP\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(YES|NO)\s*,\s*(YES|NO)\s*,\s*(\w+)\s*\)", re.M)
+LINE = re.compile(r"^GR_OP\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(YES|NO)\s*,\s*(YES|NO)\s*,\s*(\w+)\s*,\s*(\w+)\s*\)", re.M)
 
 
 def declared():
@@ -28,8 +28,9 @@ def declared():
 def test_the_extension_was_built_from_the_list():
     rows = declared()
     assert rows, "no GR_OP line in ops.def"
-    assert _core.op_table == tuple((name, scans == "YES", flat == "YES", result)
-                                   for _, name, scans, flat, result in rows)
+    names = {NAME: name for NAME, name, *_ in rows}
+    assert _core.op_table == tuple((name, scans == "YES", flat == "YES", result, names[exact])
+                                   for _, name, scans, flat, result, exact in rows)
     assert _core.op_names == tuple(name for _, name, *_ in rows)
     assert all(NAME == name.upper() for NAME, name, *_ in rows)
 
@@ -55,7 +56,8 @@ def test_python_tables_come_from_the_list():
 
 
 NUMPY = {"sum": np.sum, "prod": np.prod, "min": np.min, "max": np.max, "mean": np.mean, "argmin": np.argmin,
-         "argmax": np.argmax, "any": np.any, "all": np.all, "count_nonzero": np.count_nonzero}
+         "argmax": np.argmax, "any": np.any, "all": np.all, "count_nonzero": np.count_nonzero, "nansum": np.nansum,
+         "nanprod": np.nanprod, "nanmin": np.nanmin, "nanmax": np.nanmax, "nanmean": np.nanmean}
 NUMPY_SCANS = {"sum": np.cumsum, "prod": np.cumprod, "min": np.minimum.accumulate, "max": np.maximum.accumulate}
 
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gpureduce
-from conftest import count_example, _cupy
+from conftest import _cupy, at_home, count_example
 
 pytestmark = pytest.mark.gpu
 
@@ -97,12 +97,7 @@ def test_matches_numpy(c):
     if c["where"]:
         kwargs["where"] = rng.random(x.shape) < 0.7
     want = NUMPY[c["op"]](x, **kwargs)
-    a = x
-    if c["home"] == "cupy":
-        cp = _cupy()
-        a = cp.asarray(x)
-        if "where" in kwargs:
-            kwargs["where"] = cp.asarray(kwargs["where"])
+    a = at_home(c["home"], x, kwargs)
     out = None
     if c["out"]:
         out_dtype = rng.choice([np.bool_, np.float32, np.int16])

@@ -33,7 +33,7 @@ typedef enum gr_kind { GR_KIND_REDUCE = 0, GR_KIND_SCAN = 1 } gr_kind;
  * cummax, and so on.  Those whose `scans` column is NO exist for reductions only, and those whose `flat`
  * column is NO for the axis machinery only (gr_reduce_segments): no variant of the table lists them. */
 typedef enum gr_op {
-#define GR_OP(NAME, name, scans, flat, result) GR_OP_##NAME,
+#define GR_OP(NAME, name, scans, flat, result, ...) GR_OP_##NAME,
 #include "abi/ops.def"
 #undef GR_OP
     GR_OP_COUNT
@@ -57,7 +57,7 @@ typedef enum gr_dtype {
 /* GR_OPS_ALL: the operators a whole-array variant may implement (the `flat` column of ops.def). */
 enum {
     GR_OPS_ALL = 0u
-#define GR_OP(NAME, name, scans, flat, result) GR_IF_##flat(| GR_OPBIT(GR_OP_##NAME))
+#define GR_OP(NAME, name, scans, flat, result, ...) GR_IF_##flat(| GR_OPBIT(GR_OP_##NAME))
 #include "abi/ops.def"
 #undef GR_OP
 };

@@ -10,7 +10,7 @@
 #define GR_DECLARE_SCAN(OP)                                                                                \
     extern "C" gr_status gr_scan_segments_##OP(const gr_args *, const gr_segments *, size_t *, int *);       \
     extern "C" gr_status gr_scan_segments_cub_##OP(const gr_args *, const gr_segments *, size_t *, int *);
-#define GR_OP(NAME, name, scans, flat, result) GR_DECLARE_REDUCE(NAME) GR_IF_##scans(GR_DECLARE_SCAN(NAME))
+#define GR_OP(NAME, name, scans, flat, result, ...) GR_DECLARE_REDUCE(NAME) GR_IF_##scans(GR_DECLARE_SCAN(NAME))
 #include "abi/ops.def"
 #undef GR_OP
 #undef GR_DECLARE_REDUCE
@@ -60,7 +60,7 @@ gr_status reduce_route(const gr_args *a, const gr_segments *s, size_t *ws, int *
 #define GR_CASE(OP)                                                                                        \
     case GR_OP_##OP:                                                                                       \
         return r.cub ? gr_reduce_segments_cub_##OP(&r.args, s, ws, err) : gr_reduce_segments_##OP(&r.args, s, ws, err);
-#define GR_OP(NAME, name, scans, flat, result) GR_CASE(NAME)
+#define GR_OP(NAME, name, scans, flat, result, ...) GR_CASE(NAME)
 #include "abi/ops.def"
 #undef GR_OP
 #undef GR_CASE
@@ -75,7 +75,7 @@ gr_status scan_route(const gr_args *a, const gr_segments *s, size_t *ws, int *er
 #define GR_CASE(OP)                                                                                        \
     case GR_OP_##OP:                                                                                       \
         return r.cub ? gr_scan_segments_cub_##OP(&r.args, s, ws, err) : gr_scan_segments_##OP(&r.args, s, ws, err);
-#define GR_OP(NAME, name, scans, flat, result) GR_IF_##scans(GR_CASE(NAME))
+#define GR_OP(NAME, name, scans, flat, result, ...) GR_IF_##scans(GR_CASE(NAME))
 #include "abi/ops.def"
 #undef GR_OP
 #undef GR_CASE

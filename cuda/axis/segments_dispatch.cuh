@@ -43,7 +43,7 @@ constexpr bool is_widening(gr_dtype in, gr_dtype out) {
 
 // Which operators scan, the `scans` column of abi/ops.def.
 constexpr bool kScans[GR_OP_COUNT] = {
-#define GR_OP(NAME, name, scans, flat, result) false GR_IF_##scans(|| true),
+#define GR_OP(NAME, name, scans, flat, result, ...) false GR_IF_##scans(|| true),
 #include "abi/ops.def"
 #undef GR_OP
 };
@@ -54,6 +54,7 @@ constexpr bool segments_supported(gr_kind kind, gr_op op, gr_dtype in, gr_dtype 
     if (in < 0 || in >= GR_DTYPE_COUNT || out < 0 || out >= GR_DTYPE_COUNT) return false;
     if (op < 0 || op >= GR_OP_COUNT) return false;
     if (kind == GR_KIND_SCAN && !kScans[op]) return false;
+    if (!is_inexact_dtype(in) && kExactAs[op] != op) return false;  // another operator serves it (nansum: sum)
     switch (kResultRule[op]) {
     case GR_RESULT_SUM: return out == default_sum_dtype(in) || out == in || is_widening(in, out);
     case GR_RESULT_SAME: return out == in;

@@ -9,7 +9,8 @@
 // the input, so they are instantiated once per V and result type instead of once per input type.
 // sum/prod/min/max fold in accumulator<Out> (float16 in float32); mean carries (sum, count) and divides at the
 // end; argmin/argmax carry (value, position) and keep the first extreme, NaN first, as NumPy's do; any/all
-// fold each element's truth (nonzero, NaN included) with "or"/"and"; count_nonzero adds those truths in int64.
+// fold each element's truth (nonzero, NaN included) with "or"/"and"; count_nonzero adds those truths in int64;
+// the nan functions skip NaN (their kernels exist for floating and complex inputs only: abi/ops.def's `exact`).
 #pragma once
 #include <cstdint>
 #include "primitives/ops.cuh"
@@ -136,6 +137,54 @@ struct CountReducer {
     __host__ static V from_initial(const void *) { return identity(); }
 };
 
+// nansum / nanprod: a NaN element (a complex one: either part NaN) is read as 0 / 1, as NumPy's nansum and
+// nanprod replace it, so it changes nothing.  A NaN made by the data (inf - inf) is not skipped: the partials
+// are folded by the plain reducer.
+template <class Op, class In, class Out>
+struct NanFoldReducer : FoldReducer<Op, In, Out> {
+    using Acc = typename FoldReducer<Op, In, Out>::Acc;
+    using V = Acc;
+    __host__ __device__ __forceinline__ static V element(const In &x, int64_t) {
+        return is_nan(x) ? Op::template identity<Acc>() : convert<Acc>(x);  // +0.0, as NumPy's replacement
+    }
+};
+
+// nanmin / nanmax: NaN is the identity and loses every comparison, so a slice of NaNs only (and no initial)
+// ends on NaN, which NumPy's nanmin gives too (gpureduce/_plan.py warns "All-NaN slice encountered").
+template <class Better, class In>
+struct NanExtremeReducer {
+    using Acc = typename accumulator<In>::type;
+    using V = Acc;
+    using Result = In;
+    using Partials = NanExtremeReducer<Better, In>;
+    __host__ __device__ __forceinline__ static V identity() {
+        if constexpr (is_complex<Acc>::value) {
+            using P = decltype(Acc().re);
+            return Acc(cuda::std::numeric_limits<P>::quiet_NaN(), cuda::std::numeric_limits<P>::quiet_NaN());
+        } else {
+            return cuda::std::numeric_limits<Acc>::quiet_NaN();
+        }
+    }
+    __host__ __device__ __forceinline__ static V element(const In &x, int64_t) { return convert<Acc>(x); }
+    __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) {
+        return is_nan(a) ? b : is_nan(b) ? a : Better()(a, b);
+    }
+    __host__ __device__ __forceinline__ static In finish(const V &v) { return convert<In>(v); }
+    __host__ static V from_initial(const void *initial) {
+        return initial ? convert<Acc>(*static_cast<const In *>(initial)) : identity();
+    }
+};
+
+// nanmean: a NaN element counts for nothing, (0, 0); a slice of NaNs only is 0 / 0, NaN, as NumPy's.
+template <class In, class Out>
+struct NanMeanReducer : MeanReducer<In, Out> {
+    using V = typename MeanReducer<In, Out>::V;
+    using Acc = typename MeanReducer<In, Out>::Acc;
+    __host__ __device__ __forceinline__ static V element(const In &x, int64_t) {
+        return is_nan(x) ? V{Acc(0), 0} : V{convert<Acc>(x), 1};
+    }
+};
+
 // The Reducer for (op, In, Out); Out is the result type the caller asked for.
 template <gr_op OP, class In, class Out> struct reducer_for { using type = FoldReducer<typename op_functor<OP>::type, In, Out>; };
 template <class In, class Out> struct reducer_for<GR_OP_MEAN, In, Out> { using type = MeanReducer<In, Out>; };
@@ -146,5 +195,14 @@ template <class In, class Out> struct reducer_for<GR_OP_ALL, In, Out> { using ty
 template <class In, class Out> struct reducer_for<GR_OP_COUNT_NONZERO, In, Out> {
     using type = CountReducer<In>;
 };
+template <class In, class Out> struct reducer_for<GR_OP_NANSUM, In, Out> {
+    using type = NanFoldReducer<Sum, In, Out>;
+};
+template <class In, class Out> struct reducer_for<GR_OP_NANPROD, In, Out> {
+    using type = NanFoldReducer<Prod, In, Out>;
+};
+template <class In, class Out> struct reducer_for<GR_OP_NANMIN, In, Out> { using type = NanExtremeReducer<Min, In>; };
+template <class In, class Out> struct reducer_for<GR_OP_NANMAX, In, Out> { using type = NanExtremeReducer<Max, In>; };
+template <class In, class Out> struct reducer_for<GR_OP_NANMEAN, In, Out> { using type = NanMeanReducer<In, Out>; };
 
 }  // namespace gr

@@ -82,7 +82,14 @@ constexpr gr_dtype default_sum_dtype(gr_dtype in) {
 
 // Each operator's result-dtype rule, the `result` column of abi/ops.def.
 constexpr gr_result_rule kResultRule[GR_OP_COUNT] = {
-#define GR_OP(NAME, name, scans, flat, result) GR_RESULT_##result,
+#define GR_OP(NAME, name, scans, flat, result, ...) GR_RESULT_##result,
+#include "abi/ops.def"
+#undef GR_OP
+};
+
+// The operator that serves integer and bool inputs, the `exact` column of abi/ops.def (nansum: sum).
+constexpr gr_op kExactAs[GR_OP_COUNT] = {
+#define GR_OP(NAME, name, scans, flat, result, exact, ...) GR_OP_##exact,
 #include "abi/ops.def"
 #undef GR_OP
 };

@@ -103,7 +103,7 @@ gr_status dispatch_op(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
         }                                                                                                    \
         break;
     switch (a->op) {
-#define GR_OP(NAME, name, scans, flat, result) GR_IF_##flat(GR_OP_CASE(NAME, result))
+#define GR_OP(NAME, name, scans, flat, result, ...) GR_IF_##flat(GR_OP_CASE(NAME, result))
 #include "abi/ops.def"
 #undef GR_OP
     default:

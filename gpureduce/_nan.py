@@ -1,0 +1,57 @@
+"""What the nan functions (nansum, nanprod, nanmin, nanmax, nanmean) decide around their kernels, as NumPy's do.
+
+* Integer and bool inputs hold no NaN: they run the plain operator (nansum -> sum, the `exact` column of
+  cuda/abi/ops.def), which also gives NumPy's errors for them (an empty nanmin of ints is min's ValueError).
+* NumPy warns where a slice has no number: nanmin and nanmax "All-NaN slice encountered" (the result is NaN),
+  nanmean "Mean of empty slice" (NaN too).  gpureduce warns the same for host inputs, and nanmin and nanmax
+  also for 0-d results of device inputs; an array result of a device input is not looked at (that would cost
+  a device reduction and a wait), nor is a device input's nanmean (its NaN may come from inf - inf).
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ._operands import intake, to_host
+from ._registry import OPERATORS
+
+EXACT = {op.name: op.exact for op in OPERATORS if op.exact != op.name}  # nansum -> sum, ...
+
+
+def operator_for(op, a):
+    """The operator that runs `op` on `a`: the plain one where `a` holds no floating or complex numbers."""
+    if op not in EXACT:
+        return op
+    return op if intake(a).dtype.kind in "fc" else EXACT[op]
+
+
+def warn_like_numpy(op, a, result, axis, where):
+    """NumPy's RuntimeWarning of a nan function whose result has a slice without a number."""
+    if op not in ("nanmin", "nanmax", "nanmean"):
+        return
+    x = intake(a)
+    if not (x.host or np.ndim(result) == 0) or x.dtype.kind not in "fc":
+        return
+    got = np.asarray(to_host(result))
+    if not np.isnan(got).any():
+        return
+    if op == "nanmean":
+        _warn_empty_mean(a if x.host else None, axis, where)
+    else:
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
+
+
+def _warn_empty_mean(data, axis, where):
+    """nanmean's "Mean of empty slice": a slice whose taken elements are all NaN.  A NaN mean may also come from
+    the data (inf - inf), so only a host input, whose NaNs can be looked at, is warned about; a slice empty by
+    its shape or by `where` alone was warned about by the plan already (gpureduce/_plan.py), as NumPy warns
+    once."""
+    if data is None:
+        return
+    data = np.asarray(data)
+    taken = np.broadcast_to(np.asarray(where, dtype=bool), data.shape)
+    if data.size == 0 or np.all(~taken, axis=axis).any():
+        return
+    if np.all(np.isnan(data) | ~taken, axis=axis).any():
+        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=5)

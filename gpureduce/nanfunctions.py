@@ -1,0 +1,148 @@
+"""NumPy's nan functions: reductions that skip NaN (nansum, nanprod, nanmin, nanmax, nanmean).
+
+Each reads its input once: the kernels skip a NaN as they load it (cuda/primitives/reducers.cuh), where NumPy
+first copies the array with NaN replaced.  Integer and bool inputs hold no NaN and run the plain reduction
+(gpureduce/_nan.py), as NumPy's do.
+"""
+from __future__ import annotations
+
+from ._docs import document_variants
+from ._plan import NoValue as _NoValue
+from .reductions import reduce
+
+__all__ = ["nansum", "nanprod", "nanmin", "nanmax", "nanmean"]
+
+_TEMPLATE = """${summary}
+
+    Parameters
+    ----------
+    a : array_like or device array
+        %(a)s
+    axis : None, int or tuple of ints, optional
+        The axes to reduce; None (default) reduces all of them.  Negative axes count from the end.${dtype}
+    out : numpy.ndarray or device array, optional
+        Where to write the result: of the result's shape, writable, on the current device if a device array;
+        another dtype is cast into it as NumPy does.
+    keepdims : bool, optional
+        Keep the reduced axes as axes of length 1.${initial}
+    where : array_like of bool, optional
+        Only the elements where `where` (broadcast to ``a.shape``) is True take part.  A device mask needs a
+        device `a`.
+    variant : str, keyword-only
+        The algorithm, by name (see Notes); ``"auto"`` (default) is the fastest.
+
+    Returns
+    -------
+    numpy.generic, numpy.ndarray, device array or `out`
+        ${returns}  `out` when given.  Otherwise a 0-d result is a NumPy scalar, also for a device `a` (the
+        call waits for the device); an array result is a ``numpy.ndarray`` for a host `a`, complete on return,
+        and a device array of `a`'s kind for a device `a`, computed asynchronously on its stream.
+
+    Raises
+    ------
+    TypeError
+        `a`, `where` or `out` is not an array of a supported dtype, or `dtype` is none; `where` is not boolean.
+    ValueError
+        An unknown `variant`, or one not marked *axes*; a duplicate axis; `out` of the wrong shape or
+        read-only; `where` not broadcastable to `a`.${raises}
+    numpy.exceptions.AxisError
+        An axis out of range for ``a.ndim``.
+    gpureduce.CudaError
+        No CUDA device or driver, or a CUDA call failed.
+
+    Warns
+    -----
+    RuntimeWarning
+        ${warns}
+
+    See Also
+    --------
+    numpy.${name} : The reference semantics.
+    ${plain} : The same without skipping NaN.
+
+    Notes
+    -----
+    A NaN is skipped as it is read (a complex number is NaN when either part is): one read of `a`, no copy.
+    Integer and bool inputs run ``${plain}``.  The warning is given for host inputs and 0-d results; an array
+    result of a device input is not inspected (that would cost a reduction and a wait).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpureduce
+    >>> x = np.array([[1.0, np.nan, 3.0], [np.nan, np.nan, 6.0]])
+${examples}"""
+
+_DTYPE = """
+    dtype : dtype, optional
+        The result and accumulation dtype; default: NumPy's (as ``${plain}``)."""
+_INITIAL = """
+    initial : scalar, optional
+        A starting value folded into every result${no_identity}."""
+_EMPTY = """
+        An empty reduction (or a `where` mask) without `initial`: NumPy's error."""
+
+
+def _words(name, plain, summary, returns, examples, dtype=False, initial=False, warns="Never."):
+    return dict(name=name, plain=plain, summary=summary, returns=returns, examples=examples, warns=warns,
+                dtype=_DTYPE.replace("${plain}", plain) if dtype else "",
+                initial=_INITIAL.replace("${no_identity}", "; required over an empty axis or with `where`"
+                                         if plain in ("min", "max") else "") if initial else "",
+                raises=_EMPTY if plain in ("min", "max") else "")
+
+
+@document_variants("reduce", "nansum", _TEMPLATE, **_words(
+    "nansum", "sum", "Sum of array elements over the given axes, NaN counted as zero, as ``numpy.nansum``.",
+    "The sums; a slice of NaNs only sums to 0.", """    >>> gpureduce.nansum(x)
+    np.float64(10.0)
+    >>> gpureduce.nansum(x, axis=0)
+    array([1., 0., 9.])
+""", dtype=True, initial=True))
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True, *,
+           variant: str = "auto"):
+    return reduce("nansum", a, axis, dtype, out, keepdims, initial, where, variant=variant)
+
+
+@document_variants("reduce", "nanprod", _TEMPLATE, **_words(
+    "nanprod", "prod", "Product of array elements over the given axes, NaN counted as one, as ``numpy.nanprod``.",
+    "The products; a slice of NaNs only gives 1.", """    >>> gpureduce.nanprod(x)
+    np.float64(18.0)
+    >>> gpureduce.nanprod(x, axis=1)
+    array([3., 6.])
+""", dtype=True, initial=True))
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True, *,
+            variant: str = "auto"):
+    return reduce("nanprod", a, axis, dtype, out, keepdims, initial, where, variant=variant)
+
+
+@document_variants("reduce", "nanmin", _TEMPLATE, **_words(
+    "nanmin", "min", "Minimum over the given axes, ignoring NaN, as ``numpy.nanmin``.",
+    "The minima, of `a`'s dtype; NaN for a slice of NaNs only.", """    >>> gpureduce.nanmin(x)
+    np.float64(1.0)
+    >>> gpureduce.nanmin(x, axis=1)
+    array([1., 6.])
+""", initial=True, warns='"All-NaN slice encountered" when a slice holds NaNs only (its result is NaN).'))
+def nanmin(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True, *, variant: str = "auto"):
+    return reduce("nanmin", a, axis, None, out, keepdims, initial, where, variant=variant)
+
+
+@document_variants("reduce", "nanmax", _TEMPLATE, **_words(
+    "nanmax", "max", "Maximum over the given axes, ignoring NaN, as ``numpy.nanmax``.",
+    "The maxima, of `a`'s dtype; NaN for a slice of NaNs only.", """    >>> gpureduce.nanmax(x)
+    np.float64(6.0)
+    >>> gpureduce.nanmax(x, axis=0)
+    array([ 1., nan,  6.])
+""", initial=True, warns='"All-NaN slice encountered" when a slice holds NaNs only (its result is NaN).'))
+def nanmax(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True, *, variant: str = "auto"):
+    return reduce("nanmax", a, axis, None, out, keepdims, initial, where, variant=variant)
+
+
+@document_variants("reduce", "nanmean", _TEMPLATE, **_words(
+    "nanmean", "mean", "Arithmetic mean over the given axes, ignoring NaN, as ``numpy.nanmean``.",
+    "The means (float64 for integer and bool inputs); NaN for a slice of NaNs only.", """    >>> gpureduce.nanmean(x)
+    np.float64(3.3333333333333335)
+    >>> gpureduce.nanmean(x, axis=1)
+    array([2., 6.])
+""", dtype=True, warns='"Mean of empty slice" when a slice holds no number (its result is NaN).'))
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, variant: str = "auto"):
+    return reduce("nanmean", a, axis, dtype, out, keepdims, where=where, variant=variant)
