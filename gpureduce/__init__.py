@@ -12,6 +12,7 @@ from ._registry import variants as _variants
 from .benchmark import BenchmarkResult, benchmark, device_info
 from .reductions import all, any, argmax, argmin, count_nonzero, max, mean, min, prod, reduce, sum
 from .nanfunctions import nanmax, nanmean, nanmin, nanprod, nansum
+from .moments import std, var
 from .scans import cummax, cummin, cumprod, cumsum, scan
 
 from ._version import __version__  # noqa: E402
@@ -102,7 +103,7 @@ def device_count():
 __all__ = [
     "CudaError", "OutOfMemoryError", "DeviceArray", "Variant", "variants", "device_count",
     "reduce", "sum", "prod", "min", "max", "mean", "argmin", "argmax", "any", "all", "count_nonzero",
-    "nansum", "nanprod", "nanmin", "nanmax", "nanmean",
+    "nansum", "nanprod", "nanmin", "nanmax", "nanmean", "var", "std",
     "scan", "cumsum", "cumprod", "cummax", "cummin",
     "benchmark", "BenchmarkResult", "device_info",
 ]

@@ -46,6 +46,7 @@ _UFUNC_NAME = {"sum": "add", "prod": "multiply", "min": "minimum", "max": "maxim
 _NO_IDENTITY = {"min", "max", "nanmin", "nanmax"}  # an empty reduction or a where= mask needs initial=
 _SUM_LIKE = {"sum", "prod", "nansum", "nanprod"}  # NumPy's (input, out) promotion without dtype=
 _MEAN_LIKE = {"mean", "nanmean"}
+_MOMENTS = {"var", "std"}  # ddof= rides in the plan's initial value (cuda/primitives/reducers.cuh: MomentsReducer)
 # the operators whose NumPy function reduces a 0-d array over an int axis 0 (or -1), as ufunc.reduce does
 _ZERO_D_INT_AXIS = {*_UFUNC_NAME, "any", "all", "count_nonzero", "nansum", "nanprod"}
 # the operators that only ask whether an element is nonzero (result rules BOOL and COUNT of cuda/abi/ops.def):
@@ -53,7 +54,7 @@ _ZERO_D_INT_AXIS = {*_UFUNC_NAME, "any", "all", "count_nonzero", "nansum", "nanp
 _TRUTH_OPS = {op.name for op in OPERATORS if op.result in ("BOOL", "COUNT")}
 # the keywords each NumPy function lacks, refused as Python refuses an unexpected keyword argument
 _NO_DTYPE = {"min", "max", "argmin", "argmax", "any", "all", "count_nonzero", "nanmin", "nanmax"}
-_NO_INITIAL = {"any", "all", "count_nonzero", "nanmean"}
+_NO_INITIAL = {"any", "all", "count_nonzero", "nanmean", "var", "std"}
 _OP_CODES = {op: code for code, op in enumerate(OP_NAMES)}
 _REDUCE, _SCAN = _core.KIND_REDUCE, _core.KIND_SCAN
 
@@ -138,6 +139,16 @@ def _some_mean_is_empty(red_count, mask, where, x, axes, rshape):
     return bool(np.any(taken == 0))
 
 
+def _fewest_taken(red_count, mask, where, x, axes, rshape):
+    """The fewest elements any result takes (var's "Degrees of freedom <= 0" test), or infinity when no result
+    takes part or the mask is on the device (not counted: that would cost a reduction and a wait)."""
+    if math.prod(rshape) == 0 or (mask is not None and not x.host):
+        return math.inf
+    if mask is None:
+        return red_count
+    return int(np.broadcast_to(np.asarray(where, dtype=bool), tuple(x.shape)).sum(axis=axes).min())
+
+
 def _out(out, shape, what):
     """out= as an Operand, checked against the result's shape (ValueError, as NumPy) and writability."""
     o = intake(out, "out=")
@@ -172,7 +183,7 @@ def _remember(key, fields):
 
 
 def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initial=NoValue, where=True,
-                   variant="auto"):
+                   variant="auto", ddof=None):
     """(plan, post) of ``reduce(op, a, ...)``; raises NumPy's exceptions for bad arguments."""
     x = intake(a)
     if op in EXACT and x.dtype.kind not in "fc":
@@ -197,6 +208,13 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
         raise TypeError(f"{op}() got an unexpected keyword argument 'initial'")
     if where is not True and op == "count_nonzero":
         raise TypeError("count_nonzero() got an unexpected keyword argument 'where'")
+    if op in _MOMENTS:
+        if dtype is not None and np.dtype(dtype).kind != "f":
+            raise TypeError(f"{op}() with dtype={np.dtype(dtype)}: gpureduce computes a variance in a floating dtype "
+                            "(float16, float32 or float64)")
+        initial = 0 if ddof is None else ddof
+    elif ddof is not None:
+        raise TypeError(f"{op}() got an unexpected keyword argument 'ddof'")
     out_desc = _out(out, rshape, f"the result of {op}") if out is not None else None
     if dtype is not None:
         rt = np.dtype(dtype)
@@ -221,6 +239,8 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
         raise ValueError(f"attempt to get {op} of an empty sequence")
     if op in _MEAN_LIKE and _some_mean_is_empty(red_count, mask, where, x, axes, rshape):
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=4)
+    if op in _MOMENTS and _fewest_taken(red_count, mask, where, x, axes, rshape) - initial <= 0:
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=4)
     if op == "nanmean" and dtype is not None and rt.kind not in "fc":
         raise TypeError("If a is inexact, then dtype must be inexact")
     if op == "mean" and dtype is not None and rt.kind not in "fc":

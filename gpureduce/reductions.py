@@ -26,7 +26,7 @@ AXIS_VARIANTS = _AXIS_VARIANTS["reduce"]  # the variants that also run the axis 
 
 @document_variants("reduce")
 def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True, *,
-           variant: str = "auto"):
+           variant: str = "auto", ddof=None):
     """Reduce `a` with the operator `op`, as the NumPy function of that name does.
 
     ``reduce("sum", a, ...)`` is ``sum(a, ...)``, and so on for each operator: the same arguments, result
@@ -37,10 +37,11 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
     ----------
     op : str
         The reduction, named as its function: "sum", "prod", "min", "max", "mean", "argmin", "argmax", "any",
-        "all", "count_nonzero", "nansum", "nanprod", "nanmin", "nanmax" or "nanmean".  Each takes the
-        arguments of its function: `dtype` sum, prod, mean and their nan forms; `initial` sum, prod, min, max
-        and their nan forms; `where` all but argmin, argmax and count_nonzero; argmin and argmax take only
-        `axis` (an int or None), `out` and `keepdims`, count_nonzero only `axis` and `keepdims`.
+        "all", "count_nonzero", "nansum", "nanprod", "nanmin", "nanmax", "nanmean", "var" or "std".  Each
+        takes the arguments of its function: `dtype` sum, prod, mean, var, std and the nan forms of the first
+        three; `initial` sum, prod, min, max and their nan forms; `where` all but argmin, argmax and
+        count_nonzero; argmin and argmax take only `axis` (an int or None), `out` and `keepdims`,
+        count_nonzero only `axis` and `keepdims`; `ddof` var and std.
     a : array_like or device array
         %(a)s
     axis : None, int or tuple of ints, optional
@@ -61,6 +62,8 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
         device `a`.
     variant : str, keyword-only
         The algorithm, by name (see Notes); ``"auto"``, the default, is the fastest.
+    ddof : int or float, keyword-only, optional
+        var's and std's "delta degrees of freedom" (default 0); no other operator takes it.
 
     Returns
     -------
@@ -136,7 +139,7 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
         return mean_by_sum(reduce, a, axis, dtype, keepdims, variant)
     if op == "mean" and dtype is not None and np.dtype(dtype).kind in "biu":
         return integer_mean(reduce, a, axis, dtype, out, keepdims, where, variant)
-    plan, post = prepare_reduce(op, a, axis, dtype, out, keepdims, initial, where, variant)
+    plan, post = prepare_reduce(op, a, axis, dtype, out, keepdims, initial, where, variant, ddof)
     result = _core.run(plan)
     result = result if post is None else post(result)
     warn_like_numpy(op, a, result, axis, where)

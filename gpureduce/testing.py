@@ -636,8 +636,30 @@ def assert_matches_numpy(op, x, *args, variant="auto", rtol=None, **kwargs):
         else:
             bound = rtol * np.abs(reference)
             how = f"rtol={rtol:g}"
+    elif op in ("var", "std") and expected.dtype.kind == "f":
+        reference, bound = _moments_bound(op, host_x, expected.dtype, axis, named)
+        if rtol is not None:
+            bound = rtol * np.abs(reference)
+        how = "a few roundings of the result plus the shifted sums' float64 error" if rtol is None else \
+            f"rtol={rtol:g}"
     _compare(got, expected, reference, bound, what, how)
     return result
+
+
+def _moments_bound(op, x, result_dtype, axis, named):
+    """var/std's float64 (complex128) reference and bound: 8 roundings of the result dtype, plus what gpureduce's
+    shifted sums may lose in float64, 4 log2(n) eps (1 + z^2), z the largest distance of an element (a possible
+    pivot) from the mean in standard deviations (cuda/primitives/reducers.cuh: MomentsReducer)."""
+    wide = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
+    options = {k: v for k, v in named.items() if k in ("keepdims", "where", "ddof", "correction")}
+    with _quiet():
+        reference = np.asarray(getattr(np, op)(wide, axis=axis, **options))
+        flat = wide.ravel()
+        spread = float(np.var(flat)) if flat.size else 0.0
+        z2 = float(np.max(np.abs(flat - np.mean(flat)) ** 2)) / spread if spread > 0 else 0.0
+    rel = 8 * float(np.finfo(result_dtype).eps) + 4 * math.log2(max(x.size, 2)) * float(np.finfo(np.float64).eps) * \
+        (1 + z2)
+    return reference, rel * np.abs(reference) + 4 * float(np.finfo(result_dtype).smallest_subnormal)
 
 
 # ---------------------------------------------------------------- parametrizing

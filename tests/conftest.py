@@ -63,6 +63,14 @@ def _cupy():
     return pytest.importorskip("cupy")
 
 
+def placement(draw, variants):
+    """A hypothesis case's home ("numpy" or "cupy"), variant (one of `variants`) and data seed."""
+    from hypothesis import strategies as st
+
+    return dict(home=draw(st.sampled_from(["numpy", "cupy"])), variant=draw(st.sampled_from(variants)),
+                seed=draw(st.integers(0, 2**32 - 1)))
+
+
 def at_home(home, x, kwargs):
     """`x` where a test case puts it: as it is ("numpy"), or a CuPy copy ("cupy") with its where= mask in
     `kwargs` moved to the device too."""

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gpureduce
-from conftest import at_home, count_example
+from conftest import at_home, count_example, placement
 from gpureduce.testing import assert_matches_numpy
 
 pytestmark = pytest.mark.gpu
@@ -59,8 +59,7 @@ def cases(draw):
     if op in ("nansum", "nanprod") and draw(st.booleans()):
         kwargs["initial"] = draw(st.sampled_from([0.5, 2.0]))
     return dict(op=op, dtype=dtype, shape=shape, kwargs=kwargs, nans=draw(st.sampled_from([0.0, 0.2, 0.9, 1.0])),
-                home=draw(st.sampled_from(["numpy", "cupy"])), variant=draw(st.sampled_from(VARIANTS)),
-                seed=draw(st.integers(0, 2**32 - 1)))
+                **placement(draw, VARIANTS))
 
 
 @PROPERTY

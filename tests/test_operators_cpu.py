@@ -57,7 +57,8 @@ def test_python_tables_come_from_the_list():
 
 NUMPY = {"sum": np.sum, "prod": np.prod, "min": np.min, "max": np.max, "mean": np.mean, "argmin": np.argmin,
          "argmax": np.argmax, "any": np.any, "all": np.all, "count_nonzero": np.count_nonzero, "nansum": np.nansum,
-         "nanprod": np.nanprod, "nanmin": np.nanmin, "nanmax": np.nanmax, "nanmean": np.nanmean}
+         "nanprod": np.nanprod, "nanmin": np.nanmin, "nanmax": np.nanmax, "nanmean": np.nanmean, "var": np.var,
+         "std": np.std}
 NUMPY_SCANS = {"sum": np.cumsum, "prod": np.cumprod, "min": np.minimum.accumulate, "max": np.maximum.accumulate}
 
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gpureduce
-from conftest import _cupy, at_home, count_example
+from conftest import _cupy, at_home, count_example, placement
 
 pytestmark = pytest.mark.gpu
 
@@ -72,8 +72,7 @@ def cases(draw):
     return dict(op=op, dtype=dtype, shape=shape, axis=axis, layout=layout,
                 keepdims=draw(st.booleans()), zeros=draw(st.sampled_from([0.0, 0.5, 0.97, 1.0])),
                 nans=draw(st.sampled_from([0.0, 0.1])), where=op != "count_nonzero" and draw(st.booleans()),
-                out=op != "count_nonzero" and draw(st.booleans()), home=draw(st.sampled_from(["numpy", "cupy"])),
-                variant=draw(st.sampled_from(VARIANTS)), seed=draw(st.integers(0, 2**32 - 1)))
+                out=op != "count_nonzero" and draw(st.booleans()), **placement(draw, VARIANTS))
 
 
 def view(x, layout):

@@ -62,6 +62,8 @@ constexpr bool segments_supported(gr_kind kind, gr_op op, gr_dtype in, gr_dtype 
     case GR_RESULT_INDEX: return out == GR_INT64;
     case GR_RESULT_BOOL: return out == GR_BOOL;
     case GR_RESULT_COUNT: return out == GR_INT64;
+    case GR_RESULT_VAR:  // NumPy's, or dtype= a wider float; complex inputs give their real dtype
+        return out == result_dtype(op, in) || is_widening(real_dtype(in), out);
     }
     return false;
 }
@@ -105,7 +107,8 @@ constexpr bool instantiated(bool cub, gr_kind kind, gr_op op, gr_dtype in, gr_dt
     if (k.in != in || k.out != out) return false;  // served by its twin's kernels
     const gr_result_rule rule = kResultRule[op];
     return !cub || in == out || rule == GR_RESULT_INDEX ||
-           ((rule == GR_RESULT_BOOL || rule == GR_RESULT_COUNT) && in == GR_INT8);
+           ((rule == GR_RESULT_BOOL || rule == GR_RESULT_COUNT) && in == GR_INT8) ||
+           (rule == GR_RESULT_VAR && real_dtype(in) == out);
 }
 
 // Calls f(tag<In>{}, tag<Out>{}) for an instantiated (op, in, out) triple of `kind`, instantiating only those.

@@ -185,6 +185,73 @@ struct NanMeanReducer : MeanReducer<In, Out> {
     }
 };
 
+// var (kStd false) and std in one read, by shifted sums: a state holds its count n, a pivot K (one of its own
+// elements) and the sums s = sum(x - K) and s2 = sum(|x - K|^2); merging moves the right state onto the left
+// one's pivot exactly (s2 + 2 Re(conj(D) s) + n |D|^2, s + n D, with D = K_right - K_left, the difference of two
+// data points, so small) and adds.  The variance (s2 - |s|^2 / n) / max(n - ddof, 0) then cancels only as much
+// as the pivot lies from the mean in standard deviations: a large common offset (1e8 + N(0, 1), where
+// sum(x^2)/n - mean^2 keeps no digit) costs nothing.  No division per element; float64 inside whatever the
+// result, rounded once at the end (NumPy's float32 var rounds each of its two passes).  A complex input's
+// pivot and s are complex, s2 real, the result real, as NumPy's.  ddof rides in the one initial value every
+// result takes (the plan passes it there): elements and the identity carry 0 and the fold adds them up.  A
+// non-finite pivot or sum (an inf or a NaN in the slice) gives NaN, NumPy's answer (its x - mean is NaN there).
+template <class M>
+struct Moments {
+    int64_t n;
+    M pivot;
+    M s;
+    double s2;
+    double ddof;
+};
+
+template <class In, class Out, bool kStd>
+struct MomentsReducer {
+    using M = cuda::std::conditional_t<is_complex<In>::value, cplx<double>, double>;
+    using V = Moments<M>;
+    using Result = Out;
+    using Partials = MomentsReducer<M, Out, kStd>;
+    __host__ __device__ __forceinline__ static V identity() { return {0, M(0), M(0), 0.0, 0.0}; }
+    __host__ __device__ __forceinline__ static V element(const In &x, int64_t) {
+        return {1, convert<M>(x), M(0), 0.0, 0.0};
+    }
+    __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) {
+        const double ddof = a.ddof + b.ddof;
+        if (a.n == 0) return {b.n, b.pivot, b.s, b.s2, ddof};
+        if (b.n == 0) return {a.n, a.pivot, a.s, a.s2, ddof};
+        const double nb = double(b.n);
+        if constexpr (is_complex<M>::value) {
+            const double dr = b.pivot.re - a.pivot.re, di = b.pivot.im - a.pivot.im;
+            const double cross = dr * b.s.re + di * b.s.im;  // Re(conj(D) s)
+            return {a.n + b.n, a.pivot, M(a.s.re + b.s.re + nb * dr, a.s.im + b.s.im + nb * di),
+                    a.s2 + b.s2 + 2.0 * cross + nb * (dr * dr + di * di), ddof};
+        } else {
+            const double d = b.pivot - a.pivot;
+            return {a.n + b.n, a.pivot, a.s + b.s + nb * d, a.s2 + b.s2 + (2.0 * d * b.s + nb * d * d), ddof};
+        }
+    }
+    __host__ __device__ __forceinline__ static Out finish(const V &v) {
+        double mean2;  // |s|^2 / n
+        bool finite;   // no inf or NaN among the elements (an overflowing s2 is inf, as NumPy's)
+        if constexpr (is_complex<M>::value) {
+            mean2 = v.n ? (v.s.re * v.s.re + v.s.im * v.s.im) / double(v.n) : 0.0;
+            finite = isfinite(v.pivot.re) && isfinite(v.pivot.im) && isfinite(v.s.re) && isfinite(v.s.im);
+        } else {
+            mean2 = v.n ? v.s * v.s / double(v.n) : 0.0;
+            finite = isfinite(v.pivot) && isfinite(v.s);
+        }
+        const double dof = double(v.n) - v.ddof;
+        const double m2 = v.s2 - mean2 < 0.0 ? 0.0 : v.s2 - mean2;  // rounding cannot make it negative
+        double var = m2 / (dof > 0.0 ? dof : 0.0);
+        if (!finite) var = cuda::std::numeric_limits<double>::quiet_NaN();
+        return convert<Out>(kStd ? sqrt(var) : var);
+    }
+    __host__ static V from_initial(const void *initial) {
+        V v = identity();
+        if (initial) v.ddof = convert<double>(*static_cast<const Out *>(initial));
+        return v;
+    }
+};
+
 // The Reducer for (op, In, Out); Out is the result type the caller asked for.
 template <gr_op OP, class In, class Out> struct reducer_for { using type = FoldReducer<typename op_functor<OP>::type, In, Out>; };
 template <class In, class Out> struct reducer_for<GR_OP_MEAN, In, Out> { using type = MeanReducer<In, Out>; };
@@ -204,5 +271,7 @@ template <class In, class Out> struct reducer_for<GR_OP_NANPROD, In, Out> {
 template <class In, class Out> struct reducer_for<GR_OP_NANMIN, In, Out> { using type = NanExtremeReducer<Min, In>; };
 template <class In, class Out> struct reducer_for<GR_OP_NANMAX, In, Out> { using type = NanExtremeReducer<Max, In>; };
 template <class In, class Out> struct reducer_for<GR_OP_NANMEAN, In, Out> { using type = NanMeanReducer<In, Out>; };
+template <class In, class Out> struct reducer_for<GR_OP_VAR, In, Out> { using type = MomentsReducer<In, Out, false>; };
+template <class In, class Out> struct reducer_for<GR_OP_STD, In, Out> { using type = MomentsReducer<In, Out, true>; };
 
 }  // namespace gr

@@ -71,6 +71,11 @@ template <> struct sum_result<uint32_t> { using type = uint64_t; };
 
 constexpr bool is_inexact_dtype(gr_dtype d) { return d >= GR_FLOAT16 && d <= GR_COMPLEX128; }
 
+// The real dtype of a complex one (the type of its parts); other dtypes are their own.
+constexpr gr_dtype real_dtype(gr_dtype d) {
+    return d == GR_COMPLEX64 ? GR_FLOAT32 : d == GR_COMPLEX128 ? GR_FLOAT64 : d;
+}
+
 // The same rule as sum_result above, on the enum: what gr_default_result_dtype and the axis ABI report.
 constexpr gr_dtype default_sum_dtype(gr_dtype in) {
     switch (in) {  // NumPy: bool and ints narrower than the platform integer accumulate in it
@@ -104,6 +109,7 @@ constexpr gr_dtype result_dtype(gr_op op, gr_dtype in) {
     case GR_RESULT_INDEX: return GR_INT64;
     case GR_RESULT_BOOL: return GR_BOOL;
     case GR_RESULT_COUNT: return GR_INT64;
+    case GR_RESULT_VAR: return real_dtype(is_inexact_dtype(in) ? in : GR_FLOAT64);
     }
     return GR_DTYPE_COUNT;
 }

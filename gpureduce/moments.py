@@ -1,0 +1,124 @@
+"""Variance and standard deviation, as numpy.var and numpy.std, in one read of the input.
+
+The kernels carry shifted sums (count, a pivot element K, sum(x - K), sum(|x - K|^2)) in float64 and merge
+them onto a common pivot (cuda/primitives/reducers.cuh: MomentsReducer), so the result is accurate where the
+two-moment formula sum(x^2)/n - mean^2 loses every digit to a large common offset, and the input is read once
+(NumPy and CuPy read it twice: the mean first, then the deviations).
+"""
+from __future__ import annotations
+
+from ._docs import document_variants
+from ._plan import NoValue as _NoValue
+from .reductions import reduce
+
+__all__ = ["var", "std"]
+
+
+def _ddof(op, ddof, correction, mean):
+    if mean is not _NoValue:
+        raise TypeError(f"{op}() does not take mean=: gpureduce computes the mean in the same pass as the "
+                        "deviations")
+    if correction is not _NoValue:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
+        return correction
+    return ddof
+
+
+_TEMPLATE = """${summary}
+
+    Parameters
+    ----------
+    a : array_like or device array
+        %(a)s
+    axis : None, int or tuple of ints, optional
+        The axes to reduce; None (default) reduces all of them.  Negative axes count from the end.
+    dtype : dtype, optional
+        The dtype the ${what} is computed and returned in: float16, float32 or float64.  Default: float64 for
+        bool and integer inputs, else `a`'s own (its real dtype for complex inputs); float16 is computed in
+        float32.
+    out : numpy.ndarray or device array, optional
+        Where to write the result: of the result's shape, writable, on the current device if a device array;
+        another dtype is cast into it as NumPy does.
+    ddof : int or float, optional
+        "Delta degrees of freedom": the divisor is ``N - ddof`` for ``N`` elements taken (default 0).
+    keepdims : bool, optional
+        Keep the reduced axes as axes of length 1.
+    where : array_like of bool, keyword-only, optional
+        Only the elements where `where` (broadcast to ``a.shape``) is True take part.  A device mask needs a
+        device `a`.
+    mean : array_like, keyword-only, optional
+        NumPy's precomputed mean: not taken (the mean comes from the same pass); a TypeError says so.
+    correction : int or float, keyword-only, optional
+        The Array API's name for `ddof`; give one of the two.
+    variant : str, keyword-only
+        The algorithm, by name (see Notes); ``"auto"`` (default) is the fastest.
+
+    Returns
+    -------
+    numpy.generic, numpy.ndarray, device array or `out`
+        The ${what}: real for complex inputs.  `out` when given.  Otherwise a 0-d result is a NumPy scalar, also
+        for a device `a` (the call waits for the device); an array result is a ``numpy.ndarray`` for a host
+        `a`, complete on return, and a device array of `a`'s kind for a device `a`, computed asynchronously.
+
+    Raises
+    ------
+    TypeError
+        `a`, `where` or `out` is not an array of a supported dtype; `dtype` is not a float dtype; `mean` given.
+    ValueError
+        Both `ddof` and `correction`; an unknown `variant`, or one not marked *axes*; a duplicate axis; `out`
+        of the wrong shape or read-only; `where` not broadcastable to `a`.
+    numpy.exceptions.AxisError
+        An axis out of range for ``a.ndim``.
+    gpureduce.CudaError
+        No CUDA device or driver, or a CUDA call failed.
+
+    Warns
+    -----
+    RuntimeWarning
+        "Degrees of freedom <= 0 for slice" when a result takes no more than `ddof` elements (its value is
+        NaN or inf, as NumPy's).  A device `where` mask is not counted for it.
+
+    See Also
+    --------
+    numpy.${name} : The reference semantics.
+    ${other}, mean
+
+    Notes
+    -----
+    One read of `a`: each result folds shifted sums (count, a pivot element, the sums of the elements' and
+    their squares' differences from it) in float64 and merges partial results onto one pivot, so a large
+    common offset costs no digit.  A slice holding an inf or a NaN gives NaN, as NumPy's.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpureduce
+    >>> x = np.array([[1.0, 2.0, 3.0, 4.0], [1e8 + 1, 1e8 + 2, 1e8 + 3, 1e8 + 4]])
+${examples}"""
+
+
+@document_variants("reduce", "var", _TEMPLATE, name="var", other="std", what="variance",
+                   summary="Variance over the given axes, as ``numpy.var``.", examples="""\
+    >>> gpureduce.var(x, axis=1)
+    array([1.25, 1.25])
+    >>> gpureduce.var(x[0], ddof=1)
+    np.float64(1.6666666666666667)
+""")
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NoValue,
+        correction=_NoValue, variant: str = "auto"):
+    return reduce("var", a, axis, dtype, out, keepdims, where=where, variant=variant,
+                  ddof=_ddof("var", ddof, correction, mean))
+
+
+@document_variants("reduce", "std", _TEMPLATE, name="std", other="var", what="standard deviation",
+                   summary="Standard deviation over the given axes, as ``numpy.std``.", examples="""\
+    >>> gpureduce.std(x, axis=1)
+    array([1.11803399, 1.11803399])
+    >>> gpureduce.std(x[0], ddof=1)
+    np.float64(1.2909944487358056)
+""")
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NoValue,
+        correction=_NoValue, variant: str = "auto"):
+    return reduce("std", a, axis, dtype, out, keepdims, where=where, variant=variant,
+                  ddof=_ddof("std", ddof, correction, mean))
