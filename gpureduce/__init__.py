@@ -10,9 +10,9 @@ from ._core import CudaError, DeviceArray, OutOfMemoryError  # noqa: E402
 from ._registry import Variant
 from ._registry import variants as _variants
 from .benchmark import BenchmarkResult, benchmark, device_info
-from .reductions import all, any, argmax, argmin, count_nonzero, max, mean, min, prod, reduce, sum
-from .nanfunctions import nanmax, nanmean, nanmin, nanprod, nansum
-from .moments import std, var
+from .reductions import all, any, argmax, argmin, count_nonzero, max, mean, min, prod, ptp, reduce, sum
+from .nanfunctions import nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod, nansum
+from .moments import nanstd, nanvar, std, var
 from .scans import cummax, cummin, cumprod, cumsum, scan
 
 from ._version import __version__  # noqa: E402
@@ -102,8 +102,8 @@ def device_count():
 
 __all__ = [
     "CudaError", "OutOfMemoryError", "DeviceArray", "Variant", "variants", "device_count",
-    "reduce", "sum", "prod", "min", "max", "mean", "argmin", "argmax", "any", "all", "count_nonzero",
-    "nansum", "nanprod", "nanmin", "nanmax", "nanmean", "var", "std",
+    "reduce", "sum", "prod", "min", "max", "mean", "argmin", "argmax", "any", "all", "count_nonzero", "ptp",
+    "nansum", "nanprod", "nanmin", "nanmax", "nanmean", "nanargmin", "nanargmax", "var", "std", "nanvar", "nanstd",
     "scan", "cumsum", "cumprod", "cummax", "cummin",
     "benchmark", "BenchmarkResult", "device_info",
 ]

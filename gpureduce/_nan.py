@@ -1,11 +1,16 @@
-"""What the nan functions (nansum, nanprod, nanmin, nanmax, nanmean) decide around their kernels, as NumPy's do.
+"""What the nan functions (nansum, nanprod, nanmin, nanmax, nanmean, nanargmin, nanargmax, nanvar, nanstd) decide
+around their kernels, as NumPy's do.
 
 * Integer and bool inputs hold no NaN: they run the plain operator (nansum -> sum, the `exact` column of
   cuda/abi/ops.def), which also gives NumPy's errors for them (an empty nanmin of ints is min's ValueError).
 * NumPy warns where a slice has no number: nanmin and nanmax "All-NaN slice encountered" (the result is NaN),
-  nanmean "Mean of empty slice" (NaN too).  gpureduce warns the same for host inputs, and nanmin and nanmax
-  also for 0-d results of device inputs; an array result of a device input is not looked at (that would cost
-  a device reduction and a wait), nor is a device input's nanmean (its NaN may come from inf - inf).
+  nanmean "Mean of empty slice" (NaN too), nanvar and nanstd "Degrees of freedom <= 0 for slice." (NaN).
+  gpureduce warns the same for host inputs, and nanmin and nanmax also for 0-d results of device inputs; an
+  array result of a device input is not looked at (that would cost a device reduction and a wait), nor is a
+  device input's nanmean, nanvar or nanstd (their NaN may come from inf - inf).
+* nanargmin and nanargmax raise NumPy's ValueError "All-NaN slice encountered" when a slice has no number: their
+  kernels give position -1 there (cuda/primitives/reducers.cuh: NanArgReducer), which is looked for on every
+  result, a device one too (copied to the host: the call waits).  An out= holds the result when it raises.
 """
 from __future__ import annotations
 
@@ -26,8 +31,16 @@ def operator_for(op, a):
     return op if intake(a).dtype.kind in "fc" else EXACT[op]
 
 
-def warn_like_numpy(op, a, result, axis, where):
-    """NumPy's RuntimeWarning of a nan function whose result has a slice without a number."""
+def check_like_numpy(op, a, result, axis, where, ddof):
+    """NumPy's RuntimeWarning of a nan function whose result has a slice without a number; nanargmin's and
+    nanargmax's ValueError."""
+    if op in ("nanargmin", "nanargmax"):
+        if np.any(np.asarray(to_host(result)) < 0):
+            raise ValueError("All-NaN slice encountered")
+        return
+    if op in ("nanvar", "nanstd"):
+        _warn_few_numbers(a, axis, where, ddof)
+        return
     if op not in ("nanmin", "nanmax", "nanmean"):
         return
     x = intake(a)
@@ -55,3 +68,15 @@ def _warn_empty_mean(data, axis, where):
         return
     if np.all(np.isnan(data) | ~taken, axis=axis).any():
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=5)
+
+
+def _warn_few_numbers(a, axis, where, ddof):
+    """nanvar's and nanstd's "Degrees of freedom <= 0 for slice.": a result whose numbers (taken elements not NaN)
+    are no more than ddof, for a host input, whose NaNs can be looked at."""
+    x = intake(a)
+    if not x.host or x.dtype.kind not in "fc":
+        return
+    data = np.asarray(a)
+    numbers = ~np.isnan(data) & np.broadcast_to(np.asarray(where, dtype=bool), data.shape)
+    if np.any(np.sum(numbers, axis=axis) - ddof <= 0):
+        warnings.warn("Degrees of freedom <= 0 for slice.", RuntimeWarning, stacklevel=5)

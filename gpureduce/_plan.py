@@ -42,19 +42,23 @@ AXIS_VARIANTS = {kind: tuple(v.name for v in variants(kind=kind) if "axes" in v.
                  for kind in ("reduce", "scan")}
 # NumPy's ufunc names, for its own error messages ("... reduction operation maximum which has no identity")
 _UFUNC_NAME = {"sum": "add", "prod": "multiply", "min": "minimum", "max": "maximum", "nanmin": "fmin",
-               "nanmax": "fmax"}
-_NO_IDENTITY = {"min", "max", "nanmin", "nanmax"}  # an empty reduction or a where= mask needs initial=
+               "nanmax": "fmax", "ptp": "maximum"}
+_NO_IDENTITY = {"min", "max", "nanmin", "nanmax", "ptp"}  # an empty reduction or a where= mask needs initial=
 _SUM_LIKE = {"sum", "prod", "nansum", "nanprod"}  # NumPy's (input, out) promotion without dtype=
 _MEAN_LIKE = {"mean", "nanmean"}
-_MOMENTS = {"var", "std"}  # ddof= rides in the plan's initial value (cuda/primitives/reducers.cuh: MomentsReducer)
+# ddof= rides in the plan's initial value (cuda/primitives/reducers.cuh: MomentsReducer)
+_MOMENTS = {op.name for op in OPERATORS if op.result == "VAR"}
+# the positional reductions (argmin, nanargmin, ...): one int axis, positions counted in C order
+_ARG_OPS = {op.name for op in OPERATORS if op.result == "INDEX"}
 # the operators whose NumPy function reduces a 0-d array over an int axis 0 (or -1), as ufunc.reduce does
-_ZERO_D_INT_AXIS = {*_UFUNC_NAME, "any", "all", "count_nonzero", "nansum", "nanprod"}
+_ZERO_D_INT_AXIS = {*_UFUNC_NAME, "any", "all", "count_nonzero", "nansum", "nanprod"}  # ptp too (a _UFUNC_NAME)
 # the operators that only ask whether an element is nonzero (result rules BOOL and COUNT of cuda/abi/ops.def):
 # an input a variant has no kernel for is cast to bool, not to the result dtype
 _TRUTH_OPS = {op.name for op in OPERATORS if op.result in ("BOOL", "COUNT")}
 # the keywords each NumPy function lacks, refused as Python refuses an unexpected keyword argument
-_NO_DTYPE = {"min", "max", "argmin", "argmax", "any", "all", "count_nonzero", "nanmin", "nanmax"}
-_NO_INITIAL = {"any", "all", "count_nonzero", "nanmean", "var", "std"}
+_NO_DTYPE = {"min", "max", "any", "all", "count_nonzero", "nanmin", "nanmax", "ptp", *_ARG_OPS}
+_NO_INITIAL = {"any", "all", "count_nonzero", "nanmean", "ptp", *_MOMENTS}
+_NO_WHERE = {"count_nonzero", "ptp", *_ARG_OPS}
 _OP_CODES = {op: code for code, op in enumerate(OP_NAMES)}
 _REDUCE, _SCAN = _core.KIND_REDUCE, _core.KIND_SCAN
 
@@ -94,7 +98,7 @@ def _axes(op, axis, ndim):
         return tuple(range(ndim))
     if ndim == 0 and op in _ZERO_D_INT_AXIS and isinstance(axis, (int, np.integer)) and axis in (0, -1):
         return ()  # NumPy's ufunc.reduce takes an int axis 0 (or -1) of a 0-d array as reducing nothing
-    if op in ("argmin", "argmax"):
+    if op in _ARG_OPS:
         if isinstance(axis, (tuple, list)):
             raise TypeError(f"'{type(axis).__name__}' object cannot be interpreted as an integer")
         index = normalize_axis_index(axis, ndim or 1)  # NumPy's arg reductions see a 0-d array as 1-d
@@ -197,7 +201,7 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
     v = _reduce_variant(op, variant)
     ndim = len(x.shape)
     axes = _axes(op, axis, ndim)
-    if op in ("argmin", "argmax") and axis is None:
+    if op in _ARG_OPS and axis is None:
         rshape = (1,) * ndim if keepdims else ()
     else:
         rshape = tuple(1 if i in axes else e for i, e in enumerate(x.shape)) if keepdims else \
@@ -206,8 +210,11 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
         raise TypeError(f"{op}() got an unexpected keyword argument 'dtype'")
     if initial is not NoValue and op in _NO_INITIAL:
         raise TypeError(f"{op}() got an unexpected keyword argument 'initial'")
-    if where is not True and op == "count_nonzero":
-        raise TypeError("count_nonzero() got an unexpected keyword argument 'where'")
+    if where is not True and op in _NO_WHERE:
+        raise TypeError(f"{op}() got an unexpected keyword argument 'where'")
+    if op == "ptp" and x.dtype == np.bool_:
+        raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` "
+                        "operator, or the logical_xor function instead.")
     if op in _MOMENTS:
         if dtype is not None and np.dtype(dtype).kind != "f":
             raise TypeError(f"{op}() with dtype={np.dtype(dtype)}: gpureduce computes a variance in a floating dtype "
@@ -235,11 +242,11 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
                              "where mask one has to specify 'initial'")
         if red_count == 0:  # NumPy refuses even when the result would be empty
             raise ValueError(f"zero-size array to reduction operation {_UFUNC_NAME[op]} which has no identity")
-    if op in ("argmin", "argmax") and red_count == 0:
-        raise ValueError(f"attempt to get {op} of an empty sequence")
+    if op in _ARG_OPS and red_count == 0:
+        raise ValueError(f"attempt to get {op.removeprefix('nan')} of an empty sequence")
     if op in _MEAN_LIKE and _some_mean_is_empty(red_count, mask, where, x, axes, rshape):
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=4)
-    if op in _MOMENTS and _fewest_taken(red_count, mask, where, x, axes, rshape) - initial <= 0:
+    if op in ("var", "std") and _fewest_taken(red_count, mask, where, x, axes, rshape) - initial <= 0:
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=4)
     if op == "nanmean" and dtype is not None and rt.kind not in "fc":
         raise TypeError("If a is inexact, then dtype must be inexact")
@@ -276,7 +283,7 @@ def _reduce_layout(op, x, axes, mask, out_desc):
     strides when `out_desc` is given and they merge, else into a new C-ordered result; the input (and mask)
     gathered into (kept..., reduced...) C order first when no two-kept-one-reduced layout fits."""
     reduced = set(axes)
-    ordered = op in ("argmin", "argmax")
+    ordered = op in _ARG_OPS
     kept_shape = tuple(e for i, e in enumerate(x.shape) if i not in reduced)
     fresh = iter(c_strides(kept_shape))
     fresh_full = [0 if i in reduced else next(fresh) for i in range(len(x.shape))]

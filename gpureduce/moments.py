@@ -1,4 +1,5 @@
-"""Variance and standard deviation, as numpy.var and numpy.std, in one read of the input.
+"""Variance and standard deviation, as numpy.var, numpy.std, numpy.nanvar and numpy.nanstd, in one read of the
+input.
 
 The kernels carry shifted sums (count, a pivot element K, sum(x - K), sum(|x - K|^2)) in float64 and merge
 them onto a common pivot (cuda/primitives/reducers.cuh: MomentsReducer), so the result is accurate where the
@@ -11,7 +12,7 @@ from ._docs import document_variants
 from ._plan import NoValue as _NoValue
 from .reductions import reduce
 
-__all__ = ["var", "std"]
+__all__ = ["var", "std", "nanvar", "nanstd"]
 
 
 def _ddof(op, ddof, correction, mean):
@@ -76,19 +77,18 @@ _TEMPLATE = """${summary}
     Warns
     -----
     RuntimeWarning
-        "Degrees of freedom <= 0 for slice" when a result takes no more than `ddof` elements (its value is
-        NaN or inf, as NumPy's).  A device `where` mask is not counted for it.
+        ${warns}
 
     See Also
     --------
     numpy.${name} : The reference semantics.
-    ${other}, mean
+    ${other}
 
     Notes
     -----
     One read of `a`: each result folds shifted sums (count, a pivot element, the sums of the elements' and
     their squares' differences from it) in float64 and merges partial results onto one pivot, so a large
-    common offset costs no digit.  A slice holding an inf or a NaN gives NaN, as NumPy's.
+    common offset costs no digit.  ${nan_note}
 
     Examples
     --------
@@ -98,7 +98,17 @@ _TEMPLATE = """${summary}
 ${examples}"""
 
 
-@document_variants("reduce", "var", _TEMPLATE, name="var", other="std", what="variance",
+_PLAIN = dict(warns='"Degrees of freedom <= 0 for slice" when a result takes no more than `ddof` elements (its value '
+                    "is\n        NaN or inf, as NumPy's).  A device `where` mask is not counted for it.",
+              nan_note="A slice holding an inf or a NaN gives NaN, as NumPy's.")
+_NAN = dict(warns='"Degrees of freedom <= 0 for slice." when a result has no more than `ddof` numbers (its value is '
+                  "NaN,\n        as NumPy's); looked for in host inputs only (a device input's NaNs are not counted).",
+            nan_note="A NaN element is skipped as it is read (a complex one: either part NaN); a slice\n    holding an "
+                     "inf gives NaN, and so does one with no more than `ddof` numbers, as NumPy's.  Integer and\n"
+                     "    bool inputs hold no NaN: they run the plain function.")
+
+
+@document_variants("reduce", "var", _TEMPLATE, name="var", other="std, nanvar, mean", what="variance", **_PLAIN,
                    summary="Variance over the given axes, as ``numpy.var``.", examples="""\
     >>> gpureduce.var(x, axis=1)
     array([1.25, 1.25])
@@ -111,7 +121,8 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
                   ddof=_ddof("var", ddof, correction, mean))
 
 
-@document_variants("reduce", "std", _TEMPLATE, name="std", other="var", what="standard deviation",
+@document_variants("reduce", "std", _TEMPLATE, name="std", other="var, nanstd, mean", what="standard deviation",
+                   **_PLAIN,
                    summary="Standard deviation over the given axes, as ``numpy.std``.", examples="""\
     >>> gpureduce.std(x, axis=1)
     array([1.11803399, 1.11803399])
@@ -122,3 +133,30 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
         correction=_NoValue, variant: str = "auto"):
     return reduce("std", a, axis, dtype, out, keepdims, where=where, variant=variant,
                   ddof=_ddof("std", ddof, correction, mean))
+
+
+@document_variants("reduce", "nanvar", _TEMPLATE, name="nanvar", other="var, nanstd, nanmean", what="variance", **_NAN,
+                   summary="Variance over the given axes, ignoring NaN, as ``numpy.nanvar``.", examples="""\
+    >>> gpureduce.nanvar(np.array([1.0, np.nan, 3.0]))
+    np.float64(1.0)
+    >>> gpureduce.nanvar(x, axis=1)
+    array([1.25, 1.25])
+""")
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NoValue,
+           correction=_NoValue, variant: str = "auto"):
+    return reduce("nanvar", a, axis, dtype, out, keepdims, where=where, variant=variant,
+                  ddof=_ddof("nanvar", ddof, correction, mean))
+
+
+@document_variants("reduce", "nanstd", _TEMPLATE, name="nanstd", other="std, nanvar, nanmean",
+                   what="standard deviation", **_NAN,
+                   summary="Standard deviation over the given axes, ignoring NaN, as ``numpy.nanstd``.", examples="""\
+    >>> gpureduce.nanstd(np.array([1.0, np.nan, 3.0]))
+    np.float64(1.0)
+    >>> gpureduce.nanstd(x, axis=1)
+    array([1.11803399, 1.11803399])
+""")
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NoValue,
+           correction=_NoValue, variant: str = "auto"):
+    return reduce("nanstd", a, axis, dtype, out, keepdims, where=where, variant=variant,
+                  ddof=_ddof("nanstd", ddof, correction, mean))

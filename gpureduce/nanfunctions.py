@@ -1,4 +1,5 @@
-"""NumPy's nan functions: reductions that skip NaN (nansum, nanprod, nanmin, nanmax, nanmean).
+"""NumPy's nan functions: reductions that skip NaN (nansum, nanprod, nanmin, nanmax, nanmean, nanargmin,
+nanargmax; nanvar and nanstd are with var and std in gpureduce/moments.py).
 
 Each reads its input once: the kernels skip a NaN as they load it (cuda/primitives/reducers.cuh), where NumPy
 first copies the array with NaN replaced.  Integer and bool inputs hold no NaN and run the plain reduction
@@ -10,7 +11,7 @@ from ._docs import document_variants
 from ._plan import NoValue as _NoValue
 from .reductions import reduce
 
-__all__ = ["nansum", "nanprod", "nanmin", "nanmax", "nanmean"]
+__all__ = ["nansum", "nanprod", "nanmin", "nanmax", "nanmean", "nanargmin", "nanargmax"]
 
 _TEMPLATE = """${summary}
 
@@ -146,3 +147,80 @@ def nanmax(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True,
 """, dtype=True, warns='"Mean of empty slice" when a slice holds no number (its result is NaN).'))
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, variant: str = "auto"):
     return reduce("nanmean", a, axis, dtype, out, keepdims, where=where, variant=variant)
+
+
+_ARG_TEMPLATE = """Indices of the ${extreme} values along an axis, ignoring NaN, as ``numpy.nan${arg}``.
+
+    Parameters
+    ----------
+    a : array_like or device array
+        %(a)s
+    axis : int, optional
+        The axis to search; None (default) searches the flattened array (positions count in C order).
+    out : numpy.ndarray or device array, optional
+        Where to write the indices: of the result's shape, writable, on the current device if a device array.
+    keepdims : bool, keyword-only, optional
+        Keep the searched axis (every axis when `axis` is None) as an axis of length 1.
+    variant : str, keyword-only
+        The algorithm, by name (see Notes); ``"auto"`` (default) is the fastest.
+
+    Returns
+    -------
+    numpy.int64, numpy.ndarray, device array or `out`
+        The position of the first ${extreme} number of each slice, int64.  `out` when given.  Otherwise a 0-d
+        result is a NumPy scalar; an array result is a ``numpy.ndarray`` for a host `a` and a device array of
+        `a`'s kind for a device `a` (the call waits for it: see Raises).
+
+    Raises
+    ------
+    TypeError
+        `a` or `out` is not an array of a supported dtype; a tuple `axis`.
+    ValueError
+        A slice of NaNs only: NumPy's "All-NaN slice encountered" (every result is looked at, a device one
+        too, so the call waits for the device; an `out` holds -1 there when it raises); an empty slice
+        ("attempt to get ${arg} of an empty sequence"); an unknown `variant`, or one not marked *axes*; `out`
+        of the wrong shape or read-only.
+    numpy.exceptions.AxisError
+        `axis` out of range for ``a.ndim``.
+    gpureduce.CudaError
+        No CUDA device or driver, or a CUDA call failed.
+
+    See Also
+    --------
+    numpy.nan${arg} : The reference semantics.
+    ${arg} : The same without skipping NaN (the first NaN is the ${extreme} there).
+    nan${other}
+
+    Notes
+    -----
+    A NaN is skipped as it is read (a complex number is NaN when either part is): one read of `a`, no copy.
+    Integer and bool inputs run ``${arg}``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpureduce
+    >>> x = np.array([[np.nan, 4.0, 1.0], [2.0, np.nan, 7.0]])
+${examples}"""
+
+
+@document_variants("reduce", "nanargmin", _ARG_TEMPLATE, arg="argmin", other="argmax", extreme="minimum",
+                   examples="""\
+    >>> gpureduce.nanargmin(x)
+    np.int64(2)
+    >>> gpureduce.nanargmin(x, axis=1)
+    array([2, 0])
+""")
+def nanargmin(a, axis=None, out=None, *, keepdims=False, variant: str = "auto"):
+    return reduce("nanargmin", a, axis, None, out, keepdims, variant=variant)
+
+
+@document_variants("reduce", "nanargmax", _ARG_TEMPLATE, arg="argmax", other="argmin", extreme="maximum",
+                   examples="""\
+    >>> gpureduce.nanargmax(x)
+    np.int64(5)
+    >>> gpureduce.nanargmax(x, axis=0)
+    array([1, 0, 1])
+""")
+def nanargmax(a, axis=None, out=None, *, keepdims=False, variant: str = "auto"):
+    return reduce("nanargmax", a, axis, None, out, keepdims, variant=variant)

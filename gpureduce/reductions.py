@@ -1,4 +1,5 @@
-"""Reductions with NumPy's signatures, result dtypes and errors: sum, prod, min, max, mean, argmin, argmax.
+"""Reductions with NumPy's signatures, result dtypes and errors: sum, prod, min, max, mean, argmin, argmax, any,
+all, count_nonzero, ptp (the nan functions and the variances have modules of their own).
 
 Each call is one plan (gpureduce/_plan.py) run by the one runner (src/run.c).  A whole dense array in
 NumPy's result dtype runs the chosen variant's flat kernel (the seeds' teaching variants, cub, and auto's
@@ -12,13 +13,13 @@ import numpy as np
 from . import _core
 from ._docs import document_variants
 from ._integer_mean import integer_mean
-from ._nan import operator_for, warn_like_numpy
+from ._nan import check_like_numpy, operator_for
 from ._operands import is_dask_array
 from ._streamed_mean import mean_by_sum, streams_as_sum
 from ._plan import AXIS_VARIANTS as _AXIS_VARIANTS, NoValue as _NoValue, prepare_reduce
 from ._registry import REDUCE_OPS
 
-__all__ = ["reduce", "sum", "prod", "min", "max", "mean", "argmin", "argmax", "any", "all", "count_nonzero"]
+__all__ = ["reduce", "sum", "prod", "min", "max", "mean", "argmin", "argmax", "any", "all", "count_nonzero", "ptp"]
 # (this module defines any, all, min, max and sum: the builtins of those names are not used below)
 
 AXIS_VARIANTS = _AXIS_VARIANTS["reduce"]  # the variants that also run the axis machinery ("axes")
@@ -37,11 +38,12 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
     ----------
     op : str
         The reduction, named as its function: "sum", "prod", "min", "max", "mean", "argmin", "argmax", "any",
-        "all", "count_nonzero", "nansum", "nanprod", "nanmin", "nanmax", "nanmean", "var" or "std".  Each
-        takes the arguments of its function: `dtype` sum, prod, mean, var, std and the nan forms of the first
-        three; `initial` sum, prod, min, max and their nan forms; `where` all but argmin, argmax and
-        count_nonzero; argmin and argmax take only `axis` (an int or None), `out` and `keepdims`,
-        count_nonzero only `axis` and `keepdims`; `ddof` var and std.
+        "all", "count_nonzero", "ptp", "nansum", "nanprod", "nanmin", "nanmax", "nanmean", "nanargmin",
+        "nanargmax", "var", "std", "nanvar" or "nanstd".  Each takes the arguments of its function: `dtype`
+        sum, prod, mean, var, std and their nan forms; `initial` sum, prod, min, max and their nan forms;
+        `where` all but ptp, count_nonzero and the arg reductions; argmin, argmax and their nan forms take only
+        `axis` (an int or None), `out` and `keepdims`, ptp these with any axes, count_nonzero only `axis` and
+        `keepdims`; `ddof` var, std and their nan forms.
     a : array_like or device array
         %(a)s
     axis : None, int or tuple of ints, optional
@@ -63,7 +65,7 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
     variant : str, keyword-only
         The algorithm, by name (see Notes); ``"auto"``, the default, is the fastest.
     ddof : int or float, keyword-only, optional
-        var's and std's "delta degrees of freedom" (default 0); no other operator takes it.
+        The variances' "delta degrees of freedom" (default 0); no other operator takes it.
 
     Returns
     -------
@@ -142,7 +144,7 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
     plan, post = prepare_reduce(op, a, axis, dtype, out, keepdims, initial, where, variant, ddof)
     result = _core.run(plan)
     result = result if post is None else post(result)
-    warn_like_numpy(op, a, result, axis, where)
+    check_like_numpy(op, a, result, axis, where, ddof or 0)
     return result
 
 
@@ -711,3 +713,67 @@ def count_nonzero(a, axis=None, *, keepdims=False, variant: str = "auto"):
            [3]])
     """
     return reduce("count_nonzero", a, axis, None, None, keepdims, variant=variant)
+
+
+@document_variants("reduce", "ptp")
+def ptp(a, axis=None, out=None, keepdims=False, *, variant: str = "auto"):
+    """Range of values (maximum - minimum) along the given axes, as ``numpy.ptp``.
+
+    Parameters
+    ----------
+    a : array_like or device array
+        %(a)s
+    axis : None, int or tuple of ints, optional
+        The axes to reduce; None (default) reduces all of them.  Negative axes count from the end.
+    out : numpy.ndarray or device array, optional
+        Where to write the result: of the result's shape, writable, on the current device if a device array;
+        another dtype is cast into it as NumPy does.
+    keepdims : bool, optional
+        Keep the reduced axes as axes of length 1.
+    variant : str, keyword-only
+        The algorithm, by name (see Notes); ``"auto"`` (default) is the fastest.
+
+    Returns
+    -------
+    numpy.generic, numpy.ndarray, device array or `out`
+        ``max - min`` in `a`'s dtype: an integer range that does not fit wraps around, as NumPy's (int8
+        ``[-128, 127]`` gives -1); NaN where a slice holds a NaN; complex numbers are ordered as NumPy orders
+        them (real part first).  `out` when given.  Otherwise a 0-d result is a NumPy scalar, also for a
+        device `a` (the call waits for the device); an array result is a ``numpy.ndarray`` for a host `a`,
+        complete on return, and a device array of `a`'s kind for a device `a`, computed asynchronously.
+
+    Raises
+    ------
+    TypeError
+        `a` or `out` is not an array of a supported dtype; `a` is bool (NumPy has no boolean subtract).
+    ValueError
+        An empty reduction (NumPy's "zero-size array to reduction operation maximum which has no identity");
+        an unknown `variant`, or one not marked *axes*; a duplicate axis; `out` of the wrong shape or read-only.
+    numpy.exceptions.AxisError
+        An axis out of range for ``a.ndim``.
+    gpureduce.CudaError
+        No CUDA device or driver, or a CUDA call failed.
+
+    See Also
+    --------
+    numpy.ptp : The reference semantics.
+    min, max
+
+    Notes
+    -----
+    One read of `a`: each result carries its minimum and maximum together and subtracts them once at the end
+    (NumPy reads `a` twice, once for each).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpureduce
+    >>> x = np.array([[4, 9, 2, 10], [6, 9, 7, 12]])
+    >>> gpureduce.ptp(x)
+    np.int64(10)
+    >>> gpureduce.ptp(x, axis=1)
+    array([8, 6])
+    >>> gpureduce.ptp(np.array([-128, 127], dtype=np.int8))
+    np.int8(-1)
+    """
+    return reduce("ptp", a, axis, None, out, keepdims, variant=variant)

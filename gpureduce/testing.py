@@ -636,7 +636,7 @@ def assert_matches_numpy(op, x, *args, variant="auto", rtol=None, **kwargs):
         else:
             bound = rtol * np.abs(reference)
             how = f"rtol={rtol:g}"
-    elif op in ("var", "std") and expected.dtype.kind == "f":
+    elif op in ("var", "std", "nanvar", "nanstd") and expected.dtype.kind == "f":
         reference, bound = _moments_bound(op, host_x, expected.dtype, axis, named)
         if rtol is not None:
             bound = rtol * np.abs(reference)
@@ -647,14 +647,16 @@ def assert_matches_numpy(op, x, *args, variant="auto", rtol=None, **kwargs):
 
 
 def _moments_bound(op, x, result_dtype, axis, named):
-    """var/std's float64 (complex128) reference and bound: 8 roundings of the result dtype, plus what gpureduce's
-    shifted sums may lose in float64, 4 log2(n) eps (1 + z^2), z the largest distance of an element (a possible
-    pivot) from the mean in standard deviations (cuda/primitives/reducers.cuh: MomentsReducer)."""
+    """var/std's (nanvar/nanstd's) float64 (complex128) reference and bound: 8 roundings of the result dtype, plus
+    what gpureduce's shifted sums may lose in float64, 4 log2(n) eps (1 + z^2), z the largest distance of an
+    element (a possible pivot) from the mean in standard deviations (cuda/primitives/reducers.cuh: MomentsReducer);
+    the NaNs of the nan forms take no part."""
     wide = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
     options = {k: v for k, v in named.items() if k in ("keepdims", "where", "ddof", "correction")}
     with _quiet():
         reference = np.asarray(getattr(np, op)(wide, axis=axis, **options))
         flat = wide.ravel()
+        flat = flat[~np.isnan(flat)]
         spread = float(np.var(flat)) if flat.size else 0.0
         z2 = float(np.max(np.abs(flat - np.mean(flat)) ** 2)) / spread if spread > 0 else 0.0
     rel = 8 * float(np.finfo(result_dtype).eps) + 4 * math.log2(max(x.size, 2)) * float(np.finfo(np.float64).eps) * \

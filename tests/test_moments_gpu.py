@@ -1,9 +1,9 @@
-"""var and std on the GPU against NumPy: every dtype (complex ones give real results), shapes of up to 3
-dimensions with zero-size sides, axes, keepdims, where=, ddof, dtype=, out=, host and CuPy inputs, auto and cub,
-as hypothesis properties; then accuracy with a large common offset (where the two-moment formula loses every
-digit), inf and NaN, and host arrays through the pipeline.  Values are compared with a float64 (complex128)
-reference computed by NumPy; gpureduce computes in float64 for every input, so the tolerance is a few roundings
-of the result dtype plus the parallel update's own float64 error (reference())."""
+"""var, std, nanvar and nanstd on the GPU against NumPy: every dtype (complex ones give real results), shapes of
+up to 3 dimensions with zero-size sides, axes, keepdims, where=, ddof, dtype=, out=, host and CuPy inputs, auto and
+cub, NaN densities up to all-NaN slices, as hypothesis properties; then accuracy with a large common offset (where
+the two-moment formula loses every digit), inf and NaN, and host arrays through the pipeline.  Values are compared
+with a float64 (complex128) reference computed by NumPy; gpureduce computes in float64 for every input, so the
+tolerance is a few roundings of the result dtype plus the parallel update's own float64 error (reference())."""
 import os
 import warnings
 
@@ -34,6 +34,7 @@ def reference(op, x, **kwargs):
         want = getattr(np, op)(x, **kwargs)
         exact = getattr(np, op)(x.astype(wide), **{k: v for k, v in kwargs.items() if k != "dtype"})
         xw = x.astype(wide).ravel()
+        xw = xw[~np.isnan(xw)]  # (the nan forms' NaNs take no part; a NaN makes var's reference NaN anyway)
         spread = float(np.var(xw)) if xw.size else 0.0
         z2 = float(np.max(np.abs(xw - np.mean(xw)) ** 2)) / spread if spread > 0 else 0.0
     slack = 4 * np.log2(max(x.size, 2)) * float(np.finfo(np.float64).eps) * (1 + z2)
@@ -66,8 +67,9 @@ def cases(draw):
     dtype = draw(st.sampled_from(DTYPES))
     if draw(st.booleans()) and np.dtype(dtype).kind == "f" and dtype != "float64":
         kwargs["dtype"] = np.float64
-    return dict(op=draw(st.sampled_from(["var", "std"])), dtype=dtype, shape=shape, kwargs=kwargs,
-                where=draw(st.booleans()), offset=draw(st.sampled_from([0.0, 100.0])), **placement(draw, VARIANTS))
+    return dict(op=draw(st.sampled_from(["var", "std", "nanvar", "nanstd"])), dtype=dtype, shape=shape, kwargs=kwargs,
+                where=draw(st.booleans()), offset=draw(st.sampled_from([0.0, 100.0])),
+                nans=draw(st.sampled_from([0.0, 0.3, 1.0])), **placement(draw, VARIANTS))
 
 
 @PROPERTY
@@ -82,6 +84,7 @@ def test_matches_numpy(c):
         x = c["offset"] + rng.standard_normal(n)
         if dtype.kind == "c":
             x = x + 1j * rng.standard_normal(n)
+        x[rng.random(n) < c["nans"]] = np.nan  # var and std give NaN there, the nan forms skip them
         x = x.astype(dtype)
     x = x.reshape(c["shape"])
     kwargs = dict(c["kwargs"])
@@ -105,7 +108,7 @@ def test_a_large_common_offset_keeps_its_digits(dtype, n, variant, rng):
     all of them but a few roundings (reference()'s bound, which the offset does not enter)."""
     offset = 1e4 if dtype == "float32" else 1e8
     x = (offset + rng.standard_normal(n)).astype(dtype)
-    for op in ("var", "std"):
+    for op in ("var", "std", "nanvar", "nanstd"):
         want_dtype, exact, slack = reference(op, x, ddof=1)
         assert slack < 1e-11  # what is checked is far from "no digit"
         check(getattr(gpureduce, op)(x, ddof=1, variant=variant), want_dtype, exact, slack)
@@ -125,9 +128,30 @@ def test_inf_and_nan_give_nan_as_numpy():
             assert np.isnan(got) and np.isnan(want), (op, x, got, want)
 
 
-@pytest.mark.parametrize("op", ["var", "std"])
+@pytest.mark.parametrize("op", ["var", "std", "nanvar"])
 @pytest.mark.parametrize("shape, axis", [((2**23 + 5,), None), ((3, 2**21 + 7), 1), ((2**20 + 3, 7), 0)])
 def test_host_arrays_through_the_pipeline(op, shape, axis, rng):
     x = (3.0 + rng.standard_normal(shape)).astype(np.float32)
     want_dtype, exact, slack = reference(op, x, axis=axis)
     check(getattr(gpureduce, op)(x, axis=axis), want_dtype, exact, slack)
+
+
+def test_nan_forms_skip_nan_and_give_nan_where_numpy_does():
+    """nanvar/nanstd: NaN skipped; an inf gives NaN; a slice with no more than ddof numbers gives NaN (var gives inf
+    there when its sum of squares is not 0), with NumPy's warning "Degrees of freedom <= 0 for slice."."""
+    cases = [(np.array([1.0, np.nan, 3.0]), {}), (np.array([np.nan, np.nan]), {}), (np.array([1.0, np.inf]), {}),
+             (np.array([1.0, 2.0, np.nan]), {"ddof": 2}), (np.array([1.0, 2.0, 4.0]), {"ddof": 5}),
+             (np.array([[np.nan, 1.0, 2.0], [np.nan, np.nan, 5.0]]), {"axis": 1, "ddof": 1}),
+             (np.array([complex(1, np.nan), 2 + 1j, 3 - 1j]), {}), (np.zeros((0, 3)), {"axis": 0})]
+    for x, kwargs in cases:
+        for op in ("nanvar", "nanstd"):
+            with warnings.catch_warnings(record=True) as numpy_warned:
+                warnings.simplefilter("always")
+                want = getattr(np, op)(x, **kwargs)
+            with warnings.catch_warnings(record=True) as warned:
+                warnings.simplefilter("always")
+                got = getattr(gpureduce, op)(x, **kwargs)
+            np.testing.assert_allclose(got, want, rtol=1e-14, equal_nan=True, err_msg=f"{op} {x} {kwargs}")
+            dof = [str(w.message) for w in numpy_warned if "Degrees of freedom" in str(w.message)]
+            ours = [str(w.message) for w in warned if "Degrees of freedom" in str(w.message)]
+            assert ours == dof[:1], (op, x, kwargs)

@@ -8,14 +8,15 @@ import pytest
 
 import gpureduce
 from gpureduce import _core
-from gpureduce._nan import EXACT, operator_for, warn_like_numpy
+from gpureduce._nan import EXACT, check_like_numpy, operator_for
 from gpureduce._plan import prepare_reduce
 
-OPS = ["nansum", "nanprod", "nanmin", "nanmax", "nanmean"]
+OPS = ["nansum", "nanprod", "nanmin", "nanmax", "nanmean", "nanargmin", "nanargmax", "nanvar", "nanstd"]
 
 
 def test_each_runs_its_plain_operator_where_there_is_no_nan():
-    assert EXACT == {"nansum": "sum", "nanprod": "prod", "nanmin": "min", "nanmax": "max", "nanmean": "mean"}
+    assert EXACT == {"nansum": "sum", "nanprod": "prod", "nanmin": "min", "nanmax": "max", "nanmean": "mean",
+                     "nanargmin": "argmin", "nanargmax": "argmax", "nanvar": "var", "nanstd": "std"}
     for op in OPS:
         for dtype in ("bool", "int8", "uint32", "int64"):
             assert operator_for(op, np.ones(3, dtype)) == EXACT[op]
@@ -39,6 +40,22 @@ def test_numpys_signatures_and_errors(op):
             fn(np.zeros(0))
         with pytest.raises(ValueError, match="does not have an identity"):
             fn(x, where=np.ones((2, 3), bool))
+    if op in ("nanargmin", "nanargmax"):
+        with pytest.raises(TypeError, match="cannot be interpreted as an integer"):
+            fn(x, axis=(0, 1))
+        with pytest.raises(ValueError, match=f"attempt to get {op[3:]} of an empty sequence"):
+            fn(np.zeros((2, 0)), axis=1)
+        with pytest.raises(TypeError, match="where"):
+            gpureduce.reduce(op, x, where=np.ones((2, 3), bool))
+        with pytest.raises(TypeError, match="dtype"):
+            gpureduce.reduce(op, x, dtype=np.float32)
+    if op in ("nanvar", "nanstd"):
+        with pytest.raises(TypeError, match="mean="):
+            fn(x, mean=np.ones((2, 1)))
+        with pytest.raises(ValueError, match="ddof and correction"):
+            fn(x, ddof=1, correction=1)
+        with pytest.raises(TypeError, match="initial"):
+            gpureduce.reduce(op, x, initial=1.0)
     if op == "nanmean":
         with pytest.raises(TypeError, match="If a is inexact, then dtype must be inexact"):
             fn(x, dtype=np.int32)
@@ -63,8 +80,50 @@ def test_warnings_come_from_the_result_as_numpy_gives_them(op):
                 result = getattr(np, op)(x, axis=axis, **kwargs)
             with warnings.catch_warnings(record=True) as warned:
                 warnings.simplefilter("always")
-                warn_like_numpy(op, x, result, axis, where)
+                check_like_numpy(op, x, result, axis, where, 0)
             assert [str(w.message) for w in warned] == [str(w.message) for w in numpy_warned], (axis, where)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        warn_like_numpy("nanmean", np.array([np.inf, -np.inf]), np.float64(np.nan), None, True)  # not empty
+        check_like_numpy("nanmean", np.array([np.inf, -np.inf]), np.float64(np.nan), None, True, 0)  # not empty
+
+
+@pytest.mark.parametrize("op", ["nanvar", "nanstd"])
+def test_variances_warn_where_numpy_counts_too_few_numbers(op):
+    x = np.array([[np.nan, np.nan, 1.0], [1.0, np.nan, 2.0], [4.0, 5.0, 6.0]])
+    for axis in (None, 0, 1):
+        for ddof in (0, 1, 2):
+            for where in (True, np.array([[True, True, True], [False, True, True], [True, True, False]])):
+                kwargs = {} if where is True else {"where": where}
+                with warnings.catch_warnings(record=True) as numpy_warned:
+                    warnings.simplefilter("always")
+                    result = getattr(np, op)(x, axis=axis, ddof=ddof, **kwargs)
+                with warnings.catch_warnings(record=True) as warned:
+                    warnings.simplefilter("always")
+                    check_like_numpy(op, x, result, axis, where, ddof)
+                dof = [str(w.message) for w in numpy_warned if "Degrees of freedom" in str(w.message)]
+                assert [str(w.message) for w in warned] == dof[:1], (axis, ddof, where)
+
+
+def test_positions_of_all_nan_slices_raise_numpys_valueerror():
+    x = np.array([[np.nan, 1.0], [np.nan, np.nan]])
+    for op in ("nanargmin", "nanargmax"):
+        check_like_numpy(op, x, np.array([1, 0]), 0, True, 0)  # what the kernels give: positions
+        with pytest.raises(ValueError, match="All-NaN slice encountered"):
+            check_like_numpy(op, x, np.array([1, -1]), 1, True, 0)  # -1: no number in the slice
+        with pytest.raises(ValueError, match="All-NaN slice encountered"):
+            getattr(np, op)(x, axis=1)  # NumPy's own
+
+
+def test_ptp_signature_and_errors_as_numpys():
+    x = np.ones((2, 3))
+    with pytest.raises(TypeError, match="numpy boolean subtract"):
+        gpureduce.ptp(np.ones(3, bool))
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum which has no identity"):
+        gpureduce.ptp(np.zeros((0, 3)), axis=0)
+    for keyword in ("dtype", "initial", "where"):
+        with pytest.raises(TypeError, match=keyword):
+            gpureduce.reduce("ptp", x, **{keyword: np.ones((2, 3), bool) if keyword == "where" else 1})
+    with pytest.raises(np.exceptions.AxisError):
+        gpureduce.ptp(x, axis=2)
+    plan, _ = prepare_reduce("ptp", np.ones((2, 3), np.int8), axis=(0, 1))
+    assert plan.result_dtype == _core.dtype_names.index("int8")

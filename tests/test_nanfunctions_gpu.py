@@ -1,8 +1,9 @@
-"""nansum, nanprod, nanmin, nanmax and nanmean on the GPU against NumPy's (gpureduce.testing.assert_matches_numpy:
-exact for nanmin/nanmax and integer results, within error_bound of a float64 reference for the rest, NaN where
-NumPy has NaN): every dtype, shapes of up to 4 dimensions with zero-size sides, axes, keepdims, where=,
-initial=, dtype=, out=, host and CuPy inputs, auto and cub, NaN densities up to all-NaN slices; NumPy's
-warnings and errors; NaN made by the data (inf - inf) is not skipped; host arrays through the pipeline."""
+"""nansum, nanprod, nanmin, nanmax, nanmean, nanargmin and nanargmax on the GPU against NumPy's
+(gpureduce.testing.assert_matches_numpy: exact for nanmin/nanmax, the positions and integer results, within
+error_bound of a float64 reference for the rest, NaN where NumPy has NaN): every dtype, shapes of up to 4
+dimensions with zero-size sides, axes, keepdims, where=, initial=, dtype=, out=, host and CuPy inputs, auto and
+cub, NaN densities up to all-NaN slices; NumPy's warnings and errors (the positions' ValueError for all-NaN
+slices); NaN made by the data (inf - inf) is not skipped; host arrays through the pipeline."""
 import os
 import warnings
 
@@ -23,6 +24,7 @@ PROPERTY = settings(max_examples=EXAMPLES, deadline=None, print_blob=True,
 FLOATS = ["float16", "float32", "float64", "complex64", "complex128"]
 DTYPES = FLOATS + ["bool", "int8", "int32", "uint64"]
 OPS = ["nansum", "nanprod", "nanmin", "nanmax", "nanmean"]
+ARG_OPS = ["nanargmin", "nanargmax"]  # one int axis or None, no where= or initial=; all-NaN slices: ValueError
 VARIANTS = [v.name for v in gpureduce.variants(kind="reduce") if "axes" in v.properties]
 
 
@@ -79,8 +81,40 @@ def test_matches_numpy(c):
     count_example()
 
 
+@st.composite
+def arg_cases(draw):
+    ndim = draw(st.integers(0, 3))
+    shape = tuple(draw(st.lists(st.one_of(st.integers(1, 5), st.sampled_from([31, 33, 257, 1025])),
+                                min_size=ndim, max_size=ndim)))
+    if int(np.prod(shape)) > 20000:
+        shape = tuple(min(s, 5) for s in shape)
+    axis = draw(st.one_of(st.none(), st.integers(-ndim, ndim - 1) if ndim else st.just(None)))
+    return dict(op=draw(st.sampled_from(ARG_OPS)), dtype=draw(st.sampled_from(DTYPES)), shape=shape,
+                kwargs={"axis": axis, "keepdims": draw(st.booleans())},
+                nans=draw(st.sampled_from([0.0, 0.2, 0.9, 1.0])), **placement(draw, VARIANTS))
+
+
+@PROPERTY
+@given(arg_cases())
+def test_arg_forms_match_numpy(c):
+    """The first extreme number's position; NumPy's ValueError where a slice holds NaNs only (nans=1.0 and, by
+    chance, 0.9); ties (the values are 0, 1, 2 for integers) go to the first position."""
+    x = with_nans(np.random.default_rng(c["seed"]), c["dtype"], c["shape"], c["nans"])
+    assert_matches_numpy(c["op"], at_home(c["home"], x, {}), variant=c["variant"], **c["kwargs"])
+    count_example()
+
+
+def test_arg_forms_refuse_all_nan_slices_on_device_too():
+    cp = pytest.importorskip("cupy")
+    x = cp.asarray([[np.nan, 1.0], [np.nan, np.nan]])
+    for op in ARG_OPS:
+        with pytest.raises(ValueError, match="All-NaN slice encountered"):
+            getattr(gpureduce, op)(x, axis=1)
+        assert int(getattr(gpureduce, op)(x, axis=0)[1]) == 0
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
-@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("op", OPS + ARG_OPS)
 @pytest.mark.parametrize("n", [1, 33, 4097, 65537, 2**20 + 3])
 def test_lone_number_among_nans_and_lone_nan_among_numbers(op, dtype, n, rng):
     """One number among NaNs at the first, last and a random place (what every NaN-skipping fold must find),
@@ -127,7 +161,7 @@ def test_nan_made_by_the_data_is_not_skipped():
     assert np.isnan(gpureduce.nansum(big))
 
 
-@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("op", OPS + ARG_OPS)
 def test_empty_and_errors_as_numpy(op):
     for x in (np.zeros(0), np.zeros((3, 0))):
         with warnings.catch_warnings():
@@ -139,7 +173,7 @@ def test_empty_and_errors_as_numpy(op):
         assert_matches_numpy(op, np.zeros((0, 3), np.int32), axis=0)  # ints run min: NumPy's error
 
 
-@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("op", OPS + ARG_OPS)
 @pytest.mark.parametrize("shape, axis", [((2**23 + 5,), None), ((3, 2**21 + 7), 1), ((2**20 + 3, 7), 0)])
 def test_host_arrays_through_the_pipeline(op, shape, axis, rng):
     x = with_nans(rng, "float32", shape, 0.3)

@@ -58,7 +58,8 @@ def test_python_tables_come_from_the_list():
 NUMPY = {"sum": np.sum, "prod": np.prod, "min": np.min, "max": np.max, "mean": np.mean, "argmin": np.argmin,
          "argmax": np.argmax, "any": np.any, "all": np.all, "count_nonzero": np.count_nonzero, "nansum": np.nansum,
          "nanprod": np.nanprod, "nanmin": np.nanmin, "nanmax": np.nanmax, "nanmean": np.nanmean, "var": np.var,
-         "std": np.std}
+         "std": np.std, "nanargmin": np.nanargmin, "nanargmax": np.nanargmax, "nanvar": np.nanvar, "nanstd": np.nanstd,
+         "ptp": np.ptp}
 NUMPY_SCANS = {"sum": np.cumsum, "prod": np.cumprod, "min": np.minimum.accumulate, "max": np.maximum.accumulate}
 
 
@@ -67,7 +68,10 @@ NUMPY_SCANS = {"sum": np.cumsum, "prod": np.cumprod, "min": np.minimum.accumulat
 def test_result_rules_give_numpys_dtypes(op, dtype):
     """Each operator's result rule gives the dtype NumPy's function gives with dtype=None."""
     assert op.name in NUMPY, f"operator {op.name} has no NumPy reference here: add it"
-    want = np.asarray(NUMPY[op.name](np.ones(3, dtype))).dtype
+    try:
+        want = np.asarray(NUMPY[op.name](np.ones(3, dtype))).dtype
+    except TypeError:  # NumPy has no such loop (ptp of bool): the plan refuses it before the rule is asked
+        return
     got = _core.result_dtype(_core.KIND_REDUCE, op.code, _registry.DTYPE_NAMES.index(dtype))
     assert _registry.DTYPE_NAMES[got] == want.name
     if op.scans:

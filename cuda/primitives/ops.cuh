@@ -23,6 +23,16 @@ __host__ __device__ __forceinline__ T wrap_add(T a, T b) {
 }
 
 template <class T>
+__host__ __device__ __forceinline__ T wrap_sub(T a, T b) {
+    if constexpr (cuda::std::is_integral<T>::value && !cuda::std::is_same<T, bool>::value) {
+        using U = cuda::std::make_unsigned_t<T>;
+        return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+    } else {
+        return a - b;
+    }
+}
+
+template <class T>
 __host__ __device__ __forceinline__ T wrap_mul(T a, T b) {
     if constexpr (cuda::std::is_same<T, bool>::value) {
         return a && b;
@@ -37,6 +47,8 @@ __host__ __device__ __forceinline__ T wrap_mul(T a, T b) {
 template <class T>
 __host__ __device__ __forceinline__ bool is_nan(T x) {
     if constexpr (cuda::std::is_floating_point<T>::value) return x != x;
+    // __half is no floating-point type to the traits: a NaN has all exponent bits set and a nonzero mantissa
+    else if constexpr (cuda::std::is_same<T, __half>::value) return (static_cast<__half_raw>(x).x & 0x7fffu) > 0x7c00u;
     else if constexpr (is_complex<T>::value) return x.re != x.re || x.im != x.im;
     else return false;
 }

@@ -109,6 +109,46 @@ struct ArgReducer {
     }
 };
 
+// nanargmin / nanargmax: a NaN element is read as the identity, so it is never chosen; a slice of NaNs only ends
+// on the identity's position, finished as -1 (gpureduce/_nan.py raises NumPy's "All-NaN slice encountered").
+template <class Better, class In>
+struct NanArgReducer : ArgReducer<Better, In> {
+    using Base = ArgReducer<Better, In>;
+    using V = typename Base::V;
+    using Partials = NanArgReducer<Better, typename Base::Acc>;
+    __host__ __device__ __forceinline__ static V element(const In &x, int64_t r) {
+        return is_nan(x) ? Base::identity() : Base::element(x, r);
+    }
+    __host__ __device__ __forceinline__ static int64_t finish(const V &v) { return v.index == INT64_MAX ? -1 : v.index; }
+};
+
+// ptp: the minimum and the maximum carried together (NaN propagating, as min's and max's), subtracted once at
+// the end in the input's type: an integer range wraps around as NumPy's max - min does.
+template <class Acc>
+struct LowHigh {
+    Acc low, high;
+};
+
+template <class In>
+struct PtpReducer {
+    using Acc = typename accumulator<In>::type;
+    using V = LowHigh<Acc>;
+    using Result = In;
+    using Partials = PtpReducer<In>;
+    __host__ __device__ __forceinline__ static V identity() {
+        return {Min::template identity<Acc>(), Max::template identity<Acc>()};
+    }
+    __host__ __device__ __forceinline__ static V element(const In &x, int64_t) {
+        const Acc v = convert<Acc>(x);
+        return {v, v};
+    }
+    __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) {
+        return {Min()(a.low, b.low), Max()(a.high, b.high)};
+    }
+    __host__ __device__ __forceinline__ static In finish(const V &v) { return convert<In>(wrap_sub(v.high, v.low)); }
+    __host__ static V from_initial(const void *) { return identity(); }
+};
+
 // any (kAll false) and all (kAll true): NumPy's logical_or / logical_and reductions of each element's truth,
 // convert<bool>: nonzero, a NaN is true, a complex number is true when either part is.  Their identities,
 // False and True, are the result of an empty reduction, as NumPy's.
@@ -204,14 +244,15 @@ struct Moments {
     double ddof;
 };
 
-template <class In, class Out, bool kStd>
+template <class In, class Out, bool kStd, bool kSkipNan>
 struct MomentsReducer {
     using M = cuda::std::conditional_t<is_complex<In>::value, cplx<double>, double>;
     using V = Moments<M>;
     using Result = Out;
-    using Partials = MomentsReducer<M, Out, kStd>;
+    using Partials = MomentsReducer<M, Out, kStd, kSkipNan>;
     __host__ __device__ __forceinline__ static V identity() { return {0, M(0), M(0), 0.0, 0.0}; }
     __host__ __device__ __forceinline__ static V element(const In &x, int64_t) {
+        if (kSkipNan && is_nan(x)) return identity();
         return {1, convert<M>(x), M(0), 0.0, 0.0};
     }
     __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) {
@@ -242,7 +283,8 @@ struct MomentsReducer {
         const double dof = double(v.n) - v.ddof;
         const double m2 = v.s2 - mean2 < 0.0 ? 0.0 : v.s2 - mean2;  // rounding cannot make it negative
         double var = m2 / (dof > 0.0 ? dof : 0.0);
-        if (!finite) var = cuda::std::numeric_limits<double>::quiet_NaN();
+        // NumPy's var divides by max(dof, 0) (inf, or NaN for 0/0); its nanvar gives NaN wherever dof <= 0
+        if (!finite || (kSkipNan && dof <= 0.0)) var = cuda::std::numeric_limits<double>::quiet_NaN();
         return convert<Out>(kStd ? sqrt(var) : var);
     }
     __host__ static V from_initial(const void *initial) {
@@ -271,7 +313,12 @@ template <class In, class Out> struct reducer_for<GR_OP_NANPROD, In, Out> {
 template <class In, class Out> struct reducer_for<GR_OP_NANMIN, In, Out> { using type = NanExtremeReducer<Min, In>; };
 template <class In, class Out> struct reducer_for<GR_OP_NANMAX, In, Out> { using type = NanExtremeReducer<Max, In>; };
 template <class In, class Out> struct reducer_for<GR_OP_NANMEAN, In, Out> { using type = NanMeanReducer<In, Out>; };
-template <class In, class Out> struct reducer_for<GR_OP_VAR, In, Out> { using type = MomentsReducer<In, Out, false>; };
-template <class In, class Out> struct reducer_for<GR_OP_STD, In, Out> { using type = MomentsReducer<In, Out, true>; };
+template <class In, class Out> struct reducer_for<GR_OP_VAR, In, Out> { using type = MomentsReducer<In, Out, false, false>; };
+template <class In, class Out> struct reducer_for<GR_OP_STD, In, Out> { using type = MomentsReducer<In, Out, true, false>; };
+template <class In, class Out> struct reducer_for<GR_OP_NANARGMIN, In, Out> { using type = NanArgReducer<Min, In>; };
+template <class In, class Out> struct reducer_for<GR_OP_NANARGMAX, In, Out> { using type = NanArgReducer<Max, In>; };
+template <class In, class Out> struct reducer_for<GR_OP_NANVAR, In, Out> { using type = MomentsReducer<In, Out, false, true>; };
+template <class In, class Out> struct reducer_for<GR_OP_NANSTD, In, Out> { using type = MomentsReducer<In, Out, true, true>; };
+template <class In, class Out> struct reducer_for<GR_OP_PTP, In, Out> { using type = PtpReducer<In>; };
 
 }  // namespace gr
