@@ -262,11 +262,26 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
     direct = out_desc is not None and not out_desc.host and out_desc.dtype == rt and "axes" in v.properties
     x, mask, layout, direct = _reduce_layout(op, x, axes, mask, out_desc if direct else None)
     plan = Plan(_REDUCE, v.index, op_code, dtype_code(rt), x, mask, out_desc if direct else None, layout,
-                tuple(rshape), None if not has_initial else np.asarray(initial).astype(rt).tobytes(), False)
+                tuple(rshape), None if not has_initial else _initial_bytes(initial, rt), False)
     if axis is None and dtype is None and out is None and not keepdims and mask is None and not has_initial \
             and x.obj is a and red_count > 0:
         _remember((op, variant, x.code, x.shape, x.strides), (tuple(plan[:4]), tuple(plan[7:])))
     return plan, _post(a, out, out_desc, direct, len(rshape))
+
+
+def _initial_bytes(initial, rt):
+    """initial= as the bytes of one `rt` value, converted as NumPy converts it: a Python int or float into an
+    integer dtype is truncated to an int and must fit (OverflowError, NumPy's words); anything else is cast."""
+    if rt.kind in "iub" and isinstance(initial, (int, float)) and not isinstance(initial, (bool, np.generic)):
+        value = int(initial)
+        if rt.kind != "b":
+            if not -2**63 <= value < 2**63:
+                raise OverflowError("Python int too large to convert to C long")
+            info = np.iinfo(rt)
+            if not info.min <= value <= info.max:
+                raise OverflowError(f"Python integer {value} out of bounds for {rt}")
+        return np.asarray(value).astype(rt).tobytes()
+    return np.asarray(initial).astype(rt).tobytes()
 
 
 def _reduce_variant(op, variant):

@@ -421,3 +421,27 @@ def test_signatures_follow_numpy(name):
     for p, (_, _, default) in zip(params, SIGNATURES[name]):
         if p.name != "a" and default is not NO_VALUE:
             assert p.default == default and type(p.default) is type(default), f"{p.name}={p.default!r}"
+
+
+@pytest.mark.parametrize("op", ["min", "max", "sum", "prod", "nanmin"])
+@pytest.mark.parametrize("dtype", ["uint64", "int8", "int64"])
+def test_initial_is_converted_as_numpy_converts_it(op, dtype):
+    """A Python int or float initial= into an integer dtype: truncated, and NumPy's OverflowError when it does not
+    fit (the plan is made before any device work, so this runs without a GPU); a NumPy scalar is cast."""
+    from gpureduce._plan import prepare_reduce
+
+    x = np.array([1, 2], dtype)
+    numpy_op = getattr(np, op)
+    for initial in (-1.0, -1, 2.5, 300, 1e30, np.float64(-1.0), np.int64(-3)):
+        try:
+            numpy_op(x, initial=initial)
+        except OverflowError as e:
+            with pytest.raises(OverflowError, match=re.escape(str(e))):
+                prepare_reduce(op, x, initial=initial)
+            continue
+        plan = prepare_reduce(op, x, initial=initial)[0]
+        rt = np.dtype(gpureduce._registry.DTYPE_NAMES[plan.result_dtype])
+        got = np.frombuffer(plan.initial, rt)[0]
+        with np.errstate(all="ignore"):
+            want = np.asarray(int(initial) if isinstance(initial, float) else initial).astype(rt)
+        assert got == want, (initial, got, want)
