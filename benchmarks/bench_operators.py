@@ -1,5 +1,5 @@
-"""Issue 15's operator table: each operator gpureduce added to NumPy's reduction family against CuPy's and
-PyTorch's own function of the same name (where the library has one), on the same float32 CuPy array in one run,
+"""Issue 15's operator table: each operator gpureduce added to NumPy's reduction family (and SciPy's logsumexp,
+PyTorch's logcumsumexp) against CuPy's and PyTorch's own function for it (where the library has one), on the same float32 CuPy array in one run,
 cold L2 (bench_axis.py's Timer: a scratch write of at least 256 MiB before every call, CUDA events, median of
 --repeat calls).
 
@@ -12,8 +12,9 @@ short answer); for the nan functions standard normal values with one NaN in ever
 NaNs only); for the rest standard normal values.  Columns: each library's median in µs ("-": it has no such function), gpureduce's GB/s and % of
 the device's read ceiling (device_info()["read_gbps"]), and gpureduce / the faster peer.  Every gpureduce result
 is checked against NumPy on a host copy: integer, bool and ptp results exactly; sums and means against NumPy
-in float64, within 1e-5 of the sum (mean) of the magnitudes, what float32 accumulation in any order keeps; the
-rest within 1e-4 relative of NumPy's float32 result.  A wrong one prints FAIL and the exit status is 1.
+in float64, within 1e-5 of the sum (mean) of the magnitudes, what float32 accumulation in any order keeps;
+logsumexp and logcumsumexp against float64 within 1e-3 (|x| + 1); the rest within 1e-4 relative of NumPy's
+float32 result.  A wrong one prints FAIL and the exit status is 1.
 """
 from __future__ import annotations
 
@@ -25,24 +26,43 @@ import gpureduce
 from _common import commit, emit, table_arguments
 from bench_axis import Timer, _stop_stream
 
-# operator -> (data, PyTorch's own function or None); CuPy has a function of every name
+def _cupy_own(op):
+    return lambda cupy, x, axis: getattr(cupy, op)(x, axis=axis)
+
+
+def _torch_whole(fn):
+    """PyTorch's function that needs a dimension, over the flattened tensor when axis is None."""
+    return lambda torch, t, dim: fn(torch, t.reshape(-1), 0) if not dim else fn(torch, t, dim["dim"])
+
+
+def _cupy_logsumexp(cupy, x, axis):
+    from cupyx.scipy.special import logsumexp
+    return logsumexp(x, axis=axis)
+
+
+# operator -> (data, CuPy's own function, PyTorch's own function); None where the library has none
 OPS = {
-    "any": ("sparse", lambda torch, t, dim: torch.any(t, **dim)),
-    "all": ("sparse", lambda torch, t, dim: torch.all(t, **dim)),
-    "count_nonzero": ("sparse", lambda torch, t, dim: torch.count_nonzero(t, **dim)),
-    "ptp": ("normal", None),
-    "var": ("normal", lambda torch, t, dim: torch.var(t, correction=0, **dim)),
-    "std": ("normal", lambda torch, t, dim: torch.std(t, correction=0, **dim)),
-    "nansum": ("nan", lambda torch, t, dim: torch.nansum(t, **dim)),
-    "nanprod": ("nan", None),
-    "nanmin": ("nan", None),
-    "nanmax": ("nan", None),
-    "nanmean": ("nan", lambda torch, t, dim: torch.nanmean(t, **dim)),
-    "nanargmin": ("nan", None),
-    "nanargmax": ("nan", None),
-    "nanvar": ("nan", None),
-    "nanstd": ("nan", None),
+    "any": ("sparse", _cupy_own("any"), lambda torch, t, dim: torch.any(t, **dim)),
+    "all": ("sparse", _cupy_own("all"), lambda torch, t, dim: torch.all(t, **dim)),
+    "count_nonzero": ("sparse", _cupy_own("count_nonzero"), lambda torch, t, dim: torch.count_nonzero(t, **dim)),
+    "ptp": ("normal", _cupy_own("ptp"), None),
+    "var": ("normal", _cupy_own("var"), lambda torch, t, dim: torch.var(t, correction=0, **dim)),
+    "std": ("normal", _cupy_own("std"), lambda torch, t, dim: torch.std(t, correction=0, **dim)),
+    "logsumexp": ("normal", _cupy_logsumexp, _torch_whole(lambda torch, t, d: torch.logsumexp(t, d))),
+    "logcumsumexp": ("normal", None, _torch_whole(lambda torch, t, d: torch.logcumsumexp(t, d))),
+    "nansum": ("nan", _cupy_own("nansum"), lambda torch, t, dim: torch.nansum(t, **dim)),
+    "nanprod": ("nan", _cupy_own("nanprod"), None),
+    "nanmin": ("nan", _cupy_own("nanmin"), None),
+    "nanmax": ("nan", _cupy_own("nanmax"), None),
+    "nanmean": ("nan", _cupy_own("nanmean"), lambda torch, t, dim: torch.nanmean(t, **dim)),
+    "nanargmin": ("nan", _cupy_own("nanargmin"), None),
+    "nanargmax": ("nan", _cupy_own("nanargmax"), None),
+    "nanvar": ("nan", _cupy_own("nanvar"), None),
+    "nanstd": ("nan", _cupy_own("nanstd"), None),
+    "nancumsum": ("nan", _cupy_own("nancumsum"), None),
+    "nancumprod": ("nan", _cupy_own("nancumprod"), None),
 }
+SCANS = {"logcumsumexp", "nancumsum", "nancumprod"}  # write n elements too: measured against the copy ceiling
 
 
 def make_data(cupy, kind, n):
@@ -56,18 +76,31 @@ def make_data(cupy, kind, n):
     return x
 
 
+def reference(op, host, axis):
+    """NumPy's answer (the scans' along `axis`, flattened for None; logsumexp computed stably in float32)."""
+    if op == "logsumexp":
+        m = np.max(host, axis=axis, keepdims=True)
+        return (np.log(np.sum(np.exp(host - m), axis=axis, keepdims=True)) + m).squeeze(axis=axis)
+    if op == "logcumsumexp":
+        return np.logaddexp.accumulate(host.ravel() if axis is None else host, axis=0 if axis is None else axis)
+    return getattr(np, op)(host, axis=axis)
+
+
 def correct(op, got, want, host, axis):
     got, want = np.asarray(got), np.asarray(want)
     if got.dtype != want.dtype or got.shape != want.shape:
         return False
     if want.dtype.kind in "biu" or op == "ptp":
         return np.array_equal(got, want, equal_nan=True)
-    if op in ("nansum", "nanmean"):  # cancellation: the error scales with the magnitudes, not the result
+    if op in ("nansum", "nanmean", "nancumsum"):  # cancellation: the error scales with the magnitudes
         wide = host.astype(np.float64)
         exact = getattr(np, op)(wide, axis=axis)
         scale = getattr(np, op)(np.abs(wide), axis=axis)
         return bool(np.all(np.abs(got - exact) <= 1e-5 * scale))
-    return np.allclose(got, want, rtol=1e-4, atol=0, equal_nan=True)
+    if op in ("logsumexp", "logcumsumexp"):  # NumPy's serial float32 logaddexp chain is the less accurate one
+        exact = reference(op, host.astype(np.float64), axis)
+        return bool(np.all(np.abs(got - exact) <= 1e-3 * (np.abs(exact) + 1)))
+    return np.allclose(got, want, rtol=1e-4, atol=1e-30, equal_nan=True)  # (atol: float32's subnormals)
 
 
 def main():
@@ -81,16 +114,19 @@ def main():
     side = 1 << (args.log2 // 2)
     timer = Timer(cupy)
     timer.warm_clocks()
-    read_gbps = gpureduce.device_info()["read_gbps"]
+    info = gpureduce.device_info()
+    read_gbps, copy_gbps = info["read_gbps"], info["copy_gbps"]
     title = f"# NumPy's reduction family on 2^{args.log2} float32 (benchmarks/bench_operators.py, commit {commit()})"
     lines = [title,
-             "", f"Read ceiling {read_gbps:.0f} GB/s; medians in µs of {args.repeat} cold-L2 calls.", "",
-             "| op | case | gpureduce | cupy | torch | GB/s | % read ceiling | gr / best peer | correct |",
+             "", f"Read ceiling {read_gbps:.0f} GB/s, copy ceiling {copy_gbps:.0f} GB/s (read + write bytes); "
+             f"medians in µs of {args.repeat} cold-L2 calls; \"-\": the library has no such function.", "",
+             "| op | case | gpureduce | cupy | torch | GB/s | % ceiling (read; copy for scans) | gr / best peer | "
+             "correct |",
              "|---|---|---:|---:|---:|---:|---:|---:|---|"]
     wrong = False
     data = {}
-    for op in OPS:
-        kind, torch_fn = OPS[op]
+    for op in (o for o in OPS if hasattr(gpureduce, o)):
+        kind, cupy_fn, torch_fn = OPS[op]
         if kind not in data:
             data.clear()  # one array on the device at a time
             flat = make_data(cupy, kind, n)
@@ -101,9 +137,10 @@ def main():
                  ("columns (axis 0)", grid, host.reshape(grid.shape), 0)]
         for label, x, hx, axis in cases:
             with np.errstate(all="ignore"):
-                want = getattr(np, op)(hx, axis=axis)
-            fns = {"gpureduce": lambda: getattr(gpureduce, op)(x, axis=axis),
-                   "cupy": lambda: getattr(cupy, op)(x, axis=axis)}
+                want = reference(op, hx, axis)
+            fns = {"gpureduce": lambda: getattr(gpureduce, op)(x, axis=axis)}
+            if cupy_fn is not None:
+                fns["cupy"] = lambda: cupy_fn(cupy, x, axis)
             if torch is not None and torch_fn is not None:
                 tx = torch.from_dlpack(x)
                 dim = {} if axis is None else {"dim": axis}
@@ -118,12 +155,14 @@ def main():
                 med[name] = float(np.median(times))
                 del out
             wrong |= not ok
-            gbps = n * 4 / (med["gpureduce"] * 1e-6) / 1e9
-            best = min(v for k, v in med.items() if k != "gpureduce")
-            torch_cell = f"{med['torch']:.1f}" if "torch" in med else "-"
-            lines.append(f"| {op} | {label} | {med['gpureduce']:.1f} | {med['cupy']:.1f} | {torch_cell} | "
-                         f"{gbps:.0f} | {100 * gbps / read_gbps:.1f} | {med['gpureduce'] / best:.2f} | "
-                         f"{'yes' if ok else 'FAIL'} |")
+            moved = n * 4 * (2 if op in SCANS else 1)
+            gbps = moved / (med["gpureduce"] * 1e-6) / 1e9
+            ceiling = copy_gbps if op in SCANS else read_gbps
+            peers = [v for k, v in med.items() if k != "gpureduce"]
+            ratio = f"{med['gpureduce'] / min(peers):.2f}" if peers else "-"
+            cells = " | ".join(f"{med[k]:.1f}" if k in med else "-" for k in ("cupy", "torch"))
+            lines.append(f"| {op} | {label} | {med['gpureduce']:.1f} | {cells} | {gbps:.0f} | "
+                         f"{100 * gbps / ceiling:.1f} | {ratio} | {'yes' if ok else 'FAIL'} |")
             print(lines[-1], flush=True)
     text = "\n".join(lines)
     emit(text, args.markdown)
