@@ -13,7 +13,8 @@ from .benchmark import BenchmarkResult, benchmark, device_info
 from .reductions import all, any, argmax, argmin, count_nonzero, max, mean, min, prod, ptp, reduce, sum
 from .nanfunctions import nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod, nansum
 from .moments import nanstd, nanvar, std, var
-from .scans import cummax, cummin, cumprod, cumsum, scan
+from .scans import cummax, cummin, cumprod, cumsum, logcumsumexp, nancumprod, nancumsum, scan
+from .special import logsumexp
 
 from ._version import __version__  # noqa: E402
 
@@ -104,6 +105,6 @@ __all__ = [
     "CudaError", "OutOfMemoryError", "DeviceArray", "Variant", "variants", "device_count",
     "reduce", "sum", "prod", "min", "max", "mean", "argmin", "argmax", "any", "all", "count_nonzero", "ptp",
     "nansum", "nanprod", "nanmin", "nanmax", "nanmean", "nanargmin", "nanargmax", "var", "std", "nanvar", "nanstd",
-    "scan", "cumsum", "cumprod", "cummax", "cummin",
+    "logsumexp", "scan", "cumsum", "cumprod", "cummax", "cummin", "nancumsum", "nancumprod", "logcumsumexp",
     "benchmark", "BenchmarkResult", "device_info",
 ]

@@ -51,15 +51,17 @@ _MOMENTS = {op.name for op in OPERATORS if op.result == "VAR"}
 # the positional reductions (argmin, nanargmin, ...): one int axis, positions counted in C order
 _ARG_OPS = {op.name for op in OPERATORS if op.result == "INDEX"}
 # the operators whose NumPy function reduces a 0-d array over an int axis 0 (or -1), as ufunc.reduce does
-_ZERO_D_INT_AXIS = {*_UFUNC_NAME, "any", "all", "count_nonzero", "nansum", "nanprod"}  # ptp too (a _UFUNC_NAME)
+_ZERO_D_INT_AXIS = {*_UFUNC_NAME, "any", "all", "count_nonzero", "nansum", "nanprod", "logsumexp"}  # and ptp
 # the operators that only ask whether an element is nonzero (result rules BOOL and COUNT of cuda/abi/ops.def):
 # an input a variant has no kernel for is cast to bool, not to the result dtype
 _TRUTH_OPS = {op.name for op in OPERATORS if op.result in ("BOOL", "COUNT")}
 # the keywords each NumPy function lacks, refused as Python refuses an unexpected keyword argument
-_NO_DTYPE = {"min", "max", "any", "all", "count_nonzero", "nanmin", "nanmax", "ptp", *_ARG_OPS}
-_NO_INITIAL = {"any", "all", "count_nonzero", "nanmean", "ptp", *_MOMENTS}
-_NO_WHERE = {"count_nonzero", "ptp", *_ARG_OPS}
+_NO_DTYPE = {"min", "max", "any", "all", "count_nonzero", "nanmin", "nanmax", "ptp", "logsumexp", *_ARG_OPS}
+_NO_INITIAL = {"any", "all", "count_nonzero", "nanmean", "ptp", "logsumexp", *_MOMENTS}
+_NO_WHERE = {"count_nonzero", "ptp", "logsumexp", *_ARG_OPS}
 _OP_CODES = {op: code for code, op in enumerate(OP_NAMES)}
+_FLAT = {op.name: op.flat for op in OPERATORS}  # the whole-array variants' operators
+_FLAT = {op.name: op.flat for op in OPERATORS}  # the whole-array variants' operators
 _REDUCE, _SCAN = _core.KIND_REDUCE, _core.KIND_SCAN
 
 
@@ -285,7 +287,7 @@ def _initial_bytes(initial, rt):
 
 
 def _reduce_variant(op, variant):
-    if op in ("sum", "prod", "min", "max"):
+    if _FLAT[op]:
         return resolve("reduce", variant, op)
     v = resolve("reduce", variant, "sum")  # unknown names: the list of valid ones
     if variant not in AXIS_VARIANTS["reduce"]:
@@ -340,6 +342,8 @@ def reduce_plan(op, a, *args, **kwargs):
 def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, variant="auto"):
     """(plan, post) of ``scan(op, a, ...)``; raises NumPy's exceptions for bad arguments."""
     x = intake(a)
+    if op in EXACT and x.dtype.kind not in "fc":
+        op = EXACT[op]  # no NaN in integers and bool: nancumsum is cumsum there
     if axis is None and dtype is None and out is None and (exclusive is False or exclusive is True):
         cached = _WHOLE.get((op, variant, x.code, x.shape, x.strides, exclusive))
         if cached is not None:  # (the fields before the operands, the flattened view, the fields after them)
@@ -348,7 +352,7 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
         raise ValueError(f"unknown operator {op!r}; operators are {', '.join(SCAN_OPS)}")
     if not isinstance(exclusive, (bool, np.bool_)):
         raise TypeError(f"exclusive must be a bool (True or False), not {type(exclusive).__name__}")
-    v = resolve("scan", variant, op)
+    v = _scan_variant(op, variant)
     if isinstance(axis, (tuple, list)):
         raise TypeError(f"'{type(axis).__name__}' object cannot be interpreted as an integer")
     ax = None if axis is None else normalize_axis_index(axis, max(len(x.shape), 1))
@@ -387,6 +391,26 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
         _remember((op, variant, whole.code, whole.shape, whole.strides, bool(exclusive)),
                   (tuple(plan[:4]), (x.shape, x.strides), tuple(plan[7:])))
     return plan, _post(a, out, out_desc, direct, len(rshape))
+
+def _scan_variant(op, variant):
+    if _FLAT[op]:
+        return resolve("scan", variant, op)
+    v = resolve("scan", variant, "sum")  # unknown names: the list of valid ones
+    if variant not in AXIS_VARIANTS["scan"]:
+        raise ValueError(f"variant {variant!r} does not scan {op} (it scans sum, prod, min and max of whole arrays); "
+                         f"the variants that scan every operator along any axis are: {', '.join(AXIS_VARIANTS['scan'])}")
+    return v
+
+
+def _scan_variant(op, variant):
+    if _FLAT[op]:
+        return resolve("scan", variant, op)
+    v = resolve("scan", variant, "sum")  # unknown names: the list of valid ones
+    if variant not in AXIS_VARIANTS["scan"]:
+        raise ValueError(f"variant {variant!r} does not scan {op} (it scans sum, prod, min and max of whole arrays); "
+                         f"the variants that scan every operator along any axis are: {', '.join(AXIS_VARIANTS['scan'])}")
+    return v
+
 
 def scan_plan(op, a, *args, **kwargs):
     """The runner's plan of ``scan(op, a, ...)`` alone."""

@@ -21,7 +21,7 @@ class Operator:
     """One operator of cuda/abi/ops.def."""
 
     code: int     # its gr_op code
-    name: str     # gpureduce.<name>; its scan, if it has one, is gpureduce.cum<name>
+    name: str     # gpureduce.<name>; its scan, if it has one, is gpureduce.<scan_function_name(name)>
     scans: bool   # scanned too (along any axes, by the "axes" scan variants)
     flat: bool    # the whole-array variants may implement it (else the axis machinery only)
     result: str   # NumPy's result dtype with dtype=None: "SUM" (bool and narrow ints widen), "SAME", "MEAN", "INDEX",
@@ -102,8 +102,17 @@ def _load():
 ALL = _load()
 
 
-# The public scan functions, named "cum" + their operator (cumsum -> sum), for the operators scan variants have.
-SCAN_FUNCTIONS = {"cum" + op: op for op in SCAN_OPS}
+def scan_function_name(op: str) -> str:
+    """The public scan function of operator `op`, as NumPy and PyTorch name it: "cum" inserted after a "nan" or
+    "log" prefix, else before the name (sum: cumsum, nansum: nancumsum, logsumexp: logcumsumexp)."""
+    for prefix in ("nan", "log"):
+        if op.startswith(prefix):
+            return prefix + "cum" + op[len(prefix):]
+    return "cum" + op
+
+
+# The public scan functions (cumsum -> sum, nancumsum -> nansum, ...), for the operators scan variants have.
+SCAN_FUNCTIONS = {scan_function_name(op): op for op in SCAN_OPS}
 
 
 def implements(v: Variant, op: str) -> bool:

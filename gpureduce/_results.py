@@ -76,3 +76,16 @@ def in_kind_of(a):
     if convert is not _array_api_from_dlpack:  # that one binds `a`: not cached
         _CONVERTERS[kind] = post
     return post
+
+
+def host_in_kind_of(a, host):
+    """A small host array (a side result, such as logsumexp's sign) in `a`'s kind: copied to `a`'s device by `a`'s
+    own library (CuPy, PyTorch, JAX), else left a NumPy array."""
+    root = type(a).__module__.split(".")[0]
+    if root == "cupy":
+        return _from_module("cupy", "asarray")(host)
+    if root == "torch":
+        return _from_module("torch", "as_tensor")(host, device=a.device)
+    if root in ("jax", "jaxlib"):
+        return _from_module("jax.numpy", "asarray")(host)
+    return host

@@ -1,4 +1,5 @@
-"""Scans with NumPy's names, result dtypes and errors: cumsum, cumprod, cummax, cummin, and scan(op, ...).
+"""Scans with NumPy's names, result dtypes and errors: cumsum, cumprod, cummax, cummin, nancumsum, nancumprod,
+logcumsumexp (PyTorch's), and scan(op, ...).
 
 Each call is one plan (gpureduce/_plan.py) run by the one runner (src/run.c), as for the reductions."""
 from __future__ import annotations
@@ -9,7 +10,7 @@ from ._operands import is_dask_array
 from ._plan import AXIS_VARIANTS as _AXIS_VARIANTS, prepare_scan
 from ._registry import SCAN_OPS
 
-__all__ = ["scan", "cumsum", "cumprod", "cummax", "cummin"]
+__all__ = ["scan", "cumsum", "cumprod", "cummax", "cummin", "nancumsum", "nancumprod", "logcumsumexp"]
 
 AXIS_VARIANTS = _AXIS_VARIANTS["scan"]  # the variants that also scan along axes ("axes")
 
@@ -356,3 +357,139 @@ _CUMMIN_EXAMPLES = """    Examples
 def cummin(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
     return scan("min", a, axis, None, out, exclusive=exclusive, variant=variant)
 
+
+
+_NAN_SCAN_DOC = """Cumulative ${what} along `axis`, NaN counted as ${one}, as ``numpy.nan${cum}``.
+
+    Parameters
+    ----------
+    a : array_like or device array
+        %(a)s
+    axis : None or int, optional
+        None (default) scans the array flattened in C order; an int (negative counts from the end) scans along
+        that axis, every other index independently.
+    dtype : dtype, optional
+        The result and accumulation dtype; default: NumPy's (as ``${cum}``).
+    out : numpy.ndarray or device array, optional
+        Where to write the result: of the result's shape and writable; another dtype is cast into it as NumPy
+        does.
+    exclusive : bool, keyword-only
+        False (default): element i takes elements 0 to i, as NumPy.  True: element 0 is ${one} and element i
+        takes elements 0 to i - 1.
+    variant : str, keyword-only
+        The algorithm, by name (see Notes); ``"auto"`` (default) is the fastest.
+
+    Returns
+    -------
+    numpy.ndarray, device array or `out`
+        Shape ``(a.size,)`` for ``axis=None``, else ``a.shape``; NumPy's result dtype, or `dtype`.  `out` when
+        given.  Otherwise a ``numpy.ndarray`` for a host `a`, complete on return, and a device array of `a`'s
+        kind for a device `a`, computed asynchronously on its stream.
+
+    Raises
+    ------
+    TypeError
+        `a` or `out` is not an array of a supported dtype, or `dtype` is none; `axis` is a tuple or list;
+        `exclusive` is not a bool.
+    ValueError
+        An unknown `variant`, or one not marked *axes*; `out` of the wrong shape or read-only.
+    numpy.exceptions.AxisError
+        An axis out of range for ``a.ndim``.
+    gpureduce.CudaError
+        No CUDA device or driver, or a CUDA call failed.
+
+    See Also
+    --------
+    numpy.nan${cum} : The reference semantics.
+    ${cum} : The same without skipping NaN.
+
+    Notes
+    -----
+    A NaN element is read as ${one} as it is loaded (a complex one: either part NaN): one read of `a`, no copy.
+    A NaN made by the data (inf - inf) is kept, as NumPy's.  Integer and bool inputs run ``${cum}``.
+    Floating-point results differ from NumPy's serial loop by rounding, as ``${cum}``'s do.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpureduce
+${examples}"""
+
+
+@document_variants("scan", "nansum", _NAN_SCAN_DOC, what="sum", one="zero", cum="cumsum", examples="""\
+    >>> gpureduce.nancumsum(np.array([1.0, np.nan, 3.0]))
+    array([1., 1., 4.])
+    >>> gpureduce.nancumsum(np.array([[np.nan, 2.0], [3.0, np.nan]]), axis=0)
+    array([[0., 2.],
+           [3., 2.]])
+""")
+def nancumsum(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
+    return scan("nansum", a, axis, dtype, out, exclusive=exclusive, variant=variant)
+
+
+@document_variants("scan", "nanprod", _NAN_SCAN_DOC, what="product", one="one", cum="cumprod", examples="""\
+    >>> gpureduce.nancumprod(np.array([2.0, np.nan, 3.0]))
+    array([2., 2., 6.])
+""")
+def nancumprod(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
+    return scan("nanprod", a, axis, dtype, out, exclusive=exclusive, variant=variant)
+
+
+@document_variants("scan", "logsumexp")
+def logcumsumexp(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
+    """Logarithm of the cumulative sum of exponentials along `axis`, as ``torch.logcumsumexp``.
+
+    Element i is ``log(exp(a[0]) + ... + exp(a[i]))``, computed as ``m + log1p(exp(-|x - m|))`` step by step, so
+    it neither overflows nor underflows where the result itself does not.
+
+    Parameters
+    ----------
+    a : array_like or device array
+        %(a)s  Real: bool, integer or floating.
+    axis : None or int, optional
+        None (default) scans the array flattened in C order (PyTorch requires a dimension; NumPy's cumulative
+        functions flatten); an int (negative counts from the end) scans along that axis.
+    out : numpy.ndarray or device array, optional
+        Where to write the result: of the result's shape and writable; another dtype is cast into it.
+    exclusive : bool, keyword-only
+        False (default): element i takes elements 0 to i.  True: element 0 is -inf (the log of an empty sum) and
+        element i takes elements 0 to i - 1.
+    variant : str, keyword-only
+        The algorithm, by name (see Notes); ``"auto"`` (default) is the fastest.
+
+    Returns
+    -------
+    numpy.ndarray, device array or `out`
+        Shape ``(a.size,)`` for ``axis=None``, else ``a.shape``: `a`'s dtype for floating inputs (float16 is
+        computed in float32 and rounded once per element), float64 for bool and integer inputs.
+
+    Raises
+    ------
+    TypeError
+        `a` is complex (not supported), or not an array of a supported dtype; `axis` is a tuple or list.
+    ValueError
+        An unknown `variant`, or one not marked *axes*; `out` of the wrong shape or read-only.
+    numpy.exceptions.AxisError
+        An axis out of range for ``a.ndim``.
+    gpureduce.CudaError
+        No CUDA device or driver, or a CUDA call failed.
+
+    See Also
+    --------
+    logsumexp : The whole reduction, as ``scipy.special.logsumexp``.
+    numpy.logaddexp : The step, as a ufunc (``numpy.logaddexp.accumulate`` is the same scan, serially).
+
+    Notes
+    -----
+    -inf elements add nothing; an inf stays inf from its place on; a NaN makes every later element NaN.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpureduce
+    >>> gpureduce.logcumsumexp(np.log(np.array([1.0, 2.0, 3.0])))
+    array([0.        , 1.09861229, 1.79175947])
+    >>> gpureduce.logcumsumexp(np.array([1000.0, 1000.0]))
+    array([1000.        , 1000.69314718])
+    """
+    return scan("logsumexp", a, axis, None, out, exclusive=exclusive, variant=variant)

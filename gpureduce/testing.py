@@ -85,9 +85,11 @@ CHAIN_SLACK = 4.0  # times sqrt(L) for a variant's longest chain of L roundings 
 
 REDUCTIONS = OP_NAMES  # the reduction functions are named after their operators
 SCANS = SCAN_FUNCTIONS  # function -> scan operator
-_SUM_LIKE = ("sum", "mean", "cumsum", "nansum", "nanmean")
-_PROD_LIKE = ("prod", "cumprod", "nanprod")
-_SKIPS_NAN = ("nansum", "nanmean", "nanprod")  # their NaN elements take no part: no error, no count
+_SUM_LIKE = ("sum", "mean", "cumsum", "nansum", "nanmean", "nancumsum")
+_PROD_LIKE = ("prod", "cumprod", "nanprod", "nancumprod")
+_LOG_LIKE = ("logsumexp", "logcumsumexp")  # an absolute error of about the relative error of the sum of exps
+# their NaN elements take no part: no error, no count
+_SKIPS_NAN = ("nansum", "nanmean", "nanprod", "nancumsum", "nancumprod")
 # gpureduce's accumulator type where it differs from the result dtype (cuda/primitives/types.cuh, `accumulator`)
 _ACCUMULATOR = {np.dtype(np.float16): np.dtype(np.float32)}
 _DTYPE_KINDS = "biufc"
@@ -185,15 +187,46 @@ def _running_extreme(ufunc):
 
 
 # NumPy's function for each gpureduce function; cummax/cummin take cumsum's signature (axis=None flattens)
-_NUMPY = {op: getattr(np, op) for op in REDUCTIONS + ("cumsum", "cumprod")}
-_NUMPY.update(cummax=_running_extreme(np.maximum), cummin=_running_extreme(np.minimum))
+def _real_float(a):
+    """`a` as logsumexp computes it: floating dtypes as they are, bool and integers in float64 (SciPy's rule)."""
+    a = np.asarray(a)
+    return a if a.dtype.kind in "fc" else a.astype(np.float64)
+
+
+def _logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    """scipy.special.logsumexp where SciPy is installed, else the same in NumPy (b=None, no sign)."""
+    try:
+        from scipy.special import logsumexp
+    except ImportError:
+        if b is not None or return_sign:
+            raise
+        a = _real_float(a)
+        with np.errstate(all="ignore"):
+            m = np.max(a, axis=axis, keepdims=True, initial=-np.inf)
+            m = np.where(np.isfinite(m), m, 0).astype(a.dtype)
+            r = (np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m).astype(a.dtype)
+        return r if keepdims else np.squeeze(r, axis=axis)
+    return logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
+
+
+def _logcumsumexp(a, axis=None, out=None):
+    a, ax = _scan_view(_real_float(a), axis)
+    return np.logaddexp.accumulate(a, axis=ax, out=out)
+
+
+# NumPy's (SciPy's) function for each gpureduce function; cummax/cummin take cumsum's signature
+_NUMPY = {op: getattr(np, op) for op in REDUCTIONS + tuple(SCANS) if hasattr(np, op)}
+_NUMPY.update(cummax=_running_extreme(np.maximum), cummin=_running_extreme(np.minimum), logsumexp=_logsumexp,
+              logcumsumexp=_logcumsumexp)
 
 
 def _scan_identity(op, dtype):
     """The first element of an exclusive scan: the identity of the scan's operator in `dtype`."""
     dtype = np.dtype(dtype)
-    if op in ("cumsum", "cumprod"):
-        return dtype.type(op == "cumprod")
+    if op in ("cumsum", "cumprod", "nancumsum", "nancumprod"):
+        return dtype.type(op.endswith("prod"))
+    if op == "logcumsumexp":
+        return dtype.type(-np.inf)
     if dtype.kind == "c":
         raise ValueError(f"{op} of complex values has no identity, so exclusive=True has no NumPy reference")
     smallest = op == "cummax"
@@ -228,6 +261,8 @@ def _wide_reference(op, x, wide, axis, keepdims, initial, where, exclusive):
             xs, ax = _scan_view(xw, axis)
             ref = _NUMPY[op](xs, axis=ax)
             return _shift_exclusive(ref, ax, _scan_identity(op, wide)) if exclusive else ref
+        if op == "logsumexp":  # SciPy's signature: no where= or initial=
+            return np.asarray(_NUMPY[op](xw, axis=axis, keepdims=keepdims))
         extra = {} if initial is None else {"initial": initial}
         return np.asarray(_NUMPY[op](xw, axis=axis, keepdims=keepdims, where=where, **extra))
 
@@ -403,7 +438,7 @@ def error_bound(op, x, result_dtype, variant="auto", axis=None, *, keepdims=Fals
     x = to_numpy(x)
     where = to_numpy(where) if _is_device_array(where) else where
     result_dtype = np.dtype(result_dtype)
-    if op not in _SUM_LIKE + _PROD_LIKE or result_dtype.kind not in "fc":
+    if op not in _SUM_LIKE + _PROD_LIKE + _LOG_LIKE or result_dtype.kind not in "fc":
         return np.zeros(_result_shape(op, x.shape, axis, keepdims))
     wide = _wide_dtype(x.dtype, result_dtype)
     if reference is None:
@@ -415,10 +450,14 @@ def error_bound(op, x, result_dtype, variant="auto", axis=None, *, keepdims=Fals
         abs_x = np.where(numbers, abs_x, 0.0)
         where = np.broadcast_to(where, x.shape) & numbers
     # `scale`: what the accumulated rounding errors are proportional to, per output element
-    if kind == "scan":
+    if op in _LOG_LIKE:  # each step's rounding is relative to |running value| + 1 (log1p of a sum of exps)
+        n = _scan_view(abs_x, axis)[0].shape[_scan_view(abs_x, axis)[1]] if kind == "scan" else \
+            _reduced_count(x.shape, axis)
+        scale = np.where(np.isfinite(abs_ref), abs_ref, 0.0) + 1.0
+    elif kind == "scan":
         abs_x, ax = _scan_view(abs_x, axis)
         n = abs_x.shape[ax]
-        if op == "cumsum":
+        if op in ("cumsum", "nancumsum"):
             scale = np.cumsum(abs_x, axis=ax)
             if exclusive:
                 scale = _shift_exclusive(scale, ax, 0.0)
@@ -624,7 +663,7 @@ def assert_matches_numpy(op, x, *args, variant="auto", rtol=None, **kwargs):
 
     reference = bound = None
     how = ""
-    if op in _SUM_LIKE + _PROD_LIKE and expected.dtype.kind in "fc":
+    if op in _SUM_LIKE + _PROD_LIKE + _LOG_LIKE and expected.dtype.kind in "fc":
         where = named.get("where", True)
         extra = dict(keepdims=bool(named.get("keepdims", False)), initial=named.get("initial"), where=where,
                      exclusive=exclusive)

@@ -127,3 +127,20 @@ def test_ptp_signature_and_errors_as_numpys():
         gpureduce.ptp(x, axis=2)
     plan, _ = prepare_reduce("ptp", np.ones((2, 3), np.int8), axis=(0, 1))
     assert plan.result_dtype == _core.dtype_names.index("int8")
+
+
+def test_nan_scans_plan_like_numpy():
+    """nancumsum/nancumprod: the plain scan for integers and bool, their own kernels for inexact inputs, the axis
+    variants only; NumPy's errors before any device work."""
+    from gpureduce._plan import Plan, prepare_scan
+
+    for op, plain in (("nansum", "sum"), ("nanprod", "prod")):
+        assert Plan(*prepare_scan(op, np.ones(3, np.int16))[0]).op == _core.op_names.index(plain)
+        plan, _ = prepare_scan(op, np.ones((2, 3), np.float32), axis=1)
+        assert plan.op == _core.op_names.index(op) and plan.a.dtype == np.float32
+        with pytest.raises(ValueError, match=f"does not scan {op}"):
+            prepare_scan(op, np.ones(3), variant="decoupled_lookback")
+    with pytest.raises(TypeError, match="cannot be interpreted as an integer"):
+        gpureduce.nancumsum(np.ones((2, 3)), axis=(0, 1))
+    with pytest.raises(np.exceptions.AxisError):
+        gpureduce.nancumprod(np.ones((2, 3)), axis=2)

@@ -55,7 +55,7 @@ __global__ void __launch_bounds__(256) scan_rows_kernel(ScanProblem p, int64_t c
         Acc carry = (kWrite && totals && chunks > 1) ? totals[item] : scan_neutral<Op, Acc>();
         for (int64_t base = r0; base < r1; base += kWarp) {
             const int64_t r = base + lane;
-            Acc x = r < r1 ? convert<Acc>(in[r * p.ir]) : scan_neutral<Op, Acc>();
+            Acc x = r < r1 ? scan_element<Op, Acc>(in[r * p.ir]) : scan_neutral<Op, Acc>();
             // Kogge-Stone across the warp, earlier operand on the left
 #pragma unroll
             for (int offset = 1; offset < kWarp; offset <<= 1) {
@@ -93,7 +93,7 @@ __global__ void __launch_bounds__(256) scan_columns_kernel(ScanProblem p, int64_
         const int64_t r0 = chunk * L, r1 = r0 + L < p.R ? r0 + L : p.R;
         Acc acc = (kWrite && totals && chunks > 1) ? totals[item] : scan_neutral<Op, Acc>();
         for (int64_t r = r0; r < r1; r++) {
-            const Acc x = convert<Acc>(in[r * p.ir]);
+            const Acc x = scan_element<Op, Acc>(in[r * p.ir]);
             if constexpr (kWrite) {
                 if (exclusive) out[r * p.orr] = convert<Out>(r == 0 ? Op::template identity<Acc>() : acc);
                 acc = Op()(acc, x);

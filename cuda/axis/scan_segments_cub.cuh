@@ -47,7 +47,7 @@ struct ScanElement {
             if (r == 0) return Op::template identity<Acc>();
             r -= 1;
         }
-        return convert<Acc>(static_cast<const In *>(p.in)[i0 * p.is0 + i1 * p.is1 + r * p.ir]);
+        return scan_element<Op, Acc>(static_cast<const In *>(p.in)[i0 * p.is0 + i1 * p.is1 + r * p.ir]);
     }
 };
 

@@ -64,6 +64,7 @@ constexpr bool segments_supported(gr_kind kind, gr_op op, gr_dtype in, gr_dtype 
     case GR_RESULT_COUNT: return out == GR_INT64;
     case GR_RESULT_VAR:  // NumPy's, or dtype= a wider float; complex inputs give their real dtype
         return out == result_dtype(op, in) || is_widening(real_dtype(in), out);
+    case GR_RESULT_LOG: return out == result_dtype(op, in);  // (GR_DTYPE_COUNT, no dtype, for complex inputs)
     }
     return false;
 }

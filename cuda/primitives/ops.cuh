@@ -106,11 +106,51 @@ struct Max {
     }
 };
 
+// nancumsum / nancumprod: Sum and Prod whose scan reads a NaN element as the identity (scan_element); running
+// values are combined as Sum's and Prod's, so a NaN made by the data (inf - inf) is kept, as NumPy's.
+struct NanSum : Sum {
+    static constexpr gr_op code = GR_OP_NANSUM;
+    static constexpr bool kSkipsNan = true;
+};
+struct NanProd : Prod {
+    static constexpr gr_op code = GR_OP_NANPROD;
+    static constexpr bool kSkipsNan = true;
+};
+
+// logcumsumexp: log(exp(a) + exp(b)) as max + log1p(exp(-|a - b|)), which neither overflows nor underflows;
+// -inf is the identity, equal infinities stay (inf - inf would be NaN), a NaN propagates.
+struct LogAddExp {
+    static constexpr gr_op code = GR_OP_LOGSUMEXP;
+    template <class T> __host__ __device__ static constexpr T identity() {
+        return -cuda::std::numeric_limits<T>::infinity();
+    }
+    template <class T> __host__ __device__ __forceinline__ T operator()(T a, T b) const {
+        if (a == b) return a + T(0.6931471805599453094);  // ln 2; +-inf stay +-inf
+        const T hi = a > b ? a : b, lo = a > b ? b : a;
+        return is_nan(a) || is_nan(b) ? a + b : hi + log1p(exp(lo - hi));
+    }
+};
+
+template <class Op, class = void> struct skips_nan : cuda::std::false_type {};
+template <class Op> struct skips_nan<Op, cuda::std::void_t<decltype(Op::kSkipsNan)>> : cuda::std::true_type {};
+
+// The value a scan reads for element x: x in the accumulator type, or the identity for a NaN an Op skips.
+template <class Op, class Acc, class In>
+__host__ __device__ __forceinline__ Acc scan_element(const In &x) {
+    if constexpr (skips_nan<Op>::value) {
+        if (is_nan(x)) return Op::template identity<Acc>();
+    }
+    return convert<Acc>(x);
+}
+
 // gr_op -> its functor: the one mapping reductions, scans and the axis machinery share.
 template <gr_op OP> struct op_functor;
 template <> struct op_functor<GR_OP_SUM> { using type = Sum; };
 template <> struct op_functor<GR_OP_PROD> { using type = Prod; };
 template <> struct op_functor<GR_OP_MIN> { using type = Min; };
 template <> struct op_functor<GR_OP_MAX> { using type = Max; };
+template <> struct op_functor<GR_OP_NANSUM> { using type = NanSum; };
+template <> struct op_functor<GR_OP_NANPROD> { using type = NanProd; };
+template <> struct op_functor<GR_OP_LOGSUMEXP> { using type = LogAddExp; };
 
 }  // namespace gr

@@ -149,6 +149,35 @@ struct PtpReducer {
     __host__ static V from_initial(const void *) { return identity(); }
 };
 
+// logsumexp in one read: each state holds the largest element m and s = sum(exp(x - m)) over its elements, so
+// an element costs one exp (of a number <= 0: no overflow) and the result is m + log(s).  -inf elements add
+// nothing but count for an all -inf slice; inf dominates; a NaN propagates.
+template <class Acc>
+struct MaxSum {
+    Acc m, s;
+};
+
+template <class In, class Out>
+struct LogSumExpReducer {
+    using Acc = typename accumulator<Out>::type;
+    using V = MaxSum<Acc>;
+    using Result = Out;
+    using Partials = LogSumExpReducer<Out, Out>;
+    __host__ __device__ __forceinline__ static V identity() { return {-cuda::std::numeric_limits<Acc>::infinity(), Acc(0)}; }
+    __host__ __device__ __forceinline__ static V element(const In &x, int64_t) { return {convert<Acc>(x), Acc(1)}; }
+    __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) {
+        if (is_nan(a.m) || is_nan(b.m)) return {a.m + b.m, Acc(1)};
+        const V &hi = a.m >= b.m ? a : b, &lo = a.m >= b.m ? b : a;
+        if (lo.m == hi.m) return {hi.m, hi.s + lo.s};  // also both -inf or both inf: no inf - inf
+        return {hi.m, hi.s + lo.s * exp(lo.m - hi.m)};
+    }
+    __host__ __device__ __forceinline__ static Out finish(const V &v) {
+        if (v.s == Acc(0)) return convert<Out>(-cuda::std::numeric_limits<Acc>::infinity());  // nothing taken
+        return convert<Out>(v.m + log(v.s));
+    }
+    __host__ static V from_initial(const void *) { return identity(); }
+};
+
 // any (kAll false) and all (kAll true): NumPy's logical_or / logical_and reductions of each element's truth,
 // convert<bool>: nonzero, a NaN is true, a complex number is true when either part is.  Their identities,
 // False and True, are the result of an empty reduction, as NumPy's.
@@ -320,5 +349,6 @@ template <class In, class Out> struct reducer_for<GR_OP_NANARGMAX, In, Out> { us
 template <class In, class Out> struct reducer_for<GR_OP_NANVAR, In, Out> { using type = MomentsReducer<In, Out, false, true>; };
 template <class In, class Out> struct reducer_for<GR_OP_NANSTD, In, Out> { using type = MomentsReducer<In, Out, true, true>; };
 template <class In, class Out> struct reducer_for<GR_OP_PTP, In, Out> { using type = PtpReducer<In>; };
+template <class In, class Out> struct reducer_for<GR_OP_LOGSUMEXP, In, Out> { using type = LogSumExpReducer<In, Out>; };
 
 }  // namespace gr

@@ -24,7 +24,7 @@ namespace gr {
 // first is still Op::identity (+0.0).
 template <class Op, class T>
 __host__ __device__ __forceinline__ constexpr T scan_neutral() {
-    if constexpr (cuda::std::is_same<Op, Sum>::value && cuda::std::is_floating_point<T>::value) return T(-0.0);
+    if constexpr (cuda::std::is_base_of<Sum, Op>::value && cuda::std::is_floating_point<T>::value) return T(-0.0);
     else return Op::template identity<T>();
 }
 

@@ -1,0 +1,104 @@
+"""scipy.special's reduction logsumexp, in one read of the input.
+
+Each result folds (m, s): the largest element so far and the sum of exp(x - m) over the elements, rescaled when
+m grows (cuda/primitives/reducers.cuh: LogSumExpReducer): one exp per element, no overflow, one log at the end.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._docs import document_variants
+from ._operands import intake, to_host
+from ._results import host_in_kind_of
+from .reductions import reduce
+
+try:  # NumPy >= 2.0
+    from numpy.lib.array_utils import normalize_axis_tuple
+except ImportError:  # NumPy 1.x
+    from numpy.core.numeric import normalize_axis_tuple
+
+__all__ = ["logsumexp"]
+
+
+@document_variants("reduce", "logsumexp")
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, variant: str = "auto"):
+    """Logarithm of the sum of exponentials over the given axes, as ``scipy.special.logsumexp``.
+
+    ``log(sum(exp(a)))`` computed so that it neither overflows nor underflows where the result itself does not.
+
+    Parameters
+    ----------
+    a : array_like or device array
+        %(a)s  Real: bool, integer or floating (complex inputs are not supported).
+    axis : None, int or tuple of ints, optional
+        The axes to reduce; None (default) reduces all of them.  Negative axes count from the end.
+    b : None
+        SciPy's weights: not supported (gpureduce reads one operand per call); a TypeError says so.  For positive
+        weights, ``logsumexp(a + log(b))`` is the same number.
+    keepdims : bool, optional
+        Keep the reduced axes as axes of length 1.
+    return_sign : bool, optional
+        Also return the sign of the sum, as SciPy does: 1.0, 0.0 where the sum is 0 (every element -inf), -1.0
+        for an empty slice (SciPy's value there), NaN where the result is NaN.
+    variant : str, keyword-only
+        The algorithm, by name (see Notes); ``"auto"`` (default) is the fastest.
+
+    Returns
+    -------
+    res : numpy.generic, numpy.ndarray or device array
+        `a`'s dtype for floating inputs (float16 is computed in float32 and rounded once), float64 for bool and
+        integer inputs; -inf for an empty slice.  A 0-d result is a NumPy scalar; an array result is a
+        ``numpy.ndarray`` for a host `a` and a device array of `a`'s kind for a device `a`.
+    sgn : same kind as `res`
+        Only with ``return_sign=True``: the sign (see above).  For a device `a` it is computed on the host from
+        `res` (the call waits for the device) and copied to `a`'s device by `a`'s own library.
+
+    Raises
+    ------
+    TypeError
+        `a` is complex or not an array of a supported dtype; `b` given.
+    ValueError
+        An unknown `variant`, or one not marked *axes*; a duplicate axis.
+    numpy.exceptions.AxisError
+        An axis out of range for ``a.ndim``.
+    gpureduce.CudaError
+        No CUDA device or driver, or a CUDA call failed.
+
+    See Also
+    --------
+    scipy.special.logsumexp : The reference semantics.
+    logcumsumexp : The scan (PyTorch's torch.logcumsumexp).
+
+    Notes
+    -----
+    One read of `a`: -inf elements add nothing, an inf gives inf, a NaN gives NaN.  The sum of the rescaled
+    exponentials errs by about ``log2(n) * eps`` relative, which the log turns into as much absolute error.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gpureduce
+    >>> gpureduce.logsumexp(np.log(np.array([1.0, 2.0, 5.0])))
+    np.float64(2.0794415416798357)
+    >>> gpureduce.logsumexp(np.array([[1000.0, 1000.0], [-1000.0, -np.inf]]), axis=1)
+    array([ 1000.69314718, -1000.        ])
+    >>> gpureduce.logsumexp(np.array([-np.inf, -np.inf]), return_sign=True)
+    (np.float64(-inf), np.float64(0.0))
+    """
+    if b is not None:
+        raise TypeError("logsumexp(b=...): weights are not supported (gpureduce reads one operand per call); for "
+                        "positive weights logsumexp(a + log(b)) is the same number")
+    result = reduce("logsumexp", a, axis, None, None, keepdims, variant=variant)
+    if not return_sign:
+        return result
+    x = intake(a)
+    res = np.asarray(to_host(result))
+    reduced = range(len(x.shape)) if axis is None else normalize_axis_tuple(axis, len(x.shape))
+    taken = math.prod(x.shape[i] for i in reduced)  # elements per result: the same for every result
+    sign = np.where(np.isnan(res), np.nan, -1.0 if taken == 0 else np.where(res == -np.inf, 0.0, 1.0))
+    sign = sign.astype(res.dtype)
+    if sign.ndim == 0:
+        return result, sign[()]
+    return result, (sign if x.host else host_in_kind_of(a, sign))
