@@ -46,7 +46,11 @@ def cases(draw):
     if scan and draw(st.booleans()):
         kwargs["exclusive"] = True
     if not scan:
-        kwargs["keepdims"] = draw(st.booleans())
+        # (SciPy 1.17's quirks left out: a 0-d input with keepdims gives shape (1,), an empty input of 2 or more
+        # dimensions with axis=None raises IndexError; gpureduce gives NumPy's shape () and -inf there)
+        kwargs["keepdims"] = draw(st.booleans()) and ndim > 0
+        if axis is None and ndim > 1 and 0 in shape:
+            kwargs["axis"] = 0
     dtype = draw(st.sampled_from(DTYPES))
     spread = draw(st.sampled_from([1.0, 100.0] if dtype == "float16" else [1.0, 100.0, 1e4]))
     return dict(op="logcumsumexp" if scan else "logsumexp", dtype=dtype, shape=shape, kwargs=kwargs, spread=spread,
