@@ -26,10 +26,17 @@ def emit(text, markdown=None):
             f.write(text + "\n")
 
 
-def table_arguments(doc, log2=28, repeat=20):
-    """The options of a script that measures one size: --log2 (the size), --repeat, --markdown (a file)."""
+def table_arguments(doc, log2=28, repeat=20, choices=None):
+    """The options of a script that measures one size: --log2 (the size), --repeat, --markdown (a file), and with
+    `choices` (the rows it can measure) --only NAME,NAME,... (a subset of them, default all)."""
     p = argparse.ArgumentParser(description=doc)
     p.add_argument("--log2", type=int, default=log2)
     p.add_argument("--repeat", type=int, default=repeat)
     p.add_argument("--markdown")
-    return p.parse_args()
+    if choices is not None:
+        p.add_argument("--only", type=lambda text: text.split(","), default=list(choices),
+                       help=f"a comma-separated subset of {', '.join(choices)}")
+    args = p.parse_args()
+    if choices is not None and set(args.only) - set(choices):
+        p.error(f"--only: unknown {', '.join(sorted(set(args.only) - set(choices)))}; choose from {', '.join(choices)}")
+    return args

@@ -3,7 +3,7 @@ PyTorch's logcumsumexp) against CuPy's and PyTorch's own function for it (where 
 cold L2 (bench_axis.py's Timer: a scratch write of at least 256 MiB before every call, CUDA events, median of
 --repeat calls).
 
-    python benchmarks/bench_operators.py [--log2 28] [--repeat 20] [--markdown FILE]
+    python benchmarks/bench_operators.py [--log2 28] [--repeat 20] [--markdown FILE] [--only var,nanvar,...]
     (on the GPU machine, from benchmarks/: the results go to benchmarks/results/operators_h200.md)
 
 Cases: the whole array, row reductions (axis 1) and column reductions (axis 0) of a square 2-D view of it.
@@ -104,7 +104,7 @@ def correct(op, got, want, host, axis):
 
 
 def main():
-    args = table_arguments(__doc__)
+    args = table_arguments(__doc__, choices=OPS)
     import cupy
     try:
         import torch
@@ -125,7 +125,7 @@ def main():
              "|---|---|---:|---:|---:|---:|---:|---:|---|"]
     wrong = False
     data = {}
-    for op in (o for o in OPS if hasattr(gpureduce, o)):
+    for op in (o for o in OPS if o in args.only and hasattr(gpureduce, o)):
         kind, cupy_fn, torch_fn = OPS[op]
         if kind not in data:
             data.clear()  # one array on the device at a time
