@@ -20,7 +20,7 @@ import warnings
 import pytest
 
 import gpureduce
-from gpureduce import _core
+from gpureduce import _core, _registry
 
 try:
     from numpydoc.docscrape import FunctionDoc
@@ -28,13 +28,12 @@ except ImportError:  # numpydoc is optional: the plain reader below checks the s
     FunctionDoc = None
 
 PUBLIC_FUNCTIONS = sorted(name for name in gpureduce.__all__ if inspect.isfunction(getattr(gpureduce, name)))
-# name -> (kind, operator) of the functions whose help lists variants; None: every operator of the kind
-WITH_VARIANTS = {
-    "reduce": ("reduce", None), "sum": ("reduce", "sum"), "prod": ("reduce", "prod"), "min": ("reduce", "min"),
-    "max": ("reduce", "max"), "mean": ("reduce", "mean"), "argmin": ("reduce", "argmin"),
-    "argmax": ("reduce", "argmax"), "scan": ("scan", None), "cumsum": ("scan", "sum"), "cumprod": ("scan", "prod"),
-    "cummax": ("scan", "max"), "cummin": ("scan", "min"),
-}
+# name -> (kind, operator) of the functions whose help lists variants; None: every operator of the kind.  From the
+# operator table (cuda/abi/ops.def): every operator's function and its scan's, so a new one is checked (and its
+# examples run on the GPU) without being listed here.
+WITH_VARIANTS = {"reduce": ("reduce", None), "scan": ("scan", None),
+                 **{op: ("reduce", op) for op in _registry.REDUCE_OPS},
+                 **{function: ("scan", op) for function, op in _registry.SCAN_FUNCTIONS.items()}}
 # examples that need no device
 CPU_EXAMPLES = ("variants", "device_count")
 
