@@ -61,7 +61,6 @@ _NO_INITIAL = {"any", "all", "count_nonzero", "nanmean", "ptp", "logsumexp", *_M
 _NO_WHERE = {"count_nonzero", "ptp", "logsumexp", *_ARG_OPS}
 _OP_CODES = {op: code for code, op in enumerate(OP_NAMES)}
 _FLAT = {op.name: op.flat for op in OPERATORS}  # the whole-array variants' operators
-_FLAT = {op.name: op.flat for op in OPERATORS}  # the whole-array variants' operators
 _REDUCE, _SCAN = _core.KIND_REDUCE, _core.KIND_SCAN
 
 
@@ -392,23 +391,15 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
                   (tuple(plan[:4]), (x.shape, x.strides), tuple(plan[7:])))
     return plan, _post(a, out, out_desc, direct, len(rshape))
 
-def _scan_variant(op, variant):
-    if _FLAT[op]:
-        return resolve("scan", variant, op)
-    v = resolve("scan", variant, "sum")  # unknown names: the list of valid ones
-    if variant not in AXIS_VARIANTS["scan"]:
-        raise ValueError(f"variant {variant!r} does not scan {op} (it scans sum, prod, min and max of whole arrays); "
-                         f"the variants that scan every operator along any axis are: {', '.join(AXIS_VARIANTS['scan'])}")
-    return v
-
 
 def _scan_variant(op, variant):
     if _FLAT[op]:
         return resolve("scan", variant, op)
     v = resolve("scan", variant, "sum")  # unknown names: the list of valid ones
     if variant not in AXIS_VARIANTS["scan"]:
-        raise ValueError(f"variant {variant!r} does not scan {op} (it scans sum, prod, min and max of whole arrays); "
-                         f"the variants that scan every operator along any axis are: {', '.join(AXIS_VARIANTS['scan'])}")
+        flat = ", ".join(o.name for o in OPERATORS if o.flat and o.scans)
+        raise ValueError(f"variant {variant!r} does not scan {op} (it scans {flat} of whole arrays); the variants "
+                         f"that scan every operator along any axis are: {', '.join(AXIS_VARIANTS['scan'])}")
     return v
 
 
