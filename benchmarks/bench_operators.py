@@ -1,20 +1,21 @@
 """Issue 15's operator table: each operator gpureduce added to NumPy's reduction family (and SciPy's logsumexp,
-PyTorch's logcumsumexp) against CuPy's and PyTorch's own function for it (where the library has one), on the same float32 CuPy array in one run,
-cold L2 (bench_axis.py's Timer: a scratch write of at least 256 MiB before every call, CUDA events, median of
---repeat calls).
+PyTorch's logcumsumexp) against CuPy's and PyTorch's own function for it (where the library has one), on the same
+float32 CuPy array in one run, cold L2 (bench_axis.py's Timer: a scratch write of at least 256 MiB before every
+call, CUDA events, median of --repeat calls).
 
     python benchmarks/bench_operators.py [--log2 28] [--repeat 20] [--markdown FILE] [--only var,nanvar,...]
     (on the GPU machine, from benchmarks/: the results go to benchmarks/results/operators_h200.md)
 
-Cases: the whole array, row reductions (axis 1) and column reductions (axis 0) of a square 2-D view of it.
-Data: for any, all and count_nonzero zeros with one nonzero element in every 4096 (so neither any nor all has a
-short answer); for the nan functions standard normal values with one NaN in every 4099 (no row or column of
-NaNs only); for the rest standard normal values.  Columns: each library's median in µs ("-": it has no such function), gpureduce's GB/s and % of
-the device's read ceiling (device_info()["read_gbps"]), and gpureduce / the faster peer.  Every gpureduce result
-is checked against NumPy on a host copy: integer, bool and ptp results exactly; sums and means against NumPy
-in float64, within 1e-5 of the sum (mean) of the magnitudes, what float32 accumulation in any order keeps;
-logsumexp and logcumsumexp against float64 within 1e-3 (|x| + 1); the rest within 1e-4 relative of NumPy's
-float32 result.  A wrong one prints FAIL and the exit status is 1.
+Cases: the whole array, row reductions (axis 1) and column reductions (axis 0) of a square 2-D view of it. Data: for
+any, all and count_nonzero zeros with one nonzero element in every 4096 (so neither any nor all has a short answer);
+for the nan functions standard normal values with one NaN in every 4099 (no row or column of NaNs only); for the
+rest standard normal values. Columns: each library's median in µs ("-": it has no such function), gpureduce's GB/s
+and % of the device's read ceiling (device_info()["read_gbps"]; its copy ceiling for the scans, which write as
+much as they read), and gpureduce / the faster peer. Every gpureduce
+result is checked against NumPy on a host copy: integer, bool and ptp results exactly; sums and means against NumPy
+in float64, within 1e-5 of the sum (mean) of the magnitudes, what float32 accumulation in any order keeps; logsumexp
+and logcumsumexp against float64 within 1e-3 (|x| + 1); the rest within 1e-4 relative of NumPy's float32 result. A
+wrong one prints FAIL and the exit status is 1.
 """
 from __future__ import annotations
 

@@ -75,8 +75,9 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, varian
     -----
     One read of `a`: -inf elements add nothing, an inf gives inf, a NaN gives NaN.  Shapes are NumPy's: a 0-d
     `a` with ``keepdims=True`` gives a 0-d result and an empty `a` of any shape gives -inf (SciPy 1.17 gives
-    shape (1,) for the first and raises IndexError for an empty `a` of 2 or more dimensions with axis=None).  The sum of the rescaled
-    exponentials errs by about ``log2(n) * eps`` relative, which the log turns into as much absolute error.
+    shape (1,) for the first and raises IndexError for an empty `a` of 2 or more dimensions with axis=None).
+    The sum of the rescaled exponentials errs by about ``log2(n) * eps`` relative, which the log turns into as
+    much absolute error.
 
     Examples
     --------

@@ -119,7 +119,9 @@ struct NanArgReducer : ArgReducer<Better, In> {
     __host__ __device__ __forceinline__ static V element(const In &x, int64_t r) {
         return is_nan(x) ? Base::identity() : Base::element(x, r);
     }
-    __host__ __device__ __forceinline__ static int64_t finish(const V &v) { return v.index == INT64_MAX ? -1 : v.index; }
+    __host__ __device__ __forceinline__ static int64_t finish(const V &v) {
+        return v.index == INT64_MAX ? -1 : v.index;
+    }
 };
 
 // ptp: the minimum and the maximum carried together (NaN propagating, as min's and max's), subtracted once at
@@ -163,7 +165,9 @@ struct LogSumExpReducer {
     using V = MaxSum<Acc>;
     using Result = Out;
     using Partials = LogSumExpReducer<Out, Out>;
-    __host__ __device__ __forceinline__ static V identity() { return {-cuda::std::numeric_limits<Acc>::infinity(), Acc(0)}; }
+    __host__ __device__ __forceinline__ static V identity() {
+        return {-cuda::std::numeric_limits<Acc>::infinity(), Acc(0)};
+    }
     __host__ __device__ __forceinline__ static V element(const In &x, int64_t) { return {convert<Acc>(x), Acc(1)}; }
     __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) {
         if (is_nan(a.m) || is_nan(b.m)) return {a.m + b.m, Acc(1)};
@@ -342,12 +346,20 @@ template <class In, class Out> struct reducer_for<GR_OP_NANPROD, In, Out> {
 template <class In, class Out> struct reducer_for<GR_OP_NANMIN, In, Out> { using type = NanExtremeReducer<Min, In>; };
 template <class In, class Out> struct reducer_for<GR_OP_NANMAX, In, Out> { using type = NanExtremeReducer<Max, In>; };
 template <class In, class Out> struct reducer_for<GR_OP_NANMEAN, In, Out> { using type = NanMeanReducer<In, Out>; };
-template <class In, class Out> struct reducer_for<GR_OP_VAR, In, Out> { using type = MomentsReducer<In, Out, false, false>; };
-template <class In, class Out> struct reducer_for<GR_OP_STD, In, Out> { using type = MomentsReducer<In, Out, true, false>; };
+template <class In, class Out> struct reducer_for<GR_OP_VAR, In, Out> {
+    using type = MomentsReducer<In, Out, false, false>;
+};
+template <class In, class Out> struct reducer_for<GR_OP_STD, In, Out> {
+    using type = MomentsReducer<In, Out, true, false>;
+};
 template <class In, class Out> struct reducer_for<GR_OP_NANARGMIN, In, Out> { using type = NanArgReducer<Min, In>; };
 template <class In, class Out> struct reducer_for<GR_OP_NANARGMAX, In, Out> { using type = NanArgReducer<Max, In>; };
-template <class In, class Out> struct reducer_for<GR_OP_NANVAR, In, Out> { using type = MomentsReducer<In, Out, false, true>; };
-template <class In, class Out> struct reducer_for<GR_OP_NANSTD, In, Out> { using type = MomentsReducer<In, Out, true, true>; };
+template <class In, class Out> struct reducer_for<GR_OP_NANVAR, In, Out> {
+    using type = MomentsReducer<In, Out, false, true>;
+};
+template <class In, class Out> struct reducer_for<GR_OP_NANSTD, In, Out> {
+    using type = MomentsReducer<In, Out, true, true>;
+};
 template <class In, class Out> struct reducer_for<GR_OP_PTP, In, Out> { using type = PtpReducer<In>; };
 template <class In, class Out> struct reducer_for<GR_OP_LOGSUMEXP, In, Out> { using type = LogSumExpReducer<In, Out>; };
 

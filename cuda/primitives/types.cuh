@@ -19,7 +19,9 @@ struct cplx {
     __host__ __device__ constexpr explicit cplx(const cplx<U> &o) : re(T(o.re)), im(T(o.im)) {}
 };
 template <class T> __host__ __device__ inline cplx<T> operator+(cplx<T> a, cplx<T> b) { return {a.re + b.re, a.im + b.im}; }
-template <class T> __host__ __device__ inline cplx<T> operator-(cplx<T> a, cplx<T> b) { return {a.re - b.re, a.im - b.im}; }
+template <class T> __host__ __device__ inline cplx<T> operator-(cplx<T> a, cplx<T> b) {
+    return {a.re - b.re, a.im - b.im};
+}
 template <class T> __host__ __device__ inline cplx<T> operator*(cplx<T> a, cplx<T> b) {
     return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
 }
