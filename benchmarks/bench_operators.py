@@ -4,7 +4,7 @@ float32 CuPy array in one run, cold L2 (bench_axis.py's Timer: a scratch write o
 call, CUDA events, median of --repeat calls).
 
     python benchmarks/bench_operators.py [--log2 28] [--repeat 20] [--markdown FILE] [--only var,nanvar,...]
-    (on the GPU machine, from benchmarks/: the results go to benchmarks/results/operators_h200.md)
+    (on the GPU machine: STEPS=operators bash benchmarks/device_check.sh; results in benchmarks/results/operators_h200.md)
 
 Cases: the whole array, row reductions (axis 1) and column reductions (axis 0) of a square 2-D view of it. Data: for
 any, all and count_nonzero zeros with one nonzero element in every 4096 (so neither any nor all has a short answer);

@@ -11,7 +11,8 @@
 # every variant (benchmarks/sanitize.sh); mutations = kernels broken on purpose must fail the tests
 # (benchmarks/mutations.sh, not in the default steps: it rebuilds in place); bench = the axis benchmark; overhead = the wall-clock of a call against
 # CuPy and PyTorch (benchmarks/bench_overhead.py); notebook = examples/explore.ipynb executed.  Not in the default
-# steps either: host = NumPy inputs end to end (benchmarks/bench_host.py); beyond = a host array larger than the
+# steps either: host = NumPy inputs end to end (benchmarks/bench_host.py); operators = NumPy's reduction family
+# against CuPy and PyTorch (benchmarks/bench_operators.py, about 4 minutes); beyond = a host array larger than the
 # device (benchmarks/beyond_device_memory.py: an nvidia-h100-x1, whose host memory is larger than its GPU's);
 # dask = gpureduce.dask on 1 GPU and on all (benchmarks/bench_dask.py: nvidia-h200-x2).
 # An offline machine gets its packages from wheels in the clone (git-ignored, carried by the device tool):
@@ -145,6 +146,13 @@ fi
 if has host; then
     GR_COMMIT=$commit python benchmarks/bench_host.py --markdown "$OUT/host.md" >"$OUT/bench_host.txt" 2>&1 || rc=1
     { echo; cat "$OUT/host.md" 2>/dev/null || tail -n 20 "$OUT/bench_host.txt"; } >>"$summary"
+fi
+
+if has operators; then
+    # the operator table of issue 15; OPERATORS_ARGS e.g. "--repeat 10 --only var,nanvar" to fit a short call
+    GR_COMMIT=$commit python benchmarks/bench_operators.py ${OPERATORS_ARGS:-} --markdown "$OUT/operators.md" \
+        >"$OUT/bench_operators.txt" 2>&1 || rc=1
+    { echo; cat "$OUT/operators.md" 2>/dev/null || tail -n 30 "$OUT/bench_operators.txt"; } >>"$summary"
 fi
 
 if has beyond; then
