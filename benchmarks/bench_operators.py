@@ -24,6 +24,7 @@ import sys
 import numpy as np
 
 import gpureduce
+from gpureduce import testing
 from _common import commit, emit, table_arguments
 from bench_axis import Timer, _stop_stream
 
@@ -78,13 +79,8 @@ def make_data(cupy, kind, n):
 
 
 def reference(op, host, axis):
-    """NumPy's answer (the scans' along `axis`, flattened for None; logsumexp computed stably in float32)."""
-    if op == "logsumexp":
-        m = np.max(host, axis=axis, keepdims=True)
-        return (np.log(np.sum(np.exp(host - m), axis=axis, keepdims=True)) + m).squeeze(axis=axis)
-    if op == "logcumsumexp":
-        return np.logaddexp.accumulate(host.ravel() if axis is None else host, axis=0 if axis is None else axis)
-    return getattr(np, op)(host, axis=axis)
+    """NumPy's answer (SciPy's logsumexp; the scans flattened for axis=None): gpureduce.testing's references."""
+    return testing._NUMPY[op](host, axis=axis)
 
 
 def correct(op, got, want, host, axis):

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _core
 from ._operands import copy_into, intake, to_host
-from ._plan import _axes, _reduce_variant
+from ._plan import _axes, _variant_for
 
 
 def _count(a, x, axis, keepdims, where, sum_):
@@ -75,7 +75,7 @@ def integer_mean(reduce, a, axis, dtype, out, keepdims, where, variant):
     def sum_(arr, **kw):
         return reduce("sum", arr, variant=variant, **kw)
 
-    _reduce_variant("mean", variant)  # a variant that has no mean says so, whatever the dtype
+    _variant_for("reduce", "mean", variant)  # a variant that has no mean says so, whatever the dtype
     x = intake(a)
     count = _count(a, x, axis, keepdims, where, sum_)
     if isinstance(count, int) and count == 0 and where is True and out is None:

@@ -39,7 +39,7 @@ def check_like_numpy(op, a, result, axis, where, ddof):
             raise ValueError("All-NaN slice encountered")
         return
     if op in ("nanvar", "nanstd"):
-        _warn_few_numbers(a, axis, where, ddof)
+        _warn_few_numbers(a, result, axis, where, ddof)
         return
     if op not in ("nanmin", "nanmax", "nanmean"):
         return
@@ -70,11 +70,12 @@ def _warn_empty_mean(data, axis, where):
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=5)
 
 
-def _warn_few_numbers(a, axis, where, ddof):
+def _warn_few_numbers(a, result, axis, where, ddof):
     """nanvar's and nanstd's "Degrees of freedom <= 0 for slice.": a result whose numbers (taken elements not NaN)
-    are no more than ddof, for a host input, whose NaNs can be looked at."""
+    are no more than ddof, for a host input, whose NaNs can be looked at.  Such a result is NaN (the kernels give
+    NaN there), so the input is counted only when some result is."""
     x = intake(a)
-    if not x.host or x.dtype.kind not in "fc":
+    if not x.host or x.dtype.kind not in "fc" or not np.isnan(np.asarray(to_host(result))).any():
         return
     data = np.asarray(a)
     numbers = ~np.isnan(data) & np.broadcast_to(np.asarray(where, dtype=bool), data.shape)

@@ -169,12 +169,6 @@ def _out(out, shape, what):
     return o
 
 
-def _refuse(name, op, reason):
-    raise ValueError(f"variant {name!r} {reason}; the variants that cover every NumPy argument (axis, dtype, out, "
-                     f"keepdims, initial, where, all dtypes, every operator) are: "
-                     f"{', '.join(AXIS_VARIANTS['reduce'])}")
-
-
 # (op, variant, dtype code, shape, strides) -> the plan's fields but the operand, for calls with no option;
 # emptied when it holds _WHOLE_MAX plans (a loop over ever new shapes must not grow it without bound)
 _WHOLE = {}
@@ -199,7 +193,7 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
             return cached[0] + (x, None, None) + cached[1], None
     if op not in REDUCE_OPS:
         raise ValueError(f"unknown operator {op!r}; operators are {', '.join(REDUCE_OPS)}")
-    v = _reduce_variant(op, variant)
+    v = _variant_for("reduce", op, variant)
     ndim = len(x.shape)
     axes = _axes(op, axis, ndim)
     if op in _ARG_OPS and axis is None:
@@ -285,12 +279,17 @@ def _initial_bytes(initial, rt):
     return np.asarray(initial).astype(rt).tobytes()
 
 
-def _reduce_variant(op, variant):
+def _variant_for(kind, op, variant):
+    """The variant `variant` of `kind` for `op`: any that lists it among its whole-array operators (ops.def's flat
+    column), else one of the axis variants, which run every operator; a ValueError that names those otherwise."""
     if _FLAT[op]:
-        return resolve("reduce", variant, op)
-    v = resolve("reduce", variant, "sum")  # unknown names: the list of valid ones
-    if variant not in AXIS_VARIANTS["reduce"]:
-        _refuse(variant, op, f"does not implement {op}")
+        return resolve(kind, variant, op)
+    v = resolve(kind, variant, "sum")  # unknown names: the list of valid ones
+    if variant not in AXIS_VARIANTS[kind]:
+        verb = "implement" if kind == "reduce" else "scan"
+        raise ValueError(f"variant {variant!r} does not {verb} {op} (it runs {', '.join(v.ops)} of whole arrays); "
+                         "the variants that run every operator with every NumPy argument (axis, dtype, out, keepdims, "
+                         f"initial, where, all dtypes) are: {', '.join(AXIS_VARIANTS[kind])}")
     return v
 
 
@@ -351,7 +350,7 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
         raise ValueError(f"unknown operator {op!r}; operators are {', '.join(SCAN_OPS)}")
     if not isinstance(exclusive, (bool, np.bool_)):
         raise TypeError(f"exclusive must be a bool (True or False), not {type(exclusive).__name__}")
-    v = _scan_variant(op, variant)
+    v = _variant_for("scan", op, variant)
     if isinstance(axis, (tuple, list)):
         raise TypeError(f"'{type(axis).__name__}' object cannot be interpreted as an integer")
     ax = None if axis is None else normalize_axis_index(axis, max(len(x.shape), 1))
@@ -390,17 +389,6 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
         _remember((op, variant, whole.code, whole.shape, whole.strides, bool(exclusive)),
                   (tuple(plan[:4]), (x.shape, x.strides), tuple(plan[7:])))
     return plan, _post(a, out, out_desc, direct, len(rshape))
-
-
-def _scan_variant(op, variant):
-    if _FLAT[op]:
-        return resolve("scan", variant, op)
-    v = resolve("scan", variant, "sum")  # unknown names: the list of valid ones
-    if variant not in AXIS_VARIANTS["scan"]:
-        flat = ", ".join(o.name for o in OPERATORS if o.flat and o.scans)
-        raise ValueError(f"variant {variant!r} does not scan {op} (it scans {flat} of whole arrays); the variants "
-                         f"that scan every operator along any axis are: {', '.join(AXIS_VARIANTS['scan'])}")
-    return v
 
 
 def scan_plan(op, a, *args, **kwargs):

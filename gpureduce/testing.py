@@ -451,8 +451,11 @@ def error_bound(op, x, result_dtype, variant="auto", axis=None, *, keepdims=Fals
         where = np.broadcast_to(where, x.shape) & numbers
     # `scale`: what the accumulated rounding errors are proportional to, per output element
     if op in _LOG_LIKE:  # each step's rounding is relative to |running value| + 1 (log1p of a sum of exps)
-        n = _scan_view(abs_x, axis)[0].shape[_scan_view(abs_x, axis)[1]] if kind == "scan" else \
-            _reduced_count(x.shape, axis)
+        if kind == "scan":
+            scanned, ax = _scan_view(x, axis)
+            n = scanned.shape[ax]
+        else:
+            n = _reduced_count(x.shape, axis)
         scale = np.where(np.isfinite(abs_ref), abs_ref, 0.0) + 1.0
     elif kind == "scan":
         abs_x, ax = _scan_view(abs_x, axis)
