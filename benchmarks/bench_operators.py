@@ -63,6 +63,8 @@ OPS = {
     "nanstd": ("nan", _cupy_own("nanstd"), None),
     "nancumsum": ("nan", _cupy_own("nancumsum"), None),
     "nancumprod": ("nan", _cupy_own("nancumprod"), None),
+    "vector_norm": ("normal", lambda cupy, x, axis: cupy.linalg.norm(x, axis=axis),
+                    lambda torch, t, dim: torch.linalg.vector_norm(t, **dim)),
 }
 SCANS = {"logcumsumexp", "nancumsum", "nancumprod"}  # write n elements too: measured against the copy ceiling
 

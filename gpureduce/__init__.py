@@ -15,6 +15,7 @@ from .nanfunctions import nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod
 from .moments import nanstd, nanvar, std, var
 from .scans import cummax, cummin, cumprod, cumsum, logcumsumexp, nancumprod, nancumsum, scan
 from .special import logsumexp
+from .linalg import vector_norm
 
 from ._version import __version__  # noqa: E402
 

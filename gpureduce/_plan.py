@@ -46,7 +46,8 @@ _UFUNC_NAME = {"sum": "add", "prod": "multiply", "min": "minimum", "max": "maxim
 _NO_IDENTITY = {"min", "max", "nanmin", "nanmax", "ptp"}  # an empty reduction or a where= mask needs initial=
 _SUM_LIKE = {"sum", "prod", "nansum", "nanprod"}  # NumPy's (input, out) promotion without dtype=
 _MEAN_LIKE = {"mean", "nanmean"}
-# ddof= rides in the plan's initial value (cuda/primitives/reducers.cuh: MomentsReducer)
+# ddof= rides in the plan's initial value (cuda/primitives/reducers.cuh: MomentsReducer), and so does
+# vector_norm's ord (NormReducer reads it as its parameter)
 _MOMENTS = {op.name for op in OPERATORS if op.result == "VAR"}
 # the positional reductions (argmin, nanargmin, ...): one int axis, positions counted in C order
 _ARG_OPS = {op.name for op in OPERATORS if op.result == "INDEX"}
@@ -56,9 +57,10 @@ _ZERO_D_INT_AXIS = {*_UFUNC_NAME, "any", "all", "count_nonzero", "nansum", "nanp
 # an input a variant has no kernel for is cast to bool, not to the result dtype
 _TRUTH_OPS = {op.name for op in OPERATORS if op.result in ("BOOL", "COUNT")}
 # the keywords each NumPy function lacks, refused as Python refuses an unexpected keyword argument
-_NO_DTYPE = {"min", "max", "any", "all", "count_nonzero", "nanmin", "nanmax", "ptp", "logsumexp", *_ARG_OPS}
-_NO_INITIAL = {"any", "all", "count_nonzero", "nanmean", "ptp", "logsumexp", *_MOMENTS}
-_NO_WHERE = {"count_nonzero", "ptp", "logsumexp", *_ARG_OPS}
+_NO_DTYPE = {"min", "max", "any", "all", "count_nonzero", "nanmin", "nanmax", "ptp", "logsumexp", "vector_norm",
+             *_ARG_OPS}
+_NO_INITIAL = {"any", "all", "count_nonzero", "nanmean", "ptp", "logsumexp", "vector_norm", *_MOMENTS}
+_NO_WHERE = {"count_nonzero", "ptp", "logsumexp", "vector_norm", *_ARG_OPS}
 _OP_CODES = {op: code for code, op in enumerate(OP_NAMES)}
 _FLAT = {op.name: op.flat for op in OPERATORS}  # the whole-array variants' operators
 _REDUCE, _SCAN = _core.KIND_REDUCE, _core.KIND_SCAN
@@ -182,7 +184,7 @@ def _remember(key, fields):
 
 
 def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initial=NoValue, where=True,
-                   variant="auto", ddof=None):
+                   variant="auto", ddof=None, ord=None):
     """(plan, post) of ``reduce(op, a, ...)``; raises NumPy's exceptions for bad arguments."""
     x = intake(a)
     if op in EXACT and x.dtype.kind not in "fc":
@@ -217,6 +219,12 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
         initial = 0 if ddof is None else ddof
     elif ddof is not None:
         raise TypeError(f"{op}() got an unexpected keyword argument 'ddof'")
+    if op == "vector_norm":
+        initial = 2.0 if ord is None else ord
+        if initial == -math.inf and math.prod(x.shape[i] for i in axes) == 0:  # NumPy's abs(x).min(axis)
+            raise ValueError("zero-size array to reduction operation minimum which has no identity")
+    elif ord is not None:
+        raise TypeError(f"{op}() got an unexpected keyword argument 'ord'")
     out_desc = _out(out, rshape, f"the result of {op}") if out is not None else None
     if dtype is not None:
         rt = np.dtype(dtype)
@@ -266,15 +274,15 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
 
 def _initial_bytes(initial, rt):
     """initial= as the bytes of one `rt` value, converted as NumPy converts it: a Python int or float into an
-    integer dtype is truncated to an int and must fit (OverflowError, NumPy's words); anything else is cast."""
-    if rt.kind in "iub" and isinstance(initial, (int, float)) and not isinstance(initial, (bool, np.generic)):
+    integer dtype is truncated to an int and must fit (OverflowError, NumPy's words); anything else is cast (into
+    bool: nonzero is True, 0.25 too)."""
+    if rt.kind in "iu" and isinstance(initial, (int, float)) and not isinstance(initial, (bool, np.generic)):
         value = int(initial)
-        if rt.kind != "b":
-            if not -2**63 <= value < 2**63:
-                raise OverflowError("Python int too large to convert to C long")
-            info = np.iinfo(rt)
-            if not info.min <= value <= info.max:
-                raise OverflowError(f"Python integer {value} out of bounds for {rt}")
+        if not -2**63 <= value < 2**63:
+            raise OverflowError("Python int too large to convert to C long")
+        info = np.iinfo(rt)
+        if not info.min <= value <= info.max:
+            raise OverflowError(f"Python integer {value} out of bounds for {rt}")
         return np.asarray(value).astype(rt).tobytes()
     return np.asarray(initial).astype(rt).tobytes()
 

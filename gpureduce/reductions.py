@@ -27,7 +27,7 @@ AXIS_VARIANTS = _AXIS_VARIANTS["reduce"]  # the variants that also run the axis 
 
 @document_variants("reduce")
 def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True, *,
-           variant: str = "auto", ddof=None):
+           variant: str = "auto", ddof=None, ord=None):
     """Reduce `a` with the operator `op`, as the NumPy function of that name does.
 
     ``reduce("sum", a, ...)`` is ``sum(a, ...)``, and so on for each operator: the same arguments, result
@@ -39,11 +39,12 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
     op : str
         The reduction, named as its function: "sum", "prod", "min", "max", "mean", "argmin", "argmax", "any",
         "all", "count_nonzero", "ptp", "nansum", "nanprod", "nanmin", "nanmax", "nanmean", "nanargmin",
-        "nanargmax", "var", "std", "nanvar" or "nanstd".  Each takes the arguments of its function: `dtype`
-        sum, prod, mean, var, std and their nan forms; `initial` sum, prod, min, max and their nan forms;
-        `where` all but ptp, count_nonzero and the arg reductions; argmin, argmax and their nan forms take only
-        `axis` (an int or None), `out` and `keepdims`, ptp these with any axes, count_nonzero only `axis` and
-        `keepdims`; `ddof` var, std and their nan forms.
+        "nanargmax", "var", "std", "nanvar", "nanstd", "logsumexp" or "vector_norm".  Each takes the arguments
+        of its function: `dtype` sum, prod, mean, var, std and their nan forms; `initial` sum, prod, min, max
+        and their nan forms; `where` all but ptp, count_nonzero, logsumexp, vector_norm and the arg reductions;
+        argmin, argmax and their nan forms take only `axis` (an int or None), `out` and `keepdims`, ptp these
+        with any axes, count_nonzero, logsumexp and vector_norm only `axis` and `keepdims`; `ddof` var, std and
+        their nan forms; `ord` vector_norm.
     a : array_like or device array
         %(a)s
     axis : None, int or tuple of ints, optional
@@ -66,6 +67,8 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
         The algorithm, by name (see Notes); ``"auto"``, the default, is the fastest.
     ddof : int or float, keyword-only, optional
         The variances' "delta degrees of freedom" (default 0); no other operator takes it.
+    ord : float, keyword-only, optional
+        vector_norm's order (default 2; inf and -inf included); no other operator takes it.
 
     Returns
     -------
@@ -141,7 +144,7 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
         return mean_by_sum(reduce, a, axis, dtype, keepdims, variant)
     if op == "mean" and dtype is not None and np.dtype(dtype).kind in "biu":
         return integer_mean(reduce, a, axis, dtype, out, keepdims, where, variant)
-    plan, post = prepare_reduce(op, a, axis, dtype, out, keepdims, initial, where, variant, ddof)
+    plan, post = prepare_reduce(op, a, axis, dtype, out, keepdims, initial, where, variant, ddof, ord)
     result = _core.run(plan)
     result = result if post is None else post(result)
     check_like_numpy(op, a, result, axis, where, ddof or 0)

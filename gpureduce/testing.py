@@ -218,6 +218,8 @@ def _logcumsumexp(a, axis=None, out=None):
 _NUMPY = {op: getattr(np, op) for op in REDUCTIONS + tuple(SCANS) if hasattr(np, op)}
 _NUMPY.update(cummax=_running_extreme(np.maximum), cummin=_running_extreme(np.minimum), logsumexp=_logsumexp,
               logcumsumexp=_logcumsumexp)
+if hasattr(np.linalg, "vector_norm"):  # NumPy >= 2.0
+    _NUMPY["vector_norm"] = np.linalg.vector_norm
 
 
 def _scan_identity(op, dtype):
@@ -678,6 +680,15 @@ def assert_matches_numpy(op, x, *args, variant="auto", rtol=None, **kwargs):
         else:
             bound = rtol * np.abs(reference)
             how = f"rtol={rtol:g}"
+    elif op == "vector_norm" and expected.dtype.kind == "f":
+        reference, bound = _norm_bound(host_x, expected.dtype, variant, named)
+        if rtol is not None:
+            bound = rtol * np.abs(reference)
+        # NumPy sums |x|^ord in the result dtype: a float16 (float32) sum overflows where the norm does not,
+        # gpureduce's float64 one does not; where the result is finite or not is the float64 reference's
+        with np.errstate(over="ignore"):
+            expected = reference.astype(expected.dtype)
+        how = "a few roundings of the result plus the float64 sum's error" if rtol is None else f"rtol={rtol:g}"
     elif op in ("var", "std", "nanvar", "nanstd") and expected.dtype.kind == "f":
         reference, bound = _moments_bound(op, host_x, expected.dtype, axis, named)
         if rtol is not None:
@@ -686,6 +697,26 @@ def assert_matches_numpy(op, x, *args, variant="auto", rtol=None, **kwargs):
             f"rtol={rtol:g}"
     _compare(got, expected, reference, bound, what, how)
     return result
+
+
+def _norm_bound(x, result_dtype, variant, named):
+    """vector_norm's float64 reference and bound: 4 roundings of the result dtype, plus the roundings of gpureduce's
+    float64 sum of nonnegative terms (cuda/primitives/reducers.cuh: NormReducer), which the 1/ord power scales by
+    1/|ord|: at most L of them relative to the sum for the variant's longest chain of L additions, as they add up
+    with no cancellation (terms of a few distinct values, |x|^0.5 of small integers, add their roundings up
+    beyond error_bound's statistical sqrt(L) of a sum of mixed signs)."""
+    wide = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
+    options = {k: v for k, v in named.items() if k in ("axis", "keepdims", "ord")}
+    order = 2.0 if options.get("ord") is None else float(options["ord"])
+    with _quiet():
+        reference = np.asarray(np.linalg.vector_norm(wide, **options))
+    n = x.size if reference.size == 0 else max(x.size // reference.size, 1)
+    power = 1.0 if order in (0.0, math.inf, -math.inf) else max(1.0, 1.0 / abs(order))
+    axis = options.get("axis")
+    depth = max(SLACK * math.log2(max(n, 2)), _chain("reduce", variant, "vector_norm", x, result_dtype, axis, None,
+                                                     True, n))
+    rel = 4 * float(np.finfo(result_dtype).eps) + depth * float(np.finfo(np.float64).eps) * power
+    return reference, rel * np.abs(reference) + 4 * float(np.finfo(result_dtype).smallest_subnormal)
 
 
 def _moments_bound(op, x, result_dtype, axis, named):

@@ -63,6 +63,17 @@ def _cupy():
     return pytest.importorskip("cupy")
 
 
+def draw_shape(draw, smallest=0):
+    """A hypothesis case's shape: 0 to 3 sides, each `smallest`..5 or one around a warp or block boundary (31, 33,
+    257, 1025), the small sides only where the whole would pass 20000 elements."""
+    from hypothesis import strategies as st
+
+    ndim = draw(st.integers(0, 3))
+    shape = tuple(draw(st.lists(st.one_of(st.integers(smallest, 5), st.sampled_from([31, 33, 257, 1025])),
+                                min_size=ndim, max_size=ndim)))
+    return tuple(min(s, 5) for s in shape) if int(np.prod(shape)) > 20000 else shape
+
+
 def placement(draw, variants):
     """A hypothesis case's home ("numpy" or "cupy"), variant (one of `variants`) and data seed."""
     from hypothesis import strategies as st

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gpureduce
-from conftest import at_home, count_example, placement
+from conftest import at_home, count_example, draw_shape, placement
 from gpureduce.testing import assert_matches_numpy
 
 pytestmark = pytest.mark.gpu
@@ -40,11 +40,8 @@ def with_nans(rng, dtype, shape, nans):
 
 @st.composite
 def cases(draw):
-    ndim = draw(st.integers(0, 3))
-    shape = tuple(draw(st.lists(st.one_of(st.integers(0, 5), st.sampled_from([31, 33, 257, 1025])),
-                                min_size=ndim, max_size=ndim)))
-    if int(np.prod(shape)) > 20000:
-        shape = tuple(min(s, 5) for s in shape)
+    shape = draw_shape(draw)
+    ndim = len(shape)
     axis = draw(st.one_of(st.none(), st.integers(-ndim, ndim - 1) if ndim else st.just(None)))
     kwargs = {"axis": axis}
     if draw(st.booleans()):

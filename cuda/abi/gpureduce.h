@@ -42,7 +42,7 @@ typedef enum gr_op {
 /* NumPy's result-dtype rules with dtype=None, the `result` column of ops.def (see there). */
 typedef enum gr_result_rule {
     GR_RESULT_SUM = 0, GR_RESULT_SAME, GR_RESULT_MEAN, GR_RESULT_INDEX, GR_RESULT_BOOL, GR_RESULT_COUNT, GR_RESULT_VAR,
-    GR_RESULT_LOG
+    GR_RESULT_LOG, GR_RESULT_NORM
 } gr_result_rule;
 
 /* Element types: the full list NumPy reductions meet.  Which ones a variant is instantiated for is in

@@ -6,10 +6,12 @@
 
 namespace gr {
 
-inline SegProblem seg_problem(const gr_args *a, const gr_segments *s) {
+// The problem as Red's kernels see it; its parameter, if it reads one, from the initial value.
+template <class Red>
+SegProblem seg_problem(const gr_args *a, const gr_segments *s) {
     return SegProblem{s->count[0], s->count[1], s->in_stride[0], s->in_stride[1], s->reduce_in_stride,
                       s->mask_stride[0], s->mask_stride[1], s->reduce_mask_stride, s->out_stride[0], s->out_stride[1],
-                      s->reduce_count, a->in, s->mask, a->out};
+                      s->reduce_count, a->in, s->mask, a->out, param_of<Red>(s->initial)};
 }
 
 // Plans (ws_bytes != nullptr) or runs the reduction `OP` described by a and s.
@@ -18,19 +20,23 @@ gr_status reduce_segments_op(const gr_args *a, const gr_segments *s, size_t *ws_
     return with_segment_types<false, GR_KIND_REDUCE, OP>(a->in_dtype, a->out_dtype, [&](auto in_tag, auto out_tag) -> gr_status {
         using In = tag_type<decltype(in_tag)>;
         using Out = tag_type<decltype(out_tag)>;
-        using Red = typename reducer_for<OP, In, Out>::type;
-        const SegProblem p = seg_problem(a, s);
-        const size_t need = GR_WORKSPACE_ZEROED_BYTES + seg_workspace<Red, In>(p, a->sm_count);
-        if (ws_bytes) {
-            *ws_bytes = need;
-            return GR_OK;
-        }
-        const bool writes = p.c0 * p.c1 > 0;
-        if (!segment_args_ok<In, typename Red::Result>(a, writes, writes && p.R > 0, need)) return GR_ERR_INVALID_ARGUMENT;
-        char *scratch = static_cast<char *>(a->workspace) + GR_WORKSPACE_ZEROED_BYTES;
-        return cuda_status(seg_run<Red, In>(p, s->initial, static_cast<unsigned *>(a->workspace), scratch, a->sm_count,
-                                            static_cast<cudaStream_t>(a->stream)),
-                           cuda_error);
+        // the Reducer of this call (vector_norm's depends on its order)
+        return reducer_choice<OP, In, Out>::visit(s->initial, [&](auto red) -> gr_status {
+            using Red = decltype(red);
+            const SegProblem p = seg_problem<Red>(a, s);
+            const size_t need = GR_WORKSPACE_ZEROED_BYTES + seg_workspace<Red, In>(p, a->sm_count);
+            if (ws_bytes) {
+                *ws_bytes = need;
+                return GR_OK;
+            }
+            const bool writes = p.c0 * p.c1 > 0;
+            if (!segment_args_ok<In, typename Red::Result>(a, writes, writes && p.R > 0, need))
+                return GR_ERR_INVALID_ARGUMENT;
+            char *scratch = static_cast<char *>(a->workspace) + GR_WORKSPACE_ZEROED_BYTES;
+            return cuda_status(seg_run<Red, In>(p, s->initial, static_cast<unsigned *>(a->workspace), scratch,
+                                                a->sm_count, static_cast<cudaStream_t>(a->stream)),
+                               cuda_error);
+        });
     });
 }
 

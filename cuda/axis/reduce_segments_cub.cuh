@@ -78,24 +78,28 @@ gr_status reduce_segments_cub_op(const gr_args *a, const gr_segments *s, size_t 
     return with_segment_types<true, GR_KIND_REDUCE, OP>(a->in_dtype, a->out_dtype, [&](auto in_tag, auto out_tag) -> gr_status {
         using In = tag_type<decltype(in_tag)>;
         using Out = tag_type<decltype(out_tag)>;
-        using Red = typename reducer_for<OP, In, Out>::type;
-        const SegProblem p = seg_problem(a, s);
-        size_t scratch = 0;
-        cudaError_t e = cub_segments<Red, In>(p, s->initial, nullptr, nullptr, &scratch, a->sm_count,
-                                              static_cast<cudaStream_t>(a->stream));
-        if (e != cudaSuccess) return cuda_status(e, cuda_error);
-        const size_t need = GR_WORKSPACE_ZEROED_BYTES + scratch;
-        if (ws_bytes) {
-            *ws_bytes = need;
-            return GR_OK;
-        }
-        const bool writes = p.c0 * p.c1 > 0;
-        if (!segment_args_ok<In, typename Red::Result>(a, writes, writes && p.R > 0, need)) return GR_ERR_INVALID_ARGUMENT;
-        size_t unused = 0;
-        e = cub_segments<Red, In>(p, s->initial, static_cast<unsigned *>(a->workspace),
-                                  static_cast<char *>(a->workspace) + GR_WORKSPACE_ZEROED_BYTES, &unused,
-                                  a->sm_count, static_cast<cudaStream_t>(a->stream));
-        return cuda_status(e, cuda_error);
+        // the Reducer of this call (vector_norm's depends on its order)
+        return reducer_choice<OP, In, Out>::visit(s->initial, [&](auto red) -> gr_status {
+            using Red = decltype(red);
+            const SegProblem p = seg_problem<Red>(a, s);
+            size_t scratch = 0;
+            cudaError_t e = cub_segments<Red, In>(p, s->initial, nullptr, nullptr, &scratch, a->sm_count,
+                                                  static_cast<cudaStream_t>(a->stream));
+            if (e != cudaSuccess) return cuda_status(e, cuda_error);
+            const size_t need = GR_WORKSPACE_ZEROED_BYTES + scratch;
+            if (ws_bytes) {
+                *ws_bytes = need;
+                return GR_OK;
+            }
+            const bool writes = p.c0 * p.c1 > 0;
+            if (!segment_args_ok<In, typename Red::Result>(a, writes, writes && p.R > 0, need))
+                return GR_ERR_INVALID_ARGUMENT;
+            size_t unused = 0;
+            e = cub_segments<Red, In>(p, s->initial, static_cast<unsigned *>(a->workspace),
+                                      static_cast<char *>(a->workspace) + GR_WORKSPACE_ZEROED_BYTES, &unused,
+                                      a->sm_count, static_cast<cudaStream_t>(a->stream));
+            return cuda_status(e, cuda_error);
+        });
     });
 }
 

@@ -31,6 +31,7 @@ struct SegProblem {
     const void *in;
     const unsigned char *mask;
     void *out;
+    double param;          // the operator's parameter, for a Reducer that reads one (reducers.cuh: element_of)
 };
 
 // Any trivially copyable V through a 32-bit shuffle `shfl(word)`, one word at a time.
@@ -55,7 +56,7 @@ __device__ __forceinline__ V shfl_xor_any(const V &v, int lane_mask) {
 template <class Red, class In>
 __host__ __device__ __forceinline__ typename Red::V seg_load(const SegProblem &p, int64_t base, int64_t mbase, int64_t r) {
     if (p.mask && !p.mask[mbase + r * p.mr]) return Red::identity();
-    return Red::element(static_cast<const In *>(p.in)[base + r * p.ir], r);
+    return element_of<Red>(static_cast<const In *>(p.in)[base + r * p.ir], r, p.param);
 }
 
 // (i0, i1) of segment s, without a 64-bit division in the common one-kept-dimension cases.
@@ -70,20 +71,20 @@ __host__ __device__ __forceinline__ void seg_split(const SegProblem &p, int64_t 
 // The association order depends only on (r0, r1, the row's alignment, lanes).
 template <class Red, class In, int kUnroll = 4>
 __device__ __forceinline__ typename Red::V fold_contiguous(const In *row, int64_t r0, int64_t r1, int lane, int lanes,
-                                                           typename Red::V v) {
+                                                           double param, typename Red::V v) {
     using Vec = Vec16<In>;
     constexpr int K = Vec::kLanes;
     const int64_t n = r1 - r0;
     const uintptr_t addr = reinterpret_cast<uintptr_t>(row + r0);
     int64_t head = int64_t((16 - addr % 16) % 16) / int64_t(sizeof(In));
     if (head > n) head = n;
-    for (int64_t i = lane; i < head; i += lanes) v = Red::combine(v, Red::element(row[r0 + i], r0 + i));
+    for (int64_t i = lane; i < head; i += lanes) v = Red::combine(v, element_of<Red>(row[r0 + i], r0 + i, param));
     const Vec *vec = reinterpret_cast<const Vec *>(row + r0 + head);
     const int64_t nv = (n - head) / K;
     auto fold_vec = [&](const Vec &x, int64_t j) {
         const int64_t r = r0 + head + j * K;
 #pragma unroll
-        for (int k = 0; k < K; k++) v = Red::combine(v, Red::element(x.lane[k], r + k));
+        for (int k = 0; k < K; k++) v = Red::combine(v, element_of<Red>(x.lane[k], r + k, param));
     };
     int64_t j = lane;
     for (; j + (kUnroll - 1) * lanes < nv; j += kUnroll * lanes) {  // kUnroll vectors in flight per thread
@@ -94,7 +95,8 @@ __device__ __forceinline__ typename Red::V fold_contiguous(const In *row, int64_
         for (int u = 0; u < kUnroll; u++) fold_vec(x[u], j + u * lanes);
     }
     for (; j < nv; j += lanes) fold_vec(vec[j], j);
-    for (int64_t i = head + nv * K + lane; i < n; i += lanes) v = Red::combine(v, Red::element(row[r0 + i], r0 + i));
+    for (int64_t i = head + nv * K + lane; i < n; i += lanes)
+        v = Red::combine(v, element_of<Red>(row[r0 + i], r0 + i, param));
     return v;
 }
 
@@ -134,7 +136,8 @@ __host__ __device__ __forceinline__ void seg_store(const SegProblem &p, int64_t 
     }
     int64_t i0, i1;
     seg_split(p, s, i0, i1);
-    static_cast<typename Red::Result *>(p.out)[i0 * p.os0 + i1 * p.os1] = Red::finish(Red::combine(v, init));
+    static_cast<typename Red::Result *>(p.out)[i0 * p.os0 + i1 * p.os1] =
+        finish_of<Red>(Red::combine(v, init), p.param);
 }
 
 // G lanes per work item (segment, chunk); a work item covers r in [chunk * L, min(R, (chunk + 1) * L)).
@@ -180,10 +183,11 @@ __global__ void __launch_bounds__(256, 4) rows_kernel(SegProblem p, int group, i
                 if (live[u]) {
                     if (sub < nv) {
 #pragma unroll
-                        for (int k = 0; k < K; k++) v = Red::combine(v, Red::element(x[u].lane[k], sub * K + k));
+                        for (int k = 0; k < K; k++)
+                            v = Red::combine(v, element_of<Red>(x[u].lane[k], sub * K + k, p.param));
                     }
                     for (int64_t r = nv * K + sub; r < p.R; r += group)
-                        v = Red::combine(v, Red::element(static_cast<const In *>(p.in)[base[u] + r], r));
+                        v = Red::combine(v, element_of<Red>(static_cast<const In *>(p.in)[base[u] + r], r, p.param));
                 }
                 for (int offset = group / 2; offset > 0; offset >>= 1) v = Red::combine(v, shfl_xor_any(v, offset));
                 const int64_t s = item0 + u * groups_per_grid;
@@ -234,7 +238,8 @@ __global__ void __launch_bounds__(256, 4) rows_kernel(SegProblem p, int group, i
                 const int64_t base = i0 * p.is0 + i1 * p.is1, mbase = i0 * p.ms0 + i1 * p.ms1;
                 if (vector_rows) {
                     if constexpr (kVectorizable<In>)
-                        v = fold_contiguous<Red, In, 8>(static_cast<const In *>(p.in) + base, r0, r1, sub, group, v);
+                        v = fold_contiguous<Red, In, 8>(static_cast<const In *>(p.in) + base, r0, r1, sub, group,
+                                                        p.param, v);
                 } else {
                     v = fold_strided<Red, In, 4>(p, base, mbase, r0 + sub, r1, group, v);
                 }
@@ -269,22 +274,24 @@ __global__ void __launch_bounds__(kSegBlock, 8) packed_rows_kernel(SegProblem p,
         if (pair_store) {
             V v0 = Red::identity(), v1 = Red::identity();
             for (int k = 0; k < R; k++) {
-                v0 = Red::combine(v0, Red::element(x.lane[k], k));
-                v1 = Red::combine(v1, Red::element(x.lane[R + k], k));
+                v0 = Red::combine(v0, element_of<Red>(x.lane[k], k, p.param));
+                v1 = Red::combine(v1, element_of<Red>(x.lane[R + k], k, p.param));
             }
-            reinterpret_cast<Pair *>(out)[j] = Pair{Red::finish(Red::combine(v0, init)), Red::finish(Red::combine(v1, init))};
+            reinterpret_cast<Pair *>(out)[j] = Pair{finish_of<Red>(Red::combine(v0, init), p.param),
+                                                    finish_of<Red>(Red::combine(v1, init), p.param)};
             continue;
         }
         for (int q = 0; q < per; q++) {
             V v = Red::identity();
-            for (int k = 0; k < R; k++) v = Red::combine(v, Red::element(x.lane[q * R + k], k));
-            out[(j * per + q) * p.os1] = Red::finish(Red::combine(v, init));
+            for (int k = 0; k < R; k++) v = Red::combine(v, element_of<Red>(x.lane[q * R + k], k, p.param));
+            out[(j * per + q) * p.os1] = finish_of<Red>(Red::combine(v, init), p.param);
         }
     }
     for (int64_t s = nvec * per + t; s < S; s += stride) {  // rows after the last whole vector
         V v = Red::identity();
-        for (int k = 0; k < R; k++) v = Red::combine(v, Red::element(static_cast<const In *>(p.in)[s * R + k], k));
-        out[s * p.os1] = Red::finish(Red::combine(v, init));
+        for (int k = 0; k < R; k++)
+            v = Red::combine(v, element_of<Red>(static_cast<const In *>(p.in)[s * R + k], k, p.param));
+        out[s * p.os1] = finish_of<Red>(Red::combine(v, init), p.param);
     }
 }
 
@@ -319,7 +326,8 @@ __global__ void __launch_bounds__(kSegBlock) block_rows_kernel(SegProblem p, int
     V v = Red::identity();
     if constexpr (kVectorizable<In>) {
         if (!p.mask && p.ir == 1) {
-            v = fold_contiguous<Red, In>(static_cast<const In *>(p.in) + base, r0, r1, threadIdx.x, kSegBlock, v);
+            v = fold_contiguous<Red, In>(static_cast<const In *>(p.in) + base, r0, r1, threadIdx.x, kSegBlock, p.param,
+                                         v);
             v = block_fold<Red>(v, 1);
             if (threadIdx.x == 0) seg_store<Red>(p, s, chunk, chunks, v, partials, init);
             return;
@@ -348,7 +356,7 @@ __global__ void __launch_bounds__(kSegBlock) packed_columns_kernel(SegProblem p,
     for (int k = 0; k < K; k++) acc[k] = Red::identity();
     auto fold_vec = [&](const Vec &x, int64_t j) {
 #pragma unroll
-        for (int k = 0; k < K; k++) acc[k] = Red::combine(acc[k], Red::element(x.lane[k], (j * K + k) / C));
+        for (int k = 0; k < K; k++) acc[k] = Red::combine(acc[k], element_of<Red>(x.lane[k], (j * K + k) / C, p.param));
     };
     const int64_t stride = int64_t(gridDim.x) * blockDim.x;
     int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -364,7 +372,8 @@ __global__ void __launch_bounds__(kSegBlock) packed_columns_kernel(SegProblem p,
         const int64_t e = nvec * K + threadIdx.x;             // lane e % K holds column e % C, as in a vector
 #pragma unroll
         for (int k = 0; k < K; k++)
-            if (k == int(e % K)) acc[k] = Red::combine(acc[k], Red::element(static_cast<const In *>(p.in)[e], e / C));
+            if (k == int(e % K))
+                acc[k] = Red::combine(acc[k], element_of<Red>(static_cast<const In *>(p.in)[e], e / C, p.param));
     }
 #pragma unroll
     for (int h = K / 2; h >= 1; h /= 2)  // lane k + h holds the same column as lane k while h >= C

@@ -64,7 +64,10 @@ constexpr bool segments_supported(gr_kind kind, gr_op op, gr_dtype in, gr_dtype 
     case GR_RESULT_COUNT: return out == GR_INT64;
     case GR_RESULT_VAR:  // NumPy's, or dtype= a wider float; complex inputs give their real dtype
         return out == result_dtype(op, in) || is_widening(real_dtype(in), out);
-    case GR_RESULT_LOG: return out == result_dtype(op, in);  // (GR_DTYPE_COUNT, no dtype, for complex inputs)
+    // floating (and for NORM complex) inputs only: bool and integers are cast to float64 first, as NumPy's and
+    // SciPy's functions do (LOG's result_dtype is GR_DTYPE_COUNT, none, for complex inputs)
+    case GR_RESULT_LOG:
+    case GR_RESULT_NORM: return is_inexact_dtype(in) && out == result_dtype(op, in);
     }
     return false;
 }
@@ -109,7 +112,7 @@ constexpr bool instantiated(bool cub, gr_kind kind, gr_op op, gr_dtype in, gr_dt
     const gr_result_rule rule = kResultRule[op];
     return !cub || in == out || rule == GR_RESULT_INDEX ||
            ((rule == GR_RESULT_BOOL || rule == GR_RESULT_COUNT) && in == GR_INT8) ||
-           (rule == GR_RESULT_VAR && real_dtype(in) == out);
+           ((rule == GR_RESULT_VAR || rule == GR_RESULT_NORM) && real_dtype(in) == out);
 }
 
 // Calls f(tag<In>{}, tag<Out>{}) for an instantiated (op, in, out) triple of `kind`, instantiating only those.

@@ -11,6 +11,7 @@
 // end; argmin/argmax carry (value, position) and keep the first extreme, NaN first, as NumPy's do; any/all
 // fold each element's truth (nonzero, NaN included) with "or"/"and"; count_nonzero adds those truths in int64;
 // the nan functions skip NaN (their kernels exist for floating and complex inputs only: abi/ops.def's `exact`).
+// A Reducer may also read the operator's parameter (vector_norm's ord): see element_of below.
 #pragma once
 #include <cstdint>
 #include "primitives/ops.cuh"
@@ -327,6 +328,148 @@ struct MomentsReducer {
     }
 };
 
+// vector_norm: numpy.linalg.vector_norm of order `ord`, in float64 whatever the input, rounded once at the end.
+// One Reducer per kind of order, chosen by the order at run time (reducer_choice below), so each kernel folds
+// without asking which order it computes: the sum of squares (ord 2, the default), the sum, largest or smallest
+// |x| (1, inf, -inf), and the power sum, which reads ord as its parameter (0: the count of nonzero elements, and
+// any other order p: sum(|x|^p)^(1/p)).
+// The order, which the plan passes as the initial value (gpureduce/_plan.py), in the result dtype as NumPy rounds it.
+template <class Out>
+__host__ double norm_order(const void *initial) {
+    return initial ? convert<double>(*static_cast<const Out *>(initial)) : 2.0;
+}
+
+template <class In>
+__host__ __device__ __forceinline__ double magnitude(const In &x) {
+    if constexpr (is_complex<In>::value) return hypot(double(x.re), double(x.im));  // no overflow, as NumPy's abs
+    else return fabs(convert<double>(x));
+}
+
+// The three sums of Blue's scaled 2-norm (LAPACK's dnrm2, Anderson 2017): each square goes into one of them by its
+// magnitude, scaled, so no sum of squares overflows or underflows where the norm does not, and no element costs a
+// division.
+struct ScaledSquares {
+    double big, mid, small;
+};
+
+// ord 2: |x|^2 added (a complex x's re^2 + im^2, as NumPy's (x.conj() * x).real).  Only float64 parts need the
+// scaled sums: a float32 or float16 square neither overflows nor underflows float64 (the smallest float32
+// subnormal is 2^-149, its square 2^-298), so their state is one double.
+template <class In, class Out>
+struct SumOfSquaresReducer {
+    static constexpr bool kScaled = sizeof(In) == (is_complex<In>::value ? 16 : 8);
+    using V = cuda::std::conditional_t<kScaled, ScaledSquares, double>;
+    using Result = Out;
+    using Partials = SumOfSquaresReducer<Out, Out>;
+    // Blue's thresholds and scalings for float64: squares of |x| above kBig or below kSmall are taken scaled
+    static constexpr double kSmall = 0x1p-511, kBig = 0x1p486, kScaleSmall = 0x1p537, kScaleBig = 0x1p-538;
+
+    __host__ __device__ __forceinline__ static V identity() { return V{}; }
+    __host__ __device__ __forceinline__ static V element(const In &x, int64_t) {
+        V v{};
+        if constexpr (is_complex<In>::value) {
+            add_square(v, fabs(double(x.re)));
+            add_square(v, fabs(double(x.im)));
+        } else {
+            add_square(v, magnitude(x));
+        }
+        return v;
+    }
+    __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) {
+        if constexpr (kScaled) return {a.big + b.big, a.mid + b.mid, a.small + b.small};
+        else return a + b;
+    }
+    __host__ __device__ __forceinline__ static Out finish(const V &v) {
+        if constexpr (kScaled) return convert<Out>(blue_sqrt(v));
+        else return convert<Out>(sqrt(v));
+    }
+    __host__ static V from_initial(const void *) { return identity(); }
+
+  private:
+    __host__ __device__ __forceinline__ static void add_square(V &v, double a) {
+        if constexpr (kScaled) {
+            if (a > kBig) v.big += (a * kScaleBig) * (a * kScaleBig);
+            else if (a < kSmall) v.small += (a * kScaleSmall) * (a * kScaleSmall);
+            else v.mid += a * a;  // also a NaN (every comparison false)
+        } else {
+            v += a * a;
+        }
+    }
+    // sqrt(big / kScaleBig^2 + mid + small / kScaleSmall^2) without overflow or underflow (LAPACK's dnrm2 ending)
+    __host__ __device__ __forceinline__ static double blue_sqrt(const ScaledSquares &v) {
+        if (isnan(v.mid)) return v.mid;
+        if (v.big > 0.0) return sqrt(v.big + (v.mid * kScaleBig) * kScaleBig) / kScaleBig;
+        if (v.small > 0.0) {
+            if (!(v.mid > 0.0)) return sqrt(v.small) / kScaleSmall;
+            const double a = sqrt(v.mid), b = sqrt(v.small) / kScaleSmall;
+            const double hi = a > b ? a : b, lo = a > b ? b : a;
+            return hi * sqrt(1.0 + (lo / hi) * (lo / hi));
+        }
+        return sqrt(v.mid);
+    }
+};
+
+// ord 1, inf, -inf: |x| folded with Sum, Max or Min (NaN propagating, as NumPy's max).  The identity of the
+// largest is 0, NumPy's initial=0 there; the smallest of nothing is refused before it runs (gpureduce/_plan.py).
+template <class Op, class In, class Out>
+struct AbsFoldReducer {
+    using V = double;
+    using Result = Out;
+    using Partials = AbsFoldReducer<Op, Out, Out>;
+    __host__ __device__ __forceinline__ static V identity() {
+        return cuda::std::is_same<Op, Max>::value ? 0.0 : Op::template identity<double>();
+    }
+    __host__ __device__ __forceinline__ static V element(const In &x, int64_t) { return magnitude(x); }
+    __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) { return Op()(a, b); }
+    __host__ __device__ __forceinline__ static Out finish(const V &v) { return convert<Out>(v); }
+    __host__ static V from_initial(const void *) { return identity(); }
+};
+
+// ord 0 and any other order p, read as the parameter: (x != 0) added (a NaN is nonzero, as NumPy's x != 0), or
+// |x|^p added and the sum raised to 1/p (0 of nothing gives inf for p < 0, as NumPy's 0 ** (1/p)).
+template <class In, class Out>
+struct PowerSumReducer {
+    static constexpr bool kReadsParam = true;
+    using V = double;
+    using Result = Out;
+    using Partials = PowerSumReducer<Out, Out>;
+    __host__ __device__ __forceinline__ static V identity() { return 0.0; }
+    __host__ __device__ __forceinline__ static V element(const In &x, int64_t, double p) {
+        const double a = magnitude(x);
+        return p == 0.0 ? (a != 0.0 ? 1.0 : 0.0) : pow(a, p);
+    }
+    __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) { return a + b; }
+    __host__ __device__ __forceinline__ static Out finish(const V &v, double p) {
+        return convert<Out>(p == 0.0 ? v : pow(v, 1.0 / p));
+    }
+    __host__ static V from_initial(const void *) { return identity(); }
+    __host__ static double param(const void *initial) { return norm_order<Out>(initial); }
+};
+
+// A Reducer that reads the operator's parameter declares kReadsParam and takes it as element()'s third and
+// finish()'s second argument; the kernels call every Reducer through element_of / finish_of with
+// SegProblem::param, which param_of takes from the initial value the plan passes.
+template <class Red, class = void>
+struct reads_param : cuda::std::false_type {};
+template <class Red>
+struct reads_param<Red, cuda::std::void_t<decltype(Red::kReadsParam)>> : cuda::std::true_type {};
+
+template <class Red, class In>
+__host__ __device__ __forceinline__ typename Red::V element_of(const In &x, int64_t r, double param) {
+    if constexpr (reads_param<Red>::value) return Red::element(x, r, param);
+    else return Red::element(x, r);
+}
+template <class Red>
+__host__ __device__ __forceinline__ typename Red::Result finish_of(const typename Red::V &v, double param) {
+    if constexpr (reads_param<Red>::value) return Red::finish(v, param);
+    else return Red::finish(v);
+}
+template <class Red>
+__host__ double param_of(const void *initial) {
+    if constexpr (reads_param<Red>::value) return Red::param(initial);
+    else return 0.0;
+}
+
 // The Reducer for (op, In, Out); Out is the result type the caller asked for.
 template <gr_op OP, class In, class Out> struct reducer_for { using type = FoldReducer<typename op_functor<OP>::type, In, Out>; };
 template <class In, class Out> struct reducer_for<GR_OP_MEAN, In, Out> { using type = MeanReducer<In, Out>; };
@@ -362,5 +505,24 @@ template <class In, class Out> struct reducer_for<GR_OP_NANSTD, In, Out> {
 };
 template <class In, class Out> struct reducer_for<GR_OP_PTP, In, Out> { using type = PtpReducer<In>; };
 template <class In, class Out> struct reducer_for<GR_OP_LOGSUMEXP, In, Out> { using type = LogSumExpReducer<In, Out>; };
+
+
+// Calls f(Red{}) with the Reducer that runs (op, In, Out) for this call: reducer_for's, or for vector_norm the one
+// of its order (the initial value).  Every Reducer it may pick is instantiated.
+template <gr_op OP, class In, class Out>
+struct reducer_choice {
+    template <class F> static auto visit(const void *, F &&f) { return f(typename reducer_for<OP, In, Out>::type{}); }
+};
+template <class In, class Out>
+struct reducer_choice<GR_OP_VECTOR_NORM, In, Out> {
+    template <class F> static auto visit(const void *initial, F &&f) {
+        const double ord = norm_order<Out>(initial), inf = cuda::std::numeric_limits<double>::infinity();
+        if (ord == 2.0) return f(SumOfSquaresReducer<In, Out>{});
+        if (ord == 1.0) return f(AbsFoldReducer<Sum, In, Out>{});
+        if (ord == inf) return f(AbsFoldReducer<Max, In, Out>{});
+        if (ord == -inf) return f(AbsFoldReducer<Min, In, Out>{});
+        return f(PowerSumReducer<In, Out>{});
+    }
+};
 
 }  // namespace gr

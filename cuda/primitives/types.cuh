@@ -112,7 +112,8 @@ constexpr gr_dtype result_dtype(gr_op op, gr_dtype in) {
     case GR_RESULT_INDEX: return GR_INT64;
     case GR_RESULT_BOOL: return GR_BOOL;
     case GR_RESULT_COUNT: return GR_INT64;
-    case GR_RESULT_VAR: return real_dtype(is_inexact_dtype(in) ? in : GR_FLOAT64);
+    case GR_RESULT_VAR:
+    case GR_RESULT_NORM: return real_dtype(is_inexact_dtype(in) ? in : GR_FLOAT64);
     case GR_RESULT_LOG: return real_dtype(in) != in ? GR_DTYPE_COUNT : is_inexact_dtype(in) ? in : GR_FLOAT64;
     }
     return GR_DTYPE_COUNT;
