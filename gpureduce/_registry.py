@@ -25,7 +25,7 @@ class Operator:
     scans: bool   # scanned too (along any axes, by the "axes" scan variants)
     flat: bool    # the whole-array variants may implement it (else the axis machinery only)
     result: str   # NumPy's result dtype with dtype=None: "SUM" (bool and narrow ints widen), "SAME", "MEAN", "INDEX",
-                  # "BOOL", "COUNT"
+                  # "BOOL", "COUNT", "VAR", "LOG", "NORM" (cuda/abi/ops.def says which dtypes each gives)
     exact: str    # the operator that serves integer and bool inputs: its own name, or (nansum) the one it equals there
 
 
