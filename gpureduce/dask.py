@@ -9,6 +9,7 @@ returns a lazy ``dask.array.Array``, NumPy's signature and result dtype, built o
   bool, the input's own for floats), summed over the partials and divided once at the end;
 * argmin, argmax: each chunk gives its extreme value and the global index of its first occurrence; the
   partials are combined in block order, so ties and NaNs resolve to the first one, as NumPy's do;
+* vector_norm: each chunk's norm, then the norm of those norms with the same order (ord 0's counts added);
 * cumsum, cumprod, cummax, cummin: ``dask.array.reductions.cumreduction``: gpureduce scans each chunk and the
   last result of the blocks before it is folded into each block, block after block.
 
@@ -22,6 +23,7 @@ GPU of the worker that holds it.  Needs ``pip install gpureduce[dask]``.
 """
 from __future__ import annotations
 
+import math
 import warnings
 from functools import partial
 
@@ -39,8 +41,8 @@ from gpureduce import _registry
 from gpureduce._plan import NoValue
 from gpureduce._registry import DTYPE_NAMES
 
-__all__ = ["sum", "prod", "min", "max", "mean", "argmin", "argmax", "any", "all", "count_nonzero", "cumsum", "cumprod",
-           "cummax", "cummin"]
+__all__ = ["sum", "prod", "min", "max", "mean", "argmin", "argmax", "any", "all", "count_nonzero", "vector_norm",
+           "cumsum", "cumprod", "cummax", "cummin"]
 
 # The functions each chunk is reduced or scanned with (gpureduce's; tests without a GPU put NumPy's here).
 kernels = gpureduce
@@ -291,6 +293,36 @@ def argmax(a, axis=None, keepdims=False, split_every=None, out=None, *, variant=
     return _arg("argmax", a, axis, keepdims, split_every, out, variant)
 
 
+# ---------------------------------------------------------------- vector_norm: the norm of the chunks' norms
+
+def _kernel_norm(variant, order, x, axis=None, keepdims=False, computing_meta=False, **dask_options):
+    options = {} if variant == "auto" else {"variant": variant}
+    return kernels.vector_norm(x, axis=axis, keepdims=keepdims, ord=order, **options)
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2, split_every=None, variant="auto"):
+    """numpy.linalg.vector_norm of a Dask array: each chunk's norm of order `ord`, then the norm of those norms
+    with the same order (the largest of the largest, the square root of the sum of squares, ...), except that
+    ord 0's counts are added (order 1).  The partial norms are rounded to the result dtype once per level of
+    the tree; an axis may be an int or a tuple, as NumPy's."""
+    from .linalg import _check_axis, _order
+
+    a = _array(x)
+    _check_axis(axis)
+    order = _order(ord)
+    _whole_arrays_only("vector_norm", variant)
+    reduced = range(a.ndim) if axis is None else (axis,) if not isinstance(axis, tuple) else axis
+    if order == -np.inf and a.ndim and math.prod(a.shape[int(ax) % a.ndim] for ax in reduced) == 0:  # (any: ours)
+        raise ValueError("zero-size array to reduction operation minimum which has no identity")
+    result_dtype = np.linalg.vector_norm(np.ones((1,), a.dtype)).dtype  # NumPy's: real, float64 for integers
+    chunk = partial(_kernel_norm, variant, order)
+    combined = partial(_kernel_norm, variant, 1.0 if order == 0 else order)
+    with warnings.catch_warnings():  # Dask casts a complex array's empty meta to the real result dtype
+        warnings.simplefilter("ignore", getattr(np, "exceptions", np).ComplexWarning)
+        return da.reduction(a, chunk, combined, combine=combined, axis=axis, keepdims=keepdims, dtype=result_dtype,
+                            split_every=split_every, meta=_meta(a, axis, keepdims, result_dtype))
+
+
 # ---------------------------------------------------------------- scans: each block behind the ones before
 
 def _kernel_scan(op, variant, x, axis=None, dtype=None):
@@ -357,7 +389,7 @@ def cummin(a, axis=None, out=None, *, variant="auto"):
 
 # ---------------------------------------------------------------- gpureduce.sum(dask_array) & co: lazy, as numpy's
 
-def reduce_lazily(op, a, axis, dtype, out, keepdims, initial, where, variant):
+def reduce_lazily(op, a, axis, dtype, out, keepdims, initial, where, variant, ord=None):
     """gpureduce.reduce(op, a, ...) of a Dask array: the lazy result of this module's function."""
     if where is not True:
         raise TypeError("where= is not supported for Dask arrays (gpureduce.dask); mask the array first "
@@ -371,6 +403,8 @@ def reduce_lazily(op, a, axis, dtype, out, keepdims, initial, where, variant):
         options["dtype"] = dtype
     if initial is not NoValue and initial is not None:
         options["initial"] = initial
+    if ord is not None:
+        options["ord"] = ord
     return globals()[op](a, **options)
 
 

@@ -80,7 +80,8 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2, variant: str = "auto"
     a float32 input in float32): a float32 2-norm is the correctly rounded one up to float64's error, and a
     float64 2-norm overflows or underflows only where the norm does (NumPy's sum of squares overflows for
     elements above about 1e154).  A NaN gives NaN; an inf gives inf (a NaN with ``ord=0`` counts as nonzero).
-    An empty axis gives 0 (inf for a negative `ord`, as NumPy's 0 ** (1/ord)).
+    An empty axis gives 0 (inf for a negative `ord`, as NumPy's 0 ** (1/ord)).  A Dask array gives a lazy Dask
+    array: the norm of its chunks' norms (``gpureduce.dask.vector_norm``).
 
     Examples
     --------
@@ -93,6 +94,10 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2, variant: str = "auto"
     >>> gpureduce.vector_norm(np.array([1e300, 1e300]))  # NumPy's sum of squares overflows: inf
     np.float64(1.4142135623730952e+300)
     """
+    _check_axis(axis)
+    return reduce("vector_norm", x, axis, None, None, keepdims, variant=variant, ord=_order(ord))
+
+
+def _check_axis(axis):
     if not (axis is None or isinstance(axis, tuple) or hasattr(axis, "__index__")):  # NumPy refuses a list too
         raise TypeError("'axis' must be None, an integer or a tuple of integers")
-    return reduce("vector_norm", x, axis, None, None, keepdims, variant=variant, ord=_order(ord))

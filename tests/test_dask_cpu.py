@@ -23,9 +23,10 @@ def _accumulate(ufunc):
 NUMPY_KERNELS = types.SimpleNamespace(
     sum=np.sum, prod=np.prod, min=np.min, max=np.max, argmin=np.argmin, argmax=np.argmax, any=np.any, all=np.all,
     count_nonzero=np.count_nonzero, cumsum=np.cumsum, cumprod=np.cumprod, cummax=_accumulate(np.maximum),
-    cummin=_accumulate(np.minimum))
+    cummin=_accumulate(np.minimum), vector_norm=np.linalg.vector_norm)
 
-REFERENCE = {"cummax": _accumulate(np.maximum), "cummin": _accumulate(np.minimum)}
+REFERENCE = {"cummax": _accumulate(np.maximum), "cummin": _accumulate(np.minimum),
+             "vector_norm": np.linalg.vector_norm}
 
 
 @pytest.fixture
@@ -177,10 +178,7 @@ def test_graphs_are_built_without_a_device():
     for op in gd.__all__:
         for axis in (None, 0):
             r = getattr(gd, op)(d, axis=axis)
-            if op.startswith("cum"):
-                want = reference(op, np.ones((100, 60), np.int32), axis=axis)
-            else:
-                want = getattr(np, op)(np.ones((100, 60), np.int32), axis=axis)
+            want = reference(op, np.ones((100, 60), np.int32), axis=axis)
             assert r.dtype == np.asarray(want).dtype and r.shape == np.shape(want), (op, axis, r.dtype, r.shape)
 
 
@@ -339,3 +337,38 @@ def test_any_chunking_matches_numpy(arrays, op, axis_pick, keepdims, split_every
     finally:
         gd.kernels = gpureduce
     count_example()
+
+
+NORM_ORDERS = [2, None, 1, 0, np.inf, -np.inf, 3, 0.5, -1]
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero")  # NumPy's own 0 ** (1/ord) for a negative ord
+@pytest.mark.parametrize("ord", NORM_ORDERS, ids=str)
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float64", "complex64"])
+@pytest.mark.parametrize("shape,chunks", SHAPES, ids=[str(s) for s, _ in SHAPES])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_vector_norm_is_the_norm_of_the_chunks_norms(numpy_kernels, ord, dtype, shape, chunks, keepdims, rng):
+    x = data(dtype, shape, rng)
+    x[(x != 0) & (rng.random(shape) < 0.1)] = 0  # zeros: ord 0 counts them out, a negative ord gives 0
+    d = da.from_array(x, chunks=chunks)
+    for axis in [None, 0, -1, tuple(range(x.ndim))]:
+        try:
+            want = np.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
+        except ValueError:  # -inf over an empty axis
+            with pytest.raises(ValueError, match="zero-size array"):
+                gd.vector_norm(d, axis=axis, keepdims=keepdims, ord=ord)
+            continue
+        got = gd.vector_norm(d, axis=axis, keepdims=keepdims, ord=ord)
+        assert isinstance(got, da.Array)
+        check(got.compute(), np.asarray(want), want.dtype)
+        # gpureduce.vector_norm of a Dask array is this, lazily
+        check(gpureduce.vector_norm(d, axis=axis, keepdims=keepdims, ord=ord).compute(), np.asarray(want),
+              want.dtype)
+
+
+def test_vector_norm_errors(numpy_kernels):
+    d = da.ones((4, 6), chunks=(2, 3))
+    with pytest.raises(ValueError, match="Invalid norm order"):
+        gd.vector_norm(d, ord="fro")
+    with pytest.raises(TypeError, match="'axis' must be"):
+        gd.vector_norm(d, axis=[0])

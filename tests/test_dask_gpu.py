@@ -100,3 +100,23 @@ def test_initial(kind, rng):
         for axis in (None, 0):
             np.testing.assert_array_equal(host(getattr(gd, op)(d, axis=axis, initial=initial).compute()),
                                           getattr(np, op)(x, axis=axis, initial=initial))
+
+
+@pytest.mark.parametrize("kind", ["numpy", "cupy"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "complex64"])
+@pytest.mark.parametrize("ord", [2, 1, 0, np.inf, -np.inf, 3, -1])
+def test_vector_norm_of_chunks(kind, dtype, ord, rng):
+    """The norm of the chunks' norms against NumPy's on the float64 (complex128) data: within a few roundings of
+    the result dtype per level of the tree (float64 inside each chunk, rounded once), or the float64 sums' own
+    rounding (1e-12) for float64 results."""
+    x = data("vector_norm", dtype, (3000, 257), rng)
+    if np.dtype(dtype).kind == "c":
+        x = (x + 1j * rng.standard_normal(x.shape)).astype(dtype)
+    d = chunks_of(kind, x, (700, 100))
+    wide = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
+    eps = float(np.finfo(np.linalg.vector_norm(x[:1]).dtype).eps)
+    for axis, keepdims in ((None, False), (0, False), (1, True), ((0, 1), True)):
+        got = host(gd.vector_norm(d, axis=axis, keepdims=keepdims, ord=ord).compute())
+        want = np.linalg.vector_norm(wide, axis=axis, keepdims=keepdims, ord=ord)
+        assert got.dtype == np.linalg.vector_norm(x, ord=ord).dtype and got.shape == np.shape(want)
+        np.testing.assert_allclose(got, want, rtol=max(16 * eps, 1e-12), atol=0)
