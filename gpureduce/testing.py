@@ -88,6 +88,8 @@ SCANS = SCAN_FUNCTIONS  # function -> scan operator
 _SUM_LIKE = ("sum", "mean", "cumsum", "nansum", "nanmean", "nancumsum")
 _PROD_LIKE = ("prod", "cumprod", "nanprod", "nancumprod")
 _LOG_LIKE = ("logsumexp", "logcumsumexp")  # an absolute error of about the relative error of the sum of exps
+# inexact, but bounded by assert_matches_numpy itself (_moments_bound, _norm_bound), not by error_bound
+_OWN_BOUND = ("var", "std", "nanvar", "nanstd", "vector_norm")
 # their NaN elements take no part: no error, no count
 _SKIPS_NAN = ("nansum", "nanmean", "nanprod", "nancumsum", "nancumprod")
 # gpureduce's accumulator type where it differs from the result dtype (cuda/primitives/types.cuh, `accumulator`)
@@ -414,7 +416,9 @@ def error_bound(op, x, result_dtype, variant="auto", axis=None, *, keepdims=Fals
     Raises
     ------
     ValueError
-        An unknown `op` or `variant`, or an exclusive cummax/cummin of complex values (no identity).
+        An unknown `op` or `variant`; var, std, nanvar, nanstd or vector_norm, whose bounds depend on more than
+        these arguments (assert_matches_numpy applies their own); an exclusive cummax/cummin of complex values
+        (no identity).
     numpy.exceptions.AxisError
         `axis` is out of bounds.
 
@@ -437,6 +441,9 @@ def error_bound(op, x, result_dtype, variant="auto", axis=None, *, keepdims=Fals
     """
     kind = _kind(op)
     _check_variant(kind, variant)
+    if op in _OWN_BOUND:
+        raise ValueError(f"error_bound has no bound for {op}: its error depends on its own argument (ddof, ord) and "
+                         f"on the data's spread; assert_matches_numpy checks {op} against a bound of its own")
     x = to_numpy(x)
     where = to_numpy(where) if _is_device_array(where) else where
     result_dtype = np.dtype(result_dtype)
