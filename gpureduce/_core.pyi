@@ -18,6 +18,7 @@ KIND_SCAN: Final[int]
 KIND_COPY: Final[int]
 STREAM_CHUNK_BYTES: Final[int]  # a host input streams in chunks of at most this many bytes ...
 STREAM_FROM_BYTES: Final[int]  # ... when it has more bytes than this (src/stream_host.c)
+STREAM_TAIL_PIECES: Final[int]  # a row longer than a chunk ends in this many smaller pieces
 PROP_DETERMINISTIC: Final[int]
 PROP_BASELINE: Final[int]
 PROP_DEFAULT: Final[int]

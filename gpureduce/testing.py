@@ -352,7 +352,8 @@ def _streamed_chain(v, kind, x, result_dtype, axis, n, flat):
         c = chunk
     if n <= c:
         return None
-    pieces = -(-n // c)
+    # a row's pieces: its head in chunks, then its last chunk tapered into STREAM_TAIL_PIECES (piece_of)
+    pieces = (n - 1) // c + _core.STREAM_TAIL_PIECES if width == 1 else -(-n // c)
     sms = _device_sms()
     if kind == "reduce" and width == 1:
         return v.rounding_chain(c, sms, flat) + v.rounding_chain(pieces, sms, flat)

@@ -95,6 +95,7 @@ void gr_leave_device(int previous);
  * whole while the GIL is released, so two threads never share one. */
 #define GR_RING_CHUNKS 4
 #define GR_RING_CHUNK_BYTES ((size_t)8 << 20)
+#define GR_STREAM_TAIL_PIECES 4 /* a streamed row's last chunk, cut in halves down to 1/8 (stream_host.c) */
 
 typedef struct gr_exec {
     int device;

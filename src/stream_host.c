@@ -7,10 +7,10 @@
  *
  * The plan's segments, when they lie one after another in memory, take one of three shapes (job.h):
  *   ROWS     rows of contiguous elements reduced or scanned along the row, whole rows per chunk;
- *   PIECES   rows longer than a chunk, one piece per chunk: a reduction's pieces go to `partials`, reduced in
- *            order into the row's result (sum, prod, min, max; initial= applied there); a scan's piece p > 0 is
- *            scanned behind a carry element, the last result of piece p - 1, and its output after the carry
- *            is the piece's result;
+ *   PIECES   rows longer than a chunk, cut into pieces of at most a chunk (piece_of): a reduction's pieces go
+ *            to `partials`, reduced in order into the row's result (sum, prod, min, max; initial= applied
+ *            there); a scan's piece p > 0 is scanned behind a carry element, the last result of piece p - 1,
+ *            and its output after the carry is the piece's result;
  *   SLABS    blocks of rows reduced or scanned across the rows (a column sum of a C-ordered matrix), whole
  *            rows per chunk: chunk c > 0 is reduced or scanned behind a carried row, the running result so far.
  * A scan's results, and the row results of a reduction into an array (ROWS), go to the host as each chunk
@@ -41,6 +41,26 @@ flat_same_dtype(const gr_job *j, gr_dtype dt)
     return (j->info->dtypes & GR_DTBIT(dt)) && gr_default_result_dtype(j->info->kind, j->a.op, dt) == dt;
 }
 
+/* A row cut into pieces ends in GR_STREAM_TAIL_PIECES (4) pieces of a chunk / 2, / 4, / 8 and / 8: what cannot
+ * overlap anything, the last piece's upload, kernel (and a scan's download), then moves 1 MiB instead of 8 (at
+ * 2^24 float32 elements, about 0.13 ms of 2.4).  The head before that tail is cut into chunks, the first piece taking the rest
+ * of the division.  The boundaries depend only on the row's length. */
+static void
+piece_of(const gr_streaming *st, int64_t p, int64_t *at, int64_t *n)
+{
+    const int64_t c = st->chunk, head = st->len - c, heads = st->pieces - GR_STREAM_TAIL_PIECES;
+    const int64_t first = head - (heads - 1) * c;
+    if (p < heads) {
+        *at = p == 0 ? 0 : first + (p - 1) * c;
+        *n = p == 0 ? first : c;
+        return;
+    }
+    int64_t t = p - heads, size = c / 2;
+    *at = head;
+    for (; t > 0; t--, size /= 2) *at += size;
+    *n = p == st->pieces - 1 ? st->len - *at : size; /* the last two are both chunk / 8 */
+}
+
 /* Operators whose partial results combine into the whole's: a row cut into pieces, a column cut into slabs. */
 static int
 combines(const gr_job *j)
@@ -69,7 +89,7 @@ plan_rows(gr_job *j, int64_t chunk)
         if (!combines(j)) return 0;
         if (j->flat ? !flat_same_dtype(j, j->a.out_dtype) : !(j->info->properties & GR_PROP_AXES)) return 0;
         st->mode = GR_STREAM_PIECES;
-        st->pieces = (len + chunk - 1) / chunk;
+        st->pieces = (len - 1) / chunk + GR_STREAM_TAIL_PIECES; /* the head's pieces (of len - chunk), then the tail's */
     }
     else {
         st->mode = GR_STREAM_ROWS;
@@ -197,13 +217,13 @@ launch(gr_job *j, const launch_shape *l)
                                           : gr_scan_segments(&a, &s, &o->cuda_error);
 }
 
-/* Every launch shape the job will use, for the workspace: full and last chunks, carried pieces, combines. */
+/* Every launch shape the job will use, for the workspace: full and last chunks, pieces, carried pieces, combines. */
 static int
 for_each_shape(const gr_job *j, size_t *most, int *cuda_error, gr_status *status)
 {
     const gr_streaming *st = &j->streamed;
     const gr_dtype in = j->in->dtype, out = j->a.out_dtype;
-    launch_shape shapes[5];
+    launch_shape shapes[GR_STREAM_TAIL_PIECES + 3];
     int n = 0;
     if (st->mode == GR_STREAM_SLABS) { /* first chunks from the input, later ones behind the carried row */
         const int64_t full = st->rows_per_chunk < st->len ? st->rows_per_chunk : st->len, last = st->len % full;
@@ -217,15 +237,15 @@ for_each_shape(const gr_job *j, size_t *most, int *cuda_error, gr_status *status
         shapes[n++] = (launch_shape){.in_dtype = in, .rows = full, .len = st->len, .flat = j->flat};
         if (st->rows % full) shapes[n++] = (launch_shape){.in_dtype = in, .rows = st->rows % full, .len = st->len};
     }
-    else {
-        const int64_t last = st->len - (st->pieces - 1) * st->chunk;
-        shapes[n++] = (launch_shape){.in_dtype = in, .rows = 1, .len = st->chunk, .flat = j->flat};
-        shapes[n++] = (launch_shape){.in_dtype = in, .rows = 1, .len = last, .flat = j->flat};
-        if (j->kind == GR_KIND_SCAN) {
-            shapes[n++] = (launch_shape){.in_dtype = out, .rows = 1, .len = st->chunk + 1, .flat = j->flat};
-            shapes[n++] = (launch_shape){.in_dtype = out, .rows = 1, .len = last + 1, .flat = j->flat};
+    else { /* each piece's length from the input (the first piece) or behind the carry, then the combine */
+        for (int64_t p = 0, at, len; p < st->pieces; p++) {
+            piece_of(st, p, &at, &len);
+            if (p > 1 && p < st->pieces - GR_STREAM_TAIL_PIECES) continue; /* head pieces after the first: a chunk each */
+            const int behind = j->kind == GR_KIND_SCAN && p > 0; /* a scan's later pieces follow the carry */
+            shapes[n++] = (launch_shape){.in_dtype = behind ? out : in, .rows = 1, .len = behind ? len + 1 : len,
+                                         .flat = j->flat};
         }
-        else
+        if (j->kind == GR_KIND_REDUCE)
             shapes[n++] = (launch_shape){.in_dtype = out, .rows = 1, .len = st->pieces, .flat = j->flat,
                                          .initial = j->s.initial};
     }
@@ -399,8 +419,8 @@ stream_pieces(ring *r)
     for (int64_t row = 0; row < st->rows; row++) {
         const char *src = (const char *)j->in->ptr + (size_t)(row * st->len) * in_item;
         int64_t before = 0; /* length of the previous piece */
-        for (int64_t p = 0; p < st->pieces; p++) {
-            const int64_t at = p * st->chunk, n = st->len - at < st->chunk ? st->len - at : st->chunk;
+        for (int64_t p = 0, at, n; p < st->pieces; p++) {
+            piece_of(st, p, &at, &n);
             if (j->kind == GR_KIND_REDUCE) {
                 upload(r, st->dev_in, src + (size_t)at * in_item, (size_t)n * in_item);
                 const launch_shape l = {.in = st->dev_in, .in_dtype = in_dt, .out = (char *)st->partials + p * out_item,
