@@ -326,7 +326,13 @@ int
 gr_exec_reserve_transfer(PyObject *module, gr_exec *ex, size_t bytes)
 {
     if (gr_exec_reserve_pinned(module, ex, GR_RESULT_BYTES + (bytes <= GR_PINNED_SMALL ? bytes : 0)) < 0) return -1;
-    if (bytes <= GR_PINNED_SMALL || ex->ring[0]) return 0;
+    return bytes <= GR_PINNED_SMALL ? 0 : gr_exec_reserve_ring(module, ex);
+}
+
+int
+gr_exec_reserve_ring(PyObject *module, gr_exec *ex)
+{
+    if (ex->ring[0]) return 0;
     cudaError_t err = cudaSuccess;
     for (int b = 0; b < GR_RING_CHUNKS && err == cudaSuccess; b++) {
         err = cudaMallocHost(&ex->ring[b], GR_RING_CHUNK_BYTES);

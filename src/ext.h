@@ -143,6 +143,8 @@ void gr_exec_release_all(void);
 /* Reserve what the exec needs to move `bytes` with the helpers below: its pinned buffer for small copies,
  * its ring of pinned staging chunks for large ones.  0, or -1 with CudaError set. */
 int gr_exec_reserve_transfer(PyObject *module, gr_exec *ex, size_t bytes);
+/* Reserve the ring alone (stream_host.c moves chunks through it itself).  0, or -1 with CudaError set. */
+int gr_exec_reserve_ring(PyObject *module, gr_exec *ex);
 /* Enqueue a copy of host `src` to device `dst` on `stream`, staged through the exec's pinned memory (the
  * caller's pages are never locked: another thread may be reading the same array).  `src` may be reused once
  * this returns; the exec's buffers are busy until `stream` is synchronised. */

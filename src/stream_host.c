@@ -283,7 +283,7 @@ gr_stream_reserve(PyObject *module, gr_job *j)
     const size_t partial_bytes =
         st->mode == GR_STREAM_PIECES && j->kind == GR_KIND_REDUCE ? (size_t)st->pieces * out_item : 0;
     if (gr_exec_reserve_staging(module, j->ex, in_bytes + out_bytes + carry_bytes + partial_bytes) < 0) return -1;
-    if (gr_exec_reserve_transfer(module, j->ex, GR_RING_CHUNK_BYTES) < 0) return -1; /* the ring */
+    if (gr_exec_reserve_transfer(module, j->ex, 0) < 0 || gr_exec_reserve_ring(module, j->ex) < 0) return -1;
     char *base = j->ex->staging;
     st->dev_in = base;
     st->dev_out = out_bytes ? base + in_bytes : NULL;
