@@ -197,7 +197,9 @@ gr_host_copy(void *dst, const void *src, size_t bytes)
     const int helpers = g_helpers;
     pthread_mutex_unlock(&g_lock);
     const size_t parts = (size_t)helpers + 1;
-    const size_t part = (bytes / parts + GR_COPY_ALIGN - 1) / GR_COPY_ALIGN * GR_COPY_ALIGN;
+    /* ceil(bytes / parts), up to a page: `parts` parts cover every byte (rounding bytes / parts down lost the
+     * last bytes % parts whenever bytes / parts was a whole number of pages) */
+    const size_t part = ((bytes + parts - 1) / parts + GR_COPY_ALIGN - 1) / GR_COPY_ALIGN * GR_COPY_ALIGN;
     copy_task tasks[GR_COPY_HELPERS];
     copy_batch batch;
     atomic_init(&batch.pending, 0);

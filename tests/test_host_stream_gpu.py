@@ -76,6 +76,25 @@ def test_whole_host_array_matches_numpy(op, dtype, n, rng):
     assert_matches_numpy(op, data(dtype, n, rng, op))
 
 
+# Host copies of 1 MiB or more are split across CPU threads in page-aligned parts (src/host_copy.c), as many as
+# the process has CPUs, up to 8.  Sizes just past a multiple of (parts x 4096) bytes, for every part count: the
+# last few bytes fall into no part when the part size is rounded down (lost bytes at 1 MiB + 3 with 8 parts).
+ODD_COPY_BYTES = sorted({parts * 4096 * -(-2**20 // (parts * 4096)) + r for parts in range(2, 17)
+                         for r in {1, parts - 1}})
+
+
+@pytest.mark.parametrize("nbytes", ODD_COPY_BYTES)
+def test_every_byte_of_a_split_host_copy_arrives(nbytes, rng):
+    """Uploads through the pinned buffer and the ring (the first piece of a streamed row is `nbytes` long) and a
+    download through the pinned buffer, each with a marker in its last byte."""
+    x = rng.integers(0, 200, nbytes, dtype=np.uint8)
+    x[-1] = 255
+    assert int(gpureduce.max(x)) == 255 and int(gpureduce.sum(x)) == int(x.sum(dtype=np.int64))
+    np.testing.assert_array_equal(gpureduce.cumsum(x, dtype=np.uint8), np.cumsum(x, dtype=np.uint8))
+    streamed = np.concatenate([x, rng.integers(0, 200, chunk_elements("sum", "uint8"), dtype=np.uint8)])
+    assert int(gpureduce.max(streamed)) == 255 and int(gpureduce.sum(streamed)) == int(streamed.sum(dtype=np.int64))
+
+
 REDUCE_VARIANTS = [v.name for v in gpureduce.variants(kind="reduce")]
 SCAN_VARIANTS = [v.name for v in gpureduce.variants(kind="scan")]
 
