@@ -278,7 +278,7 @@ def _initial_bytes(initial, rt):
     bool: nonzero is True, 0.25 too)."""
     if rt.kind in "iu" and isinstance(initial, (int, float)) and not isinstance(initial, (bool, np.generic)):
         value = int(initial)
-        if not -2**63 <= value < 2**63:
+        if not -2**63 <= value < (2**64 if rt == np.uint64 else 2**63):  # what a C long (unsigned for uint64) holds
             raise OverflowError("Python int too large to convert to C long")
         info = np.iinfo(rt)
         if not info.min <= value <= info.max:

@@ -432,7 +432,8 @@ def test_initial_is_converted_as_numpy_converts_it(op, dtype):
 
     x = np.array([1, 2], dtype)
     numpy_op = getattr(np, op)
-    for initial in (-1.0, -1, 2.5, 300, 1e30, np.float64(-1.0), np.int64(-3)):
+    for initial in (-1.0, -1, 2.5, 300, 1e30, np.float64(-1.0), np.int64(-3),
+                    2**63, 2**64 - 1, 2**64, -2**63, -2**63 - 1):  # uint64 takes [2**63, 2**64), int64 does not
         try:
             numpy_op(x, initial=initial)
         except OverflowError as e:
