@@ -259,14 +259,19 @@ int gr_exec_reserve_staging(PyObject *m, gr_exec *ex, size_t bytes)
     if (bytes > ex->staging_bytes) ex->staging = realloc(ex->staging, ex->staging_bytes = bytes);
     return 0;
 }
-int gr_exec_reserve_transfer(PyObject *m, gr_exec *ex, size_t bytes)
+int gr_exec_reserve_ring(PyObject *m, gr_exec *ex)
 {
-    (void)m, (void)bytes;
+    (void)m;
     for (int b = 0; b < GR_RING_CHUNKS; b++) {
         if (!ex->ring[b]) ex->ring[b] = malloc(GR_RING_CHUNK_BYTES);
         ex->ring_done[b] = (cudaEvent_t)(intptr_t)(b + 1); /* an index into g_event_at */
     }
     return 0;
+}
+int gr_exec_reserve_transfer(PyObject *m, gr_exec *ex, size_t bytes)
+{
+    (void)bytes;
+    return gr_exec_reserve_ring(m, ex);
 }
 
 /* ---------------------------------------------------------------- the cases */
@@ -375,14 +380,22 @@ static void
 round_trips(void)
 {
     const size_t MiB = 1 << 20;
-    const size_t sizes[] = {0, 1, 4095, MiB - 1, MiB, 2 * MiB - 3, 2 * MiB, 3 * MiB + 17, 4 * MiB, 4 * MiB + 1,
-                            8 * MiB - 1, 8 * MiB, 8 * MiB + 1, 3 * 8 * MiB + 5, 9 * 8 * MiB + 3};
+    size_t sizes[15 + 2 * 15] = {0, 1, 4095, MiB - 1, MiB, 2 * MiB - 3, 2 * MiB, 3 * MiB + 17, 4 * MiB, 4 * MiB + 1,
+                                 8 * MiB - 1, 8 * MiB, 8 * MiB + 1, 3 * 8 * MiB + 5, 9 * 8 * MiB + 3};
+    size_t count = 15;
+    /* just past a multiple of parts x 4096 bytes, for every number of parts host_copy.c may split a copy into
+     * (its part size once rounded bytes / parts down, and the last bytes % parts were never copied) */
+    for (size_t parts = 2; parts <= 16; parts++) {
+        const size_t whole = parts * 4096 * ((MiB + parts * 4096 - 1) / (parts * 4096));
+        sizes[count++] = whole + 1;
+        sizes[count++] = whole + parts - 1;
+    }
     const size_t most = 9 * 8 * MiB + 3;
     char *src = malloc(most), *dev = malloc(most), *back = malloc(most + 1);
     for (size_t i = 0; i < most; i++) src[i] = (char)(i * 131 + 7);
     g_ex.pinned = realloc(g_ex.pinned, GR_RESULT_BYTES + GR_PINNED_SMALL);
     gr_exec_reserve_transfer(NULL, &g_ex, GR_RING_CHUNK_BYTES);
-    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
+    for (size_t k = 0; k < count; k++)
         for (int pinned = 0; pinned < 2; pinned++) {
             const size_t n = sizes[k];
             memset(dev, 0, most), memset(back, 0x5a, most + 1);
