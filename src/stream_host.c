@@ -43,8 +43,8 @@ flat_same_dtype(const gr_job *j, gr_dtype dt)
 
 /* A row cut into pieces ends in GR_STREAM_TAIL_PIECES (4) pieces of a chunk / 2, / 4, / 8 and / 8: what cannot
  * overlap anything, the last piece's upload, kernel (and a scan's download), then moves 1 MiB instead of 8 (at
- * 2^24 float32 elements, about 0.13 ms of 2.4).  The head before that tail is cut into chunks, the first piece taking the rest
- * of the division.  The boundaries depend only on the row's length. */
+ * 2^24 float32 elements, about 0.13 ms of 2.4).  The head before that tail is cut into chunks, the first piece
+ * taking the rest of the division.  The boundaries depend only on the row's length. */
 static void
 piece_of(const gr_streaming *st, int64_t p, int64_t *at, int64_t *n)
 {
@@ -89,7 +89,7 @@ plan_rows(gr_job *j, int64_t chunk)
         if (!combines(j)) return 0;
         if (j->flat ? !flat_same_dtype(j, j->a.out_dtype) : !(j->info->properties & GR_PROP_AXES)) return 0;
         st->mode = GR_STREAM_PIECES;
-        st->pieces = (len - 1) / chunk + GR_STREAM_TAIL_PIECES; /* the head's pieces (of len - chunk), then the tail's */
+        st->pieces = (len - 1) / chunk + GR_STREAM_TAIL_PIECES; /* the head's (len - chunk), then the tail's */
     }
     else {
         st->mode = GR_STREAM_ROWS;
@@ -217,7 +217,7 @@ launch(gr_job *j, const launch_shape *l)
                                           : gr_scan_segments(&a, &s, &o->cuda_error);
 }
 
-/* Every launch shape the job will use, for the workspace: full and last chunks, pieces, carried pieces, combines. */
+/* Every launch shape the job will use, for the workspace: chunks, pieces, carried pieces, combines. */
 static int
 for_each_shape(const gr_job *j, size_t *most, int *cuda_error, gr_status *status)
 {
@@ -240,7 +240,7 @@ for_each_shape(const gr_job *j, size_t *most, int *cuda_error, gr_status *status
     else { /* each piece's length from the input (the first piece) or behind the carry, then the combine */
         for (int64_t p = 0, at, len; p < st->pieces; p++) {
             piece_of(st, p, &at, &len);
-            if (p > 1 && p < st->pieces - GR_STREAM_TAIL_PIECES) continue; /* head pieces after the first: a chunk each */
+            if (p > 1 && p < st->pieces - GR_STREAM_TAIL_PIECES) continue; /* later head pieces: a chunk each */
             const int behind = j->kind == GR_KIND_SCAN && p > 0; /* a scan's later pieces follow the carry */
             shapes[n++] = (launch_shape){.in_dtype = behind ? out : in, .rows = 1, .len = behind ? len + 1 : len,
                                          .flat = j->flat};
