@@ -131,7 +131,8 @@ def variant_table() -> tuple[tuple[int, int, str, int, int, int, str, str], ...]
 
 def device_count() -> int: ...
 def device_properties() -> dict[str, Any]:
-    """The current device: device, name, compute_capability (major, minor), sm_count, l2_bytes, memory_bytes."""
+    """The current device: device, name, pci_bus_id (nvidia-smi's "00000000:19:00.0"), compute_capability (major,
+    minor), sm_count, l2_bytes, memory_bytes."""
 
 def memory_info() -> tuple[int, int]:
     """(free, total) bytes of the current device's memory (cudaMemGetInfo)."""

@@ -77,12 +77,13 @@ def device_info(remeasure: bool = False) -> dict:
     Returns
     -------
     dict
-        ``device`` (ordinal), ``name``, ``compute_capability`` (major, minor), ``sm_count``, ``l2_bytes``,
-        ``memory_bytes``, and the ceilings the benchmark's "% ceiling" column compares with: ``read_gbps``
-        (a vectorised read of 1 GiB) and ``copy_gbps`` (a 1 GiB device-to-device copy, read + write bytes),
-        both timed with CUDA events, cold L2, median of 10; and the ceiling of host-array calls: ``h2d_gbps``
-        and ``d2h_gbps`` (a 256 MiB copy from pinned host memory to the device and back, bytes over time,
-        median of 10 the same way).
+        ``device`` (ordinal), ``name``, ``pci_bus_id`` (as nvidia-smi writes it: which GPU of the machine this
+        is, whatever ``CUDA_VISIBLE_DEVICES`` numbers it), ``compute_capability`` (major, minor), ``sm_count``,
+        ``l2_bytes``, ``memory_bytes``, and the ceilings the benchmark's "% ceiling" column compares with:
+        ``read_gbps`` (a vectorised read of 1 GiB) and ``copy_gbps`` (a 1 GiB device-to-device copy, read +
+        write bytes), both timed with CUDA events, cold L2, median of 10; and the ceiling of host-array calls:
+        ``h2d_gbps`` and ``d2h_gbps`` (a 256 MiB copy from pinned host memory to the device and back, bytes
+        over time, median of 10 the same way).
 
     Raises
     ------

@@ -28,9 +28,13 @@ gr_py_device_properties(PyObject *module, PyObject *unused)
     Py_END_ALLOW_THREADS
     if (err != cudaSuccess) return gr_raise_cuda(module, err, "cudaGetDeviceProperties");
     prop.name[sizeof(prop.name) - 1] = '\0';
-    return Py_BuildValue("{s:i,s:s,s:(ii),s:i,s:n,s:K}", "device", device, "name", prop.name, "compute_capability",
-                         prop.major, prop.minor, "sm_count", prop.multiProcessorCount, "l2_bytes",
-                         (Py_ssize_t)prop.l2CacheSize, "memory_bytes", (unsigned long long)prop.totalGlobalMem);
+    char pci_bus_id[32]; /* nvidia-smi's form: which GPU of the machine this is, whatever CUDA_VISIBLE_DEVICES says */
+    snprintf(pci_bus_id, sizeof pci_bus_id, "%08x:%02x:%02x.0", (unsigned)prop.pciDomainID, (unsigned)prop.pciBusID,
+             (unsigned)prop.pciDeviceID);
+    return Py_BuildValue("{s:i,s:s,s:s,s:(ii),s:i,s:n,s:K}", "device", device, "name", prop.name, "pci_bus_id",
+                         pci_bus_id, "compute_capability", prop.major, prop.minor, "sm_count",
+                         prop.multiProcessorCount, "l2_bytes", (Py_ssize_t)prop.l2CacheSize, "memory_bytes",
+                         (unsigned long long)prop.totalGlobalMem);
 }
 
 PyObject *
