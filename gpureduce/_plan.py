@@ -67,7 +67,17 @@ _REDUCE, _SCAN = _core.KIND_REDUCE, _core.KIND_SCAN
 
 
 class _NoValueType:
-    """The "not given" default of `initial` (NumPy's own sentinel is private)."""
+    """The "not given" default of `initial` (NumPy's own sentinel is private).  One instance, also after pickling:
+    Dask's distributed workers get a call's arguments pickled, and `initial is NoValue` must hold there too."""
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __reduce__(self):
+        return (_NoValueType, ())
 
     def __repr__(self):
         return "<no value>"

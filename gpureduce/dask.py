@@ -10,20 +10,38 @@ returns a lazy ``dask.array.Array``, NumPy's signature and result dtype, built o
 * argmin, argmax: each chunk gives its extreme value and the global index of its first occurrence; the
   partials are combined in block order, so ties and NaNs resolve to the first one, as NumPy's do;
 * vector_norm: each chunk's norm, then the norm of those norms with the same order (ord 0's counts added);
-* cumsum, cumprod, cummax, cummin: ``dask.array.reductions.cumreduction``: gpureduce scans each chunk and the
-  last result of the blocks before it is folded into each block, block after block.
+* ptp: each chunk's minimum and maximum (two kernel calls: gpureduce.ptp gives only their difference), the
+  minima's minimum and the maxima's maximum, subtracted once at the end (integers wrap, as NumPy's);
+* logsumexp: each chunk's logsumexp in float64, which is the pair (m, sum of exp(x - m)) folded into one number
+  m + log(sum); the partials' logsumexp (the same kernel, shifted by their largest) gives the result;
+* var, std, nanvar, nanstd (gpureduce/_dask_moments.py): each chunk's count, mean and sum of squared
+  deviations M2 in float64, merged pairwise with Chan et al.'s formula; ddof is applied once at the end;
+* nansum, nanprod, nanmin, nanmax, nanmean, nanargmin, nanargmax (gpureduce/_dask_nan.py): gpureduce's nan
+  kernels on each chunk; nanmin and nanmax carry whether a slice has a number (an all-NaN slice gives NaN and
+  one "All-NaN slice encountered" warning, at the end), nanmean the count of numbers and their sum,
+  nanargmin and nanargmax NaN for a chunk's slice without a number, which never wins;
+* cumsum, cumprod, cummax, cummin, nancumsum, nancumprod, logcumsumexp: ``dask.array.reductions.cumreduction``:
+  gpureduce scans each chunk and the last result of the blocks before it is folded into each block (added,
+  multiplied, the larger or smaller taken, ``numpy.logaddexp``; a large host block on several threads), block
+  after block.
 
-The tree of partial results is fixed by the chunks and ``split_every`` (Dask's ``split_every`` config, 4 by
-default), never by scheduling, so the result is the same run after run; floats differ from a single call of
-gpureduce or NumPy by the roundings of that tree, within ``gpureduce.testing.error_bound`` of the exact result.
+Integer and bool inputs hold no NaN: a nan function of them is the plain one, as NumPy's.  The tree of partial
+results is fixed by the chunks and ``split_every`` (Dask's ``split_every`` config, 4 by default), never by
+scheduling, so the result is the same run after run; floats differ from a single call of gpureduce or NumPy by
+the roundings of that tree, within ``gpureduce.testing.error_bound`` of the exact result.  ``gpureduce.sum(x)``
+& co. of a Dask array return this module's lazy result.
 
-Many GPUs: run one Dask worker per GPU (``dask_cuda.LocalCUDACluster()``, or ``distributed.LocalCluster`` with
-``CUDA_VISIBLE_DEVICES`` set per worker) and persist the array on the workers; each chunk is reduced on the
-GPU of the worker that holds it.  Needs ``pip install gpureduce[dask]``.
+Many GPUs: run one Dask worker per GPU (``local_cluster()``, gpureduce/_dask_cluster.py: dask-cuda's
+``LocalCUDACluster`` where it is installed, else one ``distributed`` nanny per GPU with its own
+``CUDA_VISIBLE_DEVICES``) and persist the array on the workers; each chunk is reduced on the GPU of the worker
+that holds it.  Needs ``pip install gpureduce[dask]``.
 """
 from __future__ import annotations
 
+import builtins
+import concurrent.futures
 import math
+import os
 import warnings
 from functools import partial
 
@@ -38,11 +56,21 @@ except ImportError as e:  # pragma: no cover - the message is the point
 
 import gpureduce
 from gpureduce import _registry
-from gpureduce._plan import NoValue
+from gpureduce._plan import NoValue, _variant_for
+from gpureduce._dask_cluster import local_cluster  # noqa: F401  (part of this module's API)
 from gpureduce._registry import DTYPE_NAMES
 
-__all__ = ["sum", "prod", "min", "max", "mean", "argmin", "argmax", "any", "all", "count_nonzero", "vector_norm",
-           "cumsum", "cumprod", "cummax", "cummin"]
+try:  # NumPy >= 2.0
+    from numpy.lib.array_utils import normalize_axis_tuple
+except ImportError:  # NumPy 1.x
+    from numpy.core.numeric import normalize_axis_tuple
+
+# Every reduction and scan of this module (gpureduce.<name> of a Dask array hands the call to the one named here).
+OPERATORS = ["sum", "prod", "min", "max", "mean", "argmin", "argmax", "any", "all", "count_nonzero", "vector_norm",
+           "ptp", "logsumexp", "var", "std", "nanvar", "nanstd", "nansum", "nanprod", "nanmin", "nanmax", "nanmean",
+           "nanargmin", "nanargmax", "cumsum", "cumprod", "cummax", "cummin", "nancumsum", "nancumprod",
+           "logcumsumexp"]
+__all__ = OPERATORS + ["local_cluster"]
 
 # The functions each chunk is reduced or scanned with (gpureduce's; tests without a GPU put NumPy's here).
 kernels = gpureduce
@@ -70,10 +98,41 @@ def _meta(a, axis, keepdims, dtype):
     else:
         axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
         reduced = len({int(ax) % a.ndim if a.ndim else 0 for ax in axes})
-    return meta_from_array(a, ndim=a.ndim if keepdims else a.ndim - reduced, dtype=dtype)
+    with warnings.catch_warnings():  # a complex input's empty meta cast to a real result dtype (var): nothing lost
+        warnings.simplefilter("ignore", getattr(np, "exceptions", np).ComplexWarning)
+        return meta_from_array(a, ndim=a.ndim if keepdims else a.ndim - reduced, dtype=dtype)
 
 
-_NO_INITIAL = object()
+def _axes(ndim, axis):
+    """`axis` (None, an int or a tuple; negative counts from the end) as a tuple of axes; NumPy's AxisError."""
+    return tuple(range(ndim)) if axis is None else normalize_axis_tuple(axis, ndim)
+
+
+def _reduced_size(shape, axis):
+    """How many elements each result of a reduction over `axis` takes."""
+    return math.prod(shape[i] for i in _axes(len(shape), axis))
+
+
+def _filled(x, axis, value, dtype):
+    """`value` in the shape of a chunk's partial (`x` reduced over the axes `axis`, kept), of `x`'s kind: what a
+    chunk without elements to reduce gives, without a kernel call."""
+    kept = tuple(1 if i in axis else e for i, e in enumerate(x.shape))
+    return np.full_like(x, value, dtype=dtype, shape=kept)
+
+
+def _options(variant):
+    return {} if variant == "auto" else {"variant": variant}
+
+
+def _gather(parts, key, axis):
+    """The `key` arrays of the partial results Dask gives a combine or aggregate with concatenate=False (one
+    result, or nested lists of them, one level per reduced axis), concatenated along the reduced axes."""
+    if not isinstance(parts, list):
+        parts = [parts]
+    return _reductions._concatenate2(_reductions.deepmap(lambda p: p[key], parts), axes=sorted(axis))
+
+
+_NO_INITIAL = NoValue  # "not given"; one object in every worker process, as pickled there
 
 
 def _whole_arrays_only(op, variant):
@@ -241,6 +300,12 @@ def _arg_chunk(op, variant, x, axis, offset_info):
     its value picked from the chunk at that index, and the index made global with the block's offset."""
     arg_axis = None if len(axis) == x.ndim or x.ndim == 1 else axis[0]
     arg = _kernel_reduce(op, variant, x, axis=arg_axis, keepdims=True)
+    return _structured(*_global_arg(x, arg, arg_axis, offset_info))
+
+
+def _global_arg(x, arg, arg_axis, offset_info):
+    """(value, global index) of a chunk's extremes at the chunk's positions `arg` (arg_axis None: the flattened
+    chunk, one position), the index made global with the block's offset."""
     if arg_axis is None:
         vals = x.reshape(-1)[arg.reshape(-1)].reshape(arg.shape)
         offset, total_shape = offset_info
@@ -249,19 +314,28 @@ def _arg_chunk(op, variant, x, axis, offset_info):
     else:
         vals = np.take_along_axis(x, arg, axis=arg_axis)
         arg = arg + offset_info
-    return _structured(vals, arg)
+    return vals, arg
 
 
-def _first_extreme(value_op, data, axis, keepdims):
+def _first_extreme(value_op, data, axis, keepdims, skip_nan=False):
     """(global index, value) of the partials' extreme: NaN counts as extreme, and of tied partials the smallest
     global index wins (NumPy's first occurrence; Dask's own combine takes the first in block order, which is not
-    the first in the array's order when the reduction runs over several axes)."""
+    the first in the array's order when the reduction runs over several axes).  skip_nan (nanargmin, nanargmax):
+    a NaN partial stands for a chunk's slice without a number and never wins; the value is NaN where no partial
+    has a number."""
     vals, arg = data["vals"], data["arg"]
     ax = None if len(axis) == vals.ndim or vals.ndim == 1 else axis[0]
-    extreme = getattr(np, value_op)(vals, axis=ax, keepdims=True)  # NaN propagates
-    tied = vals == extreme
-    if vals.dtype.kind in "fc":
-        tied = tied | (np.isnan(vals) & np.isnan(extreme))
+    if skip_nan:
+        numbers = ~np.isnan(vals)
+        far = np.inf if value_op == "min" else -np.inf
+        extreme = getattr(np, value_op)(np.where(numbers, vals, far), axis=ax, keepdims=True)
+        tied = numbers & (vals == extreme)
+        extreme = np.where(tied.any(axis=ax, keepdims=True), extreme, np.nan)
+    else:
+        extreme = getattr(np, value_op)(vals, axis=ax, keepdims=True)  # NaN propagates
+        tied = vals == extreme
+        if vals.dtype.kind in "fc":
+            tied = tied | (np.isnan(vals) & np.isnan(extreme))
     first = np.where(tied, arg, np.iinfo(arg.dtype).max).min(axis=ax, keepdims=True)
     if not keepdims:
         extreme, first = (np.squeeze(extreme), np.squeeze(first)) if ax is None else (
@@ -323,30 +397,137 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2, split_every=None, var
                             split_every=split_every, meta=_meta(a, axis, keepdims, result_dtype))
 
 
+# ---------------------------------------------------------------- ptp: the chunks' minima and maxima
+
+def ptp(a, axis=None, out=None, keepdims=False, *, split_every=None, variant="auto"):
+    """numpy.ptp of a Dask array: each chunk's minimum and maximum, the minima's minimum and the maxima's maximum,
+    subtracted once at the end in `a`'s dtype (an integer range wraps, as NumPy's; NaN propagates)."""
+    a = _array(a)
+    _whole_arrays_only("ptp", variant)
+    if a.dtype == np.bool_:
+        raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` "
+                        "operator, or the logical_xor function instead.")
+    if _reduced_size(a.shape, axis) == 0:
+        raise ValueError("zero-size array to reduction operation maximum which has no identity")
+    return da.reduction(a, partial(_ptp_chunk, variant), partial(_ptp_agg, variant),
+                        combine=partial(_ptp_combine, variant), axis=axis, keepdims=keepdims, dtype=a.dtype,
+                        split_every=split_every, out=out, concatenate=False, meta=_meta(a, axis, keepdims, a.dtype))
+
+
+def _ptp_chunk(variant, x, axis=None, keepdims=True, computing_meta=False, **dask_options):
+    if computing_meta:
+        return x
+    if _reduced_size(x.shape, axis) == 0:  # (a chunk of a non-empty array can be empty): the identities
+        return {"min": _filled(x, axis, _highest(x.dtype), x.dtype), "max": _filled(x, axis, _lowest(x.dtype), x.dtype)}
+    return {"min": _kernel_reduce("min", variant, x, axis=axis, keepdims=True),
+            "max": _kernel_reduce("max", variant, x, axis=axis, keepdims=True)}
+
+
+def _ptp_combine(variant, parts, axis=None, keepdims=True, **dask_options):
+    return {"min": _kernel_reduce("min", variant, _gather(parts, "min", axis), axis=axis, keepdims=True),
+            "max": _kernel_reduce("max", variant, _gather(parts, "max", axis), axis=axis, keepdims=True)}
+
+
+def _ptp_agg(variant, parts, axis=None, keepdims=False, computing_meta=False, **dask_options):
+    extremes = _ptp_combine(variant, parts, axis=axis)
+    spread = np.subtract(extremes["max"], extremes["min"])  # on arrays: wraps without a scalar overflow warning
+    return _scalar_if_0d(spread if keepdims else spread.squeeze(axis=axis))
+
+
+# ---------------------------------------------------------------- logsumexp: the chunks' logsumexps
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, split_every=None, variant="auto"):
+    """scipy.special.logsumexp of a Dask array: each chunk's logsumexp (its largest element m and the sum s of
+    exp(x - m) folded into m + log(s), one rounding) in float64, then the logsumexp of those partials, which the
+    kernel shifts by their largest, so nothing overflows; -inf, inf and NaN as SciPy's (and gpureduce's).  float64
+    for bool and integer inputs, else `a`'s dtype; -inf for an empty slice.  return_sign=True also gives the
+    sign, lazily: 1.0, 0.0 where every element is -inf, -1.0 for an empty slice (SciPy's), NaN where the result
+    is NaN.  b= (weights) is not supported, as by gpureduce.logsumexp."""
+    a = _array(a)
+    if b is not None:
+        raise TypeError("logsumexp(b=...): weights are not supported (gpureduce reads one operand per call); for "
+                        "positive weights logsumexp(a + log(b)) is the same number")
+    if a.dtype.kind == "c":
+        raise TypeError(f"unsupported dtype {a.dtype} of the Dask array: logsumexp has no kernel for it "
+                        "(gpureduce.logsumexp takes real inputs)")
+    _whole_arrays_only("logsumexp", variant)
+    result_dtype = a.dtype if a.dtype.kind == "f" else np.dtype(np.float64)
+    result = da.reduction(a, partial(_lse_chunk, variant), partial(_lse_kernel, variant, result_dtype),
+                          combine=partial(_lse_kernel, variant, np.float64), axis=axis, keepdims=keepdims,
+                          dtype=result_dtype, split_every=split_every, meta=_meta(a, axis, keepdims, result_dtype))
+    if not return_sign:
+        return result
+    empty = _reduced_size(a.shape, axis) == 0
+    return result, result.map_blocks(_lse_sign, empty=empty, dtype=result_dtype, meta=result._meta)
+
+
+def _lse_chunk(variant, x, axis=None, keepdims=True, computing_meta=False, **dask_options):
+    if computing_meta:
+        return x
+    if _reduced_size(x.shape, axis) == 0:
+        return _filled(x, axis, -np.inf, np.float64)  # the log of an empty sum
+    return kernels.logsumexp(x, axis=axis, keepdims=True, **_options(variant)).astype(np.float64, copy=False)
+
+
+def _lse_kernel(variant, result_dtype, partials, axis=None, keepdims=True, computing_meta=False, **dask_options):
+    result = kernels.logsumexp(partials, axis=axis, keepdims=keepdims, **_options(variant))
+    return result.astype(result_dtype, copy=False)
+
+
+def _lse_sign(result, empty):
+    """SciPy's sign of a logsumexp result: -1.0 for an empty slice, else 1.0, 0.0 for -inf (an empty sum), NaN."""
+    if empty:
+        sign = np.full_like(result, -1.0)
+    else:
+        sign = (result != -np.inf).astype(result.dtype)
+        sign = np.where(np.isnan(result), result, sign)
+    return _scalar_if_0d(sign.astype(result.dtype, copy=False))
+
+
 # ---------------------------------------------------------------- scans: each block behind the ones before
+
+_DTYPED_SCANS = ("cumsum", "cumprod", "nancumsum", "nancumprod")  # the scans that take dtype=
+
 
 def _kernel_scan(op, variant, x, axis=None, dtype=None):
     options = {} if variant == "auto" else {"variant": variant}
-    if dtype is not None and op in ("cumsum", "cumprod"):
+    if dtype is not None and op in _DTYPED_SCANS:
         options["dtype"] = dtype
     return getattr(kernels, op)(x, axis=axis, **options)
 
 
+def _check_scan_variant(op, variant):
+    """An unknown variant, or one that does not scan `op`: gpureduce's ValueError naming the choices, here, not at
+    compute()."""
+    if variant != "auto":
+        _variant_for("scan", _registry.SCAN_FUNCTIONS[op], variant)
+
+
 def _scan(op, a, axis, dtype, out, variant):
     a = _array(a)
-    if variant != "auto":
-        _registry.resolve("scan", variant, _registry.SCAN_FUNCTIONS[op])  # an unknown variant fails here
+    _check_scan_variant(op, variant)
     probe = np.ones((1,), a.dtype)
-    if op in ("cumsum", "cumprod"):
+    if op in _DTYPED_SCANS:
         result_dtype = getattr(np, op)(probe, dtype=dtype).dtype
+    elif op == "logcumsumexp":
+        if a.dtype.kind == "c":
+            raise TypeError(f"unsupported dtype {a.dtype} of the Dask array: logsumexp has no kernel for it "
+                            "(gpureduce.logcumsumexp takes real inputs)")
+        result_dtype = a.dtype if a.dtype.kind == "f" else np.dtype(np.float64)
     else:
         result_dtype = a.dtype
-    binop, ident = {
+    # the step that folds the blocks before into a block, and what folds in nothing (a nan scan's carry holds no
+    # NaN of an element: only one of the data's own, inf - inf, which stays, as NumPy's)
+    ufunc, ident = {
         "cumsum": (np.add, 0),
         "cumprod": (np.multiply, 1),
+        "nancumsum": (np.add, 0),
+        "nancumprod": (np.multiply, 1),
         "cummax": (np.maximum, _lowest(result_dtype)),
         "cummin": (np.minimum, _highest(result_dtype)),
+        "logcumsumexp": (np.logaddexp, -np.inf),
     }[op]
+    binop = partial(_fold, ufunc)
     if axis is None:
         # Flattened here, not by cumreduction: Dask 2026.8 rechunks its flattened array to chunks of
         # `npartitions` elements (15 elements a chunk for 15 blocks), a graph whose ordering alone takes about a
@@ -355,6 +536,41 @@ def _scan(op, a, axis, dtype, out, variant):
     func = partial(_kernel_scan, op, variant, dtype=result_dtype)
     func.__name__ = op  # cumreduction names its graph layer after it
     return _reductions.cumreduction(func, binop, ident, a, axis=axis, dtype=result_dtype, out=out)
+
+
+# A host block at least this large has the blocks before it folded in on several threads (NumPy's ufuncs release
+# the GIL): the fold reads and writes the whole block in host memory, which one thread does at a fraction of the
+# memory's bandwidth, about 7 GB/s, seven times slower than the GPU's scan of the same block.
+_PARALLEL_FOLD_BYTES = 32 << 20
+_FOLD_THREADS = 8
+_fold_pool = None
+
+
+def _fold(ufunc, carry, block):
+    """ufunc(carry, block): the running result of the blocks before (length 1 along the scan axis) folded into
+    a scanned block, as cumreduction asks; a large NumPy block in slices on up to _FOLD_THREADS threads."""
+    threads = builtins.min(_FOLD_THREADS, os.cpu_count() or 1)  # (this module's min is the Dask reduction)
+    along = [d for d in range(block.ndim) if np.ndim(carry) == block.ndim and np.shape(carry)[d] == 1]
+    if (type(block) is not np.ndarray or block.nbytes < _PARALLEL_FOLD_BYTES or threads < 2 or not along
+            or np.result_type(carry, block) != block.dtype):
+        return _fold_slice(ufunc, carry, block)
+    d = builtins.max(along, key=lambda k: block.shape[k])  # slices along a dimension the carry is broadcast over
+    if block.shape[d] < threads:
+        return _fold_slice(ufunc, carry, block)
+    global _fold_pool
+    if _fold_pool is None:
+        _fold_pool = concurrent.futures.ThreadPoolExecutor(_FOLD_THREADS, thread_name_prefix="gpureduce-fold")
+    out = np.empty_like(block)
+    bounds = np.linspace(0, block.shape[d], threads + 1).astype(int)
+    pieces = [(slice(None),) * d + (slice(lo, hi),) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    for done in [_fold_pool.submit(_fold_slice, ufunc, carry, block[p], out[p]) for p in pieces]:
+        done.result()
+    return out
+
+
+def _fold_slice(ufunc, carry, block, out=None):
+    with np.errstate(invalid="ignore"):  # logaddexp of a NaN: NumPy warns, the kernels propagate it silently
+        return ufunc(carry, block) if out is None else ufunc(carry, block, out=out)
 
 
 def _lowest(dtype):
@@ -387,15 +603,22 @@ def cummin(a, axis=None, out=None, *, variant="auto"):
     return _scan("cummin", a, axis, None, out, variant)
 
 
+def logcumsumexp(a, axis=None, out=None, *, variant="auto"):
+    """gpureduce.logcumsumexp of a Dask array (torch.logcumsumexp; axis=None: the flattened array): gpureduce
+    scans each chunk and the blocks before are folded in with numpy.logaddexp, from -inf (the log of an empty
+    sum).  float64 for bool and integer inputs, else `a`'s dtype."""
+    return _scan("logcumsumexp", a, axis, None, out, variant)
+
+
 # ---------------------------------------------------------------- gpureduce.sum(dask_array) & co: lazy, as numpy's
 
-def reduce_lazily(op, a, axis, dtype, out, keepdims, initial, where, variant, ord=None):
+def reduce_lazily(op, a, axis, dtype, out, keepdims, initial, where, variant, ord=None, ddof=None):
     """gpureduce.reduce(op, a, ...) of a Dask array: the lazy result of this module's function."""
     if where is not True:
         raise TypeError("where= is not supported for Dask arrays (gpureduce.dask); mask the array first "
                         "(dask.array.where) or reduce a NumPy or device array")
-    if op not in __all__:
-        raise TypeError(f"gpureduce.{op} does not take Dask arrays yet; gpureduce.dask has {', '.join(__all__)}")
+    if op not in OPERATORS:
+        raise TypeError(f"gpureduce.{op} does not take Dask arrays yet; gpureduce.dask has {', '.join(OPERATORS)}")
     options = {"axis": axis, "keepdims": keepdims, "variant": variant}
     if out is not None:
         options["out"] = out
@@ -405,6 +628,8 @@ def reduce_lazily(op, a, axis, dtype, out, keepdims, initial, where, variant, or
         options["initial"] = initial
     if ord is not None:
         options["ord"] = ord
+    if ddof is not None:
+        options["ddof"] = ddof
     return globals()[op](a, **options)
 
 
@@ -412,9 +637,17 @@ def scan_lazily(op, a, axis, dtype, out, exclusive, variant):
     """gpureduce.scan(op, a, ...) of a Dask array: the lazy result of this module's function."""
     if exclusive:
         raise TypeError("exclusive=True is not supported for Dask arrays (gpureduce.dask)")
-    name = {"sum": "cumsum", "prod": "cumprod", "max": "cummax", "min": "cummin"}[op]
+    if op not in _registry.SCAN_OPS:
+        raise ValueError(f"unknown operator {op!r}; operators are {', '.join(_registry.SCAN_OPS)}")
+    name = _registry.scan_function_name(op)  # sum: cumsum, nansum: nancumsum, logsumexp: logcumsumexp
     options = {"axis": axis, "out": out, "variant": variant}
     if dtype is not None:
         options["dtype"] = dtype
     return globals()[name](a, **options)
 
+
+# The moments and the nan family live in modules of their own, which read `kernels` and the helpers above from
+# this module when they run (imported last: both import each other).
+from ._dask_moments import nanstd, nanvar, std, var  # noqa: E402
+from ._dask_nan import (nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod,  # noqa: E402
+                        nansum)

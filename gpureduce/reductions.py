@@ -138,7 +138,7 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
         raise TypeError(f"variant must be a str, not {type(variant).__name__}")
     if is_dask_array(a):
         from . import dask as _dask
-        return _dask.reduce_lazily(op, a, axis, dtype, out, keepdims, initial, where, variant, ord)
+        return _dask.reduce_lazily(op, a, axis, dtype, out, keepdims, initial, where, variant, ord, ddof)
     op = operator_for(op, a)  # nanmean of integers is their mean, and so on
     if op == "mean" and streams_as_sum(a, dtype, out, where, variant):
         return mean_by_sum(reduce, a, axis, dtype, keepdims, variant)

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ._docs import document_variants
-from ._operands import intake, to_host
+from ._operands import intake, is_dask_array, to_host
 from ._results import host_in_kind_of
 from .reductions import reduce
 
@@ -90,6 +90,9 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, varian
     >>> gpureduce.logsumexp(np.array([-np.inf, -np.inf]), return_sign=True)
     (np.float64(-inf), np.float64(0.0))
     """
+    if is_dask_array(a):  # lazy, return_sign too (gpureduce/dask.py)
+        from . import dask as _dask
+        return _dask.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign, variant=variant)
     if b is not None:
         raise TypeError("logsumexp(b=...): weights are not supported (gpureduce reads one operand per call); for "
                         "positive weights logsumexp(a + log(b)) is the same number")

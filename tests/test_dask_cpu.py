@@ -1,7 +1,9 @@
 """gpureduce.dask without a GPU: the graphs (chunk -> combine -> aggregate, block-by-block scans), result dtypes and
 shapes, NumPy's semantics for ties and NaNs, and the errors, with NumPy's functions standing in for gpureduce's on
 each chunk (gpureduce.dask.kernels).  tests/test_dask_gpu.py runs the same calls with gpureduce's kernels."""
+import math
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -9,6 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import gpureduce
 from conftest import count_example
+from gpureduce.testing import _moments_bound, error_bound
 
 da = pytest.importorskip("dask.array")
 gd = pytest.importorskip("gpureduce.dask")
@@ -20,13 +23,42 @@ def _accumulate(ufunc):
     return scan
 
 
+def _in_float64(fn):
+    """gpureduce.var / nanvar on a chunk: float64 shifted sums whatever the input (a complex one's real variance),
+    rounded to dtype= (NumPy's own var with dtype=float64 would drop a complex input's imaginary part)."""
+    def kernel(x, axis=None, dtype=None, keepdims=False, ddof=0, **options):
+        result = fn(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64), axis=axis, keepdims=keepdims,
+                    ddof=ddof)
+        return result if dtype is None else result.astype(dtype)
+    return kernel
+
+
+def _logsumexp(x, axis=None, keepdims=False, **options):
+    """scipy.special.logsumexp, gpureduce.logsumexp's reference (bool and integers in float64)."""
+    from scipy.special import logsumexp
+    return logsumexp(x, axis=axis, keepdims=keepdims)
+
+
+def _logcumsumexp(x, axis=None, **options):
+    """gpureduce.logcumsumexp: numpy.logaddexp.accumulate, axis=None flattening, float64 for bool and integers,
+    float16 computed in float32 and rounded once per element."""
+    result_dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
+    x = x.astype(np.float32 if result_dtype == np.float16 else result_dtype)
+    with np.errstate(invalid="ignore"):
+        scanned = np.logaddexp.accumulate(x.ravel() if axis is None else x, axis=0 if axis is None else axis)
+    return scanned.astype(result_dtype)
+
+
 NUMPY_KERNELS = types.SimpleNamespace(
     sum=np.sum, prod=np.prod, min=np.min, max=np.max, argmin=np.argmin, argmax=np.argmax, any=np.any, all=np.all,
     count_nonzero=np.count_nonzero, cumsum=np.cumsum, cumprod=np.cumprod, cummax=_accumulate(np.maximum),
-    cummin=_accumulate(np.minimum), vector_norm=np.linalg.vector_norm)
+    cummin=_accumulate(np.minimum), vector_norm=np.linalg.vector_norm,
+    mean=np.mean, var=_in_float64(np.var), nanvar=_in_float64(np.nanvar), nansum=np.nansum, nanprod=np.nanprod,
+    nanmin=np.nanmin, nanmax=np.nanmax, nanmean=np.nanmean, nanargmin=np.nanargmin, nanargmax=np.nanargmax,
+    nancumsum=np.nancumsum, nancumprod=np.nancumprod, logsumexp=_logsumexp, logcumsumexp=_logcumsumexp)
 
 REFERENCE = {"cummax": _accumulate(np.maximum), "cummin": _accumulate(np.minimum),
-             "vector_norm": np.linalg.vector_norm}
+             "vector_norm": np.linalg.vector_norm, "logsumexp": _logsumexp, "logcumsumexp": _logcumsumexp}
 
 
 @pytest.fixture
@@ -175,7 +207,7 @@ def test_results_do_not_depend_on_scheduling(numpy_kernels, rng):
 def test_graphs_are_built_without_a_device():
     """Building a graph never runs a kernel: dtypes and shapes are NumPy's before compute()."""
     d = da.ones((100, 60), chunks=(30, 20), dtype=np.int32)
-    for op in gd.__all__:
+    for op in gd.OPERATORS:
         for axis in (None, 0):
             r = getattr(gd, op)(d, axis=axis)
             want = reference(op, np.ones((100, 60), np.int32), axis=axis)
@@ -372,3 +404,518 @@ def test_vector_norm_errors(numpy_kernels):
         gd.vector_norm(d, ord="fro")
     with pytest.raises(TypeError, match="'axis' must be"):
         gd.vector_norm(d, axis=[0])
+
+
+# ---------------------------------------------------------------- var, std, ptp, logsumexp, the nan functions and scans
+# Floats against NumPy (SciPy) on the data in float64 (complex128), within gpureduce.testing's bounds; integers,
+# extrema and indices exactly; NumPy's warnings about slices without numbers given exactly where NumPy gives them.
+
+SLICE_WARNINGS = ("Degrees of freedom <= 0 for slice", "Mean of empty slice", "All-NaN slice encountered")
+NEW_SHAPES = [((37, 53), (10, 17)), ((6, 7, 8), (4, 3, 5)), ((5, 4), (5, 4)), ((7, 5), (1, 1)), ((0, 3), (2, 2))]
+# (axis, keepdims, ddof): None, an int, a negative int and a tuple, each side of keepdims
+MOMENT_CALLS = [(None, False, 0), (0, True, 1), (-1, False, 0), ((0, 1), False, 1), (None, True, 2)]
+
+
+def _with_nans(x):
+    """`x` with NaNs in its first and last element (first and last chunk) and two slices of NaNs only: row 1 and
+    column 2 (reducing over either axis leaves a slice without a number)."""
+    if x.dtype.kind not in "fc" or x.size == 0:
+        return x
+    x = x.copy()
+    x.flat[0] = x.flat[-1] = np.nan
+    x[1] = np.nan
+    x[:, 2] = np.nan
+    return x
+
+
+def _run(call):
+    """call()'s result and the set of NumPy's slice warnings it gave (floating-point warnings left out)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with np.errstate(all="ignore"):
+            result = call()
+    return result, {str(w.message).rstrip(".") for w in caught if str(w.message).startswith(SLICE_WARNINGS)}
+
+
+def _assert_within(got, reference, bound):
+    """NaN, inf and exact values where the reference has them; elsewhere |got - reference| <= bound."""
+    got, reference = np.asarray(got), np.asarray(reference)
+    assert got.shape == reference.shape, (got.shape, reference.shape)
+    wide = np.complex128 if got.dtype.kind == "c" else np.float64
+    with np.errstate(invalid="ignore"):
+        same = (got == reference) | (np.isnan(got) & np.isnan(reference))
+        close = np.abs(got.astype(wide) - reference) <= bound
+    assert np.all(same | (np.isfinite(reference) & close)), \
+        f"worst error {np.nanmax(np.where(same, 0, np.abs(got.astype(wide) - reference)))} over bound"
+
+
+def _moments_data(dtype, shape, rng, nans):
+    x = data(dtype, shape, rng)
+    return _with_nans(x) if nans else x
+
+
+# (std and nanstd are var's and nanvar's square roots: fewer dtypes)
+MOMENT_DTYPES = ("bool", "int32", "int64", "float16", "float32", "float64", "complex64")
+MOMENTS = [(op, dt) for op in ("var", "nanvar") for dt in MOMENT_DTYPES] + \
+    [(op, dt) for op in ("std", "nanstd") for dt in ("int32", "float32", "complex64")]
+
+
+@pytest.mark.parametrize("op,dtype", MOMENTS, ids=[f"{o}-{d}" for o, d in MOMENTS])
+@pytest.mark.parametrize("shape,chunks", NEW_SHAPES, ids=[str(s) for s, _ in NEW_SHAPES])
+def test_moments_match_numpy(numpy_kernels, op, dtype, shape, chunks, rng):
+    """NumPy's dtype, shape, values (within gpureduce.testing's var bound), and its "Degrees of freedom" warning
+    exactly where NumPy warns (n <= ddof, empty slices, a nan form's slices of NaNs only)."""
+    x = _moments_data(dtype, shape, rng, nans=op.startswith("nan"))
+    d = da.from_array(x, chunks=chunks)
+    for axis, keepdims, ddof in MOMENT_CALLS:
+        if len(shape) < 2 and axis == (0, 1):
+            continue
+        got, warned = _run(lambda: getattr(gd, op)(d, axis=axis, keepdims=keepdims, ddof=ddof, split_every=2).compute())
+        want, numpy_warned = _run(lambda: getattr(np, op)(x, axis=axis, keepdims=keepdims, ddof=ddof))
+        assert np.asarray(got).dtype == want.dtype and np.shape(got) == np.shape(want)
+        assert warned == numpy_warned, (axis, ddof, warned, numpy_warned)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            reference, bound = _moments_bound(op, x, want.dtype, axis, {"keepdims": keepdims, "ddof": ddof})
+        _assert_within(got, reference, bound)
+
+
+@pytest.mark.parametrize("op", ["var", "std"])
+def test_moments_keep_their_digits_under_a_large_offset(numpy_kernels, op, rng):
+    """float32 data 1e4 + N(0, 1) in 200 chunks: the float64 (count, mean, M2) partials merged with Chan's formula
+    give the variance to the result's last bits, where the textbook mean(x^2) - mean(x)^2 of float32 partials loses
+    every digit."""
+    x = (1e4 + rng.standard_normal((2000, 100))).astype(np.float32)
+    d = da.from_array(x, chunks=(100, 10))
+    wide = x.astype(np.float64)
+    for axis in (None, 0):
+        got = getattr(gd, op)(d, axis=axis).compute()
+        want = getattr(np, op)(wide, axis=axis)
+        assert np.asarray(got).dtype == np.float32
+        assert np.all(np.abs(got - want) <= 2 * np.finfo(np.float32).eps * want), np.max(np.abs(got - want) / want)
+    squares = da.from_array(x * x, chunks=(100, 10)).mean(dtype=np.float32).compute()
+    textbook = squares - np.float32(x.mean(dtype=np.float64)) ** 2
+    assert abs(textbook - wide.var()) > 0.5  # (the test would notice that formula)
+    # integers: float64 inside, as NumPy's; the chunks' float64 means hold the offset to eps64 |mean|, which Chan's
+    # difference of means carries: relative error about eps64 |mean| / std (here 5e-9), against the exact variance
+    n = rng.integers(0, 1000, 10**5) + 10**9
+    got = gd.var(da.from_array(n, chunks=999)).compute()
+    exact = np.var(n - 10**9)
+    assert abs(got - exact) <= 8 * np.finfo(np.float64).eps * np.mean(n) / np.sqrt(exact) * exact
+
+
+def test_moments_warn_and_give_numpys_values_for_few_numbers(numpy_kernels):
+    x = np.arange(12.0).reshape(3, 4)
+    d = da.from_array(x, chunks=(2, 3))
+    with pytest.warns(RuntimeWarning, match="Degrees of freedom <= 0 for slice"):
+        got = gd.var(d, axis=0, ddof=3).compute()  # 3 elements, ddof 3: M2 / 0, inf as NumPy's
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        np.testing.assert_array_equal(got, np.var(x, axis=0, ddof=3))
+    assert np.isinf(got).all()
+    with pytest.warns(RuntimeWarning, match="Degrees of freedom <= 0 for slice"):
+        assert np.isnan(gd.std(d[:1], axis=0, ddof=1).compute()).all()  # one element, M2 0: 0 / 0
+    y = x.copy()
+    y[:, 1] = np.nan
+    with pytest.warns(RuntimeWarning, match=r"Degrees of freedom <= 0 for slice\."):
+        got = gd.nanvar(da.from_array(y, chunks=(2, 3)), axis=0).compute()
+    np.testing.assert_allclose(got, [32.0 / 3, np.nan, 32.0 / 3, 32.0 / 3])
+    with pytest.warns(RuntimeWarning, match="Degrees of freedom"):
+        assert np.isnan(gd.var(da.ones((0, 4), chunks=2), axis=0).compute()).all()
+
+
+def test_moments_arguments(numpy_kernels, rng):
+    x = rng.integers(-50, 50, (30, 20)).astype(np.int32)
+    d = da.from_array(x, chunks=(7, 6))
+    for dtype in ("float32", "float64", "float16"):
+        got = gd.var(d, axis=0, dtype=dtype).compute()
+        assert got.dtype == np.var(x, axis=0, dtype=dtype).dtype
+        np.testing.assert_allclose(got, np.var(x.astype(np.float64), axis=0), rtol=8 * np.finfo(dtype).eps)
+    np.testing.assert_allclose(gd.std(d, correction=1).compute(), np.std(x, ddof=1), rtol=1e-13)
+    np.testing.assert_allclose(gd.nanvar(d, ddof=1.5).compute(), np.var(x, ddof=1.5), rtol=1e-13)
+    with pytest.raises(TypeError, match="floating dtype"):
+        gd.var(d, dtype=np.int64)
+    with pytest.raises(ValueError, match="ddof and correction"):
+        gd.var(d, ddof=1, correction=1)
+    c = (x + 1j * x[::-1]).astype(np.complex64)
+    got = gd.var(da.from_array(c, chunks=(7, 6)), axis=1).compute()
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, np.var(c.astype(np.complex128), axis=1), rtol=1e-6)
+
+
+# (integers and bool run the plain functions: a few of them)
+NAN_FOLDS = [("nansum", dt) for dt in ("bool", "int32", "float16", "float32", "float64", "complex64")] + \
+    [("nanprod", dt) for dt in ("int32", "float32", "complex64")] + \
+    [("nanmean", dt) for dt in ("bool", "float16", "float32", "float64", "complex64")] + \
+    [(op, dt) for op in ("nanmin", "nanmax") for dt in ("int32", "float16", "float32", "float64")]
+
+
+@pytest.mark.parametrize("op,dtype", NAN_FOLDS, ids=[f"{o}-{d}" for o, d in NAN_FOLDS])
+@pytest.mark.parametrize("shape,chunks", NEW_SHAPES, ids=[str(s) for s, _ in NEW_SHAPES])
+def test_nan_reductions_match_numpy(numpy_kernels, op, dtype, shape, chunks, rng):
+    """NaNs in the first and last chunk and slices of NaNs only: NumPy's dtype, shape, values (sums and means
+    within error_bound, twice for the tree of partials; extrema exactly) and slice warnings."""
+    x = data(dtype, shape, rng)
+    if op == "nanprod" and x.dtype.kind in "fc":
+        x = (1 + (x - x.real.mean()) / 64).astype(dtype) if x.size else x
+    x = _with_nans(x)
+    d = da.from_array(x, chunks=chunks)
+    for axis, keepdims, _ in MOMENT_CALLS:
+        if len(shape) < 2 and axis == (0, 1):
+            continue
+        if op in ("nanmin", "nanmax") and _empty_reduction(shape, axis):
+            with pytest.raises(ValueError, match="zero-size array"):
+                getattr(np, op)(x, axis=axis)
+            with pytest.raises(ValueError, match="zero-size array"):
+                getattr(gd, op)(d, axis=axis).compute()
+            continue
+        got, warned = _run(lambda: getattr(gd, op)(d, axis=axis, keepdims=keepdims, split_every=2).compute())
+        want, numpy_warned = _run(lambda: getattr(np, op)(x, axis=axis, keepdims=keepdims))
+        assert np.asarray(got).dtype == np.asarray(want).dtype and np.shape(got) == np.shape(want)
+        assert warned == numpy_warned, (axis, warned, numpy_warned)
+        if op in ("nanmin", "nanmax") or want.dtype.kind not in "fc":
+            np.testing.assert_array_equal(got, want)
+            continue
+        if want.dtype == np.float16:  # NumPy's stand-ins sum float16 in float16 (gpureduce in float32): check()'s
+            check(np.asarray(got), np.asarray(want), dtype)
+            continue
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            wide = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
+            reference = getattr(np, op)(wide, axis=axis, keepdims=keepdims)
+            bound = 2 * error_bound(op, x, want.dtype, axis=axis, keepdims=keepdims, reference=reference)
+        _assert_within(got, reference, bound)
+
+
+def _empty_reduction(shape, axis):
+    return math.prod(shape[a] for a in (range(len(shape)) if axis is None else np.atleast_1d(axis))) == 0
+
+
+def test_nanmin_nanmax_warn_once_for_an_all_nan_slice(numpy_kernels):
+    """A column of NaNs only across 4 chunks: NaN and one warning (the aggregate's), not one per chunk; a column of
+    +inf only is a number (nanmin +inf, no warning); a chunk's slice of NaNs only beside numbers is no slice of
+    NaNs only."""
+    x = np.arange(40.0).reshape(10, 4)
+    x[:, 1] = np.nan
+    x[:, 2] = np.inf
+    x[:5, 3] = np.nan
+    d = da.from_array(x, chunks=(3, 4))
+    for op in ("nanmin", "nanmax"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = getattr(gd, op)(d, axis=0, split_every=2).compute()
+        assert [str(w.message) for w in caught] == ["All-NaN slice encountered"]
+        with pytest.warns(RuntimeWarning, match="All-NaN"):
+            np.testing.assert_array_equal(got, getattr(np, op)(x, axis=0))
+        # initial=: every slice has a value, no NaN, no warning, as NumPy's
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            np.testing.assert_array_equal(getattr(gd, op)(d, axis=0, initial=7.0).compute(),
+                                          getattr(np, op)(x, axis=0, initial=7.0))
+    with pytest.raises(ValueError, match="zero-size array to reduction operation fmin"):
+        gd.nanmin(da.ones((0, 3), chunks=2), axis=0)
+    with pytest.raises(ValueError, match="zero-size array"):  # integers: min's error, as gpureduce.nanmin's
+        gd.nanmin(da.ones((0, 3), chunks=2, dtype=np.int32), axis=0).compute()
+
+
+def test_nan_arguments(numpy_kernels, rng):
+    x = rng.standard_normal((30, 20)).astype(np.float32)
+    x[0] = np.nan
+    d = da.from_array(x, chunks=(7, 6))
+    for op, dtype in (("nansum", np.float64), ("nanprod", np.float64), ("nanmean", np.float64)):
+        got = getattr(gd, op)(d, axis=0, dtype=dtype).compute()
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, getattr(np, op)(x.astype(np.float64), axis=0), rtol=1e-12)
+    np.testing.assert_allclose(gd.nansum(d, initial=5.0, split_every=2).compute(), np.nansum(x, initial=5.0),
+                               rtol=1e-5)
+    with pytest.raises(TypeError, match="inexact"):
+        gd.nanmean(d, dtype=np.int64)
+    i = rng.integers(-9, 9, (30, 20))
+    np.testing.assert_array_equal(gd.nansum(da.from_array(i, chunks=7), axis=1, initial=3).compute(),
+                                  np.nansum(i, axis=1, initial=3))
+
+
+NAN_ARGS = [(op, dt) for op in ("nanargmin", "nanargmax") for dt in ("int32", "float32", "float64")]
+
+
+@pytest.mark.parametrize("op,dtype", NAN_ARGS, ids=[f"{o}-{d}" for o, d in NAN_ARGS])
+def test_nan_arg_reductions_give_the_first_number(numpy_kernels, op, dtype, rng):
+    """Ties everywhere, NaNs in the first and last chunk, a chunk's slices of NaNs only beside numbers: the global
+    index of the first extreme number, as NumPy's; a slice of NaNs only: NumPy's ValueError."""
+    x = rng.integers(0, 3, (41, 29)).astype(dtype)
+    if x.dtype.kind == "f":
+        x[rng.random(x.shape) < 0.05] = np.nan
+        x.flat[0] = x.flat[-1] = np.nan
+        x[:9, 3] = np.nan  # the whole first chunk of column 3
+        x[5, :8] = np.nan  # the whole first chunk of row 5
+    d = da.from_array(x, chunks=(9, 8))
+    for axis in (None, 0, 1, -1):
+        for keepdims in (False, True):
+            got = getattr(gd, op)(d, axis=axis, keepdims=keepdims, split_every=3).compute()
+            check(np.asarray(got), np.asarray(getattr(np, op)(x, axis=axis, keepdims=keepdims)), "int64")
+    if x.dtype.kind == "f":
+        x[:, 7] = np.nan
+        with pytest.raises(ValueError, match="All-NaN slice encountered"):
+            getattr(np, op)(x, axis=0)
+        with pytest.raises(ValueError, match="All-NaN slice encountered"):
+            getattr(gd, op)(da.from_array(x, chunks=(9, 8)), axis=0).compute()
+        np.testing.assert_array_equal(getattr(gd, op)(da.from_array(x, chunks=(9, 8)), axis=1).compute(),
+                                      getattr(np, op)(x, axis=1))
+    with pytest.raises(ValueError, match="empty sequence"):
+        getattr(gd, op)(da.ones((0, 3), chunks=2), axis=0)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64", "float16", "float32", "float64"])
+@pytest.mark.parametrize("shape,chunks", NEW_SHAPES[:4], ids=[str(s) for s, _ in NEW_SHAPES[:4]])
+def test_ptp_matches_numpy(numpy_kernels, dtype, shape, chunks, rng):
+    """The minima's minimum and the maxima's maximum, subtracted in the input's dtype: integers wrap (int8's
+    -128..127 gives -1), a NaN propagates."""
+    x = data(dtype, shape, rng)
+    if x.dtype.kind in "iu":
+        info = np.iinfo(x.dtype)
+        x.flat[0], x.flat[-1] = info.min, info.max
+    else:
+        x.flat[3] = np.nan
+    d = da.from_array(x, chunks=chunks)
+    for axis, keepdims, _ in MOMENT_CALLS:
+        if len(shape) < 2 and axis == (0, 1):
+            continue
+        with np.errstate(all="ignore"):
+            check(np.asarray(gd.ptp(d, axis=axis, keepdims=keepdims, split_every=2).compute()),
+                  np.asarray(np.ptp(x, axis=axis, keepdims=keepdims)), None)
+    # exactly: a float range is one subtraction of two of the elements
+    got, want = gd.ptp(d, axis=-1).compute(), np.ptp(x, axis=-1)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_ptp_errors(numpy_kernels):
+    with pytest.raises(TypeError, match="boolean subtract"):
+        gd.ptp(da.ones((4, 3), chunks=2, dtype=bool))
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum"):
+        gd.ptp(da.ones((0, 3), chunks=2), axis=0)
+    np.testing.assert_array_equal(gd.ptp(da.ones((0, 3), chunks=2), axis=1).compute(), np.zeros(0))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int32", "float16", "float32", "float64"])
+@pytest.mark.parametrize("shape,chunks", NEW_SHAPES, ids=[str(s) for s, _ in NEW_SHAPES])
+def test_logsumexp_matches_scipy(numpy_kernels, dtype, shape, chunks, rng):
+    """Rows of -inf only, with an inf, with a NaN, with inf and NaN, and large values: SciPy's values (within
+    error_bound, twice), signs and dtypes; -inf and sign -1 for an empty slice (SciPy's)."""
+    pytest.importorskip("scipy.special")
+    x = data(dtype, shape, rng)
+    if x.dtype.kind == "f" and x.shape[0] >= 4:
+        x = x * 30
+        x[0] = -np.inf
+        x[1, -1] = np.inf
+        x[2, 0] = np.nan
+        x[3, 0], x[3, -1] = np.inf, np.nan
+    d = da.from_array(x, chunks=chunks)
+    for axis, keepdims, _ in MOMENT_CALLS:
+        if len(shape) < 2 and axis == (0, 1):
+            continue
+        got, sign = gd.logsumexp(d, axis=axis, keepdims=keepdims, return_sign=True, split_every=2)
+        assert isinstance(got, da.Array) and isinstance(sign, da.Array)
+        got, sign = got.compute(), sign.compute()
+        if _empty_reduction(shape, axis):  # (SciPy raises for some of these shapes)
+            want = np.full(np.shape(got), -np.inf, got.dtype)
+            want_sign = np.full(np.shape(got), -1.0, got.dtype)
+        else:
+            from scipy.special import logsumexp
+            with np.errstate(all="ignore"):
+                want, want_sign = logsumexp(x, axis=axis, keepdims=keepdims, return_sign=True)
+        assert np.asarray(got).dtype == np.asarray(want).dtype and np.shape(got) == np.shape(want)
+        assert np.asarray(sign).dtype == np.asarray(want_sign).dtype
+        np.testing.assert_array_equal(sign, want_sign)
+        with np.errstate(all="ignore"):
+            wide = x.astype(np.float64)
+            reference = np.asarray(_logsumexp(wide, axis=axis, keepdims=keepdims)) if x.size else want
+            bound = 2 * error_bound("logsumexp", x, want.dtype, axis=axis, keepdims=keepdims, reference=reference)
+        _assert_within(got, reference, bound)
+
+
+def test_logsumexp_errors(numpy_kernels):
+    d = da.ones((4, 6), chunks=(2, 3))
+    with pytest.raises(TypeError, match="weights are not supported"):
+        gd.logsumexp(d, b=np.ones((4, 6)))
+    with pytest.raises(TypeError, match="logsumexp has no kernel"):
+        gd.logsumexp(d.astype(np.complex64))
+    with pytest.raises(TypeError, match="logsumexp has no kernel"):
+        gd.logcumsumexp(d.astype(np.complex128))
+    with pytest.raises(np.exceptions.AxisError):
+        gd.logsumexp(d, axis=2)
+
+
+# (no float16 sums: NumPy's stand-in rounds each step in float16, 2000 of them drift from gpureduce's float32 ones)
+NEW_SCANS = [("nancumsum", dt) for dt in ("bool", "int32", "float32", "float64", "complex64")] + \
+    [("nancumprod", dt) for dt in ("int8", "float32", "complex64")] + \
+    [("logcumsumexp", dt) for dt in ("bool", "int32", "float16", "float32", "float64")]
+
+
+@pytest.mark.parametrize("op,dtype", NEW_SCANS, ids=[f"{o}-{d}" for o, d in NEW_SCANS])
+@pytest.mark.parametrize("shape,chunks", SHAPES[:3], ids=[str(s) for s, _ in SHAPES[:3]])
+def test_new_scans_carry_across_blocks(numpy_kernels, op, dtype, shape, chunks, rng):
+    """NaN read as 0 (1) by nancumsum (nancumprod), NaNs in the first and last chunk; logcumsumexp carried with
+    numpy.logaddexp from -inf, a NaN spreading to every later element, -inf adding nothing."""
+    x = data(dtype, shape, rng)
+    if op == "nancumprod":
+        x = np.sign(x).astype(dtype) if x.dtype.kind in "iu" else (1 + x / 64).astype(dtype)
+    if x.dtype.kind in "fc":
+        x.flat[0] = x.flat[-1] = np.nan
+        x.flat[x.size // 2] = -np.inf if op == "logcumsumexp" else np.nan
+    d = da.from_array(x, chunks=chunks)
+    reference = _logcumsumexp if op == "logcumsumexp" else getattr(np, op)
+    for axis in [None] + list(range(len(shape))):
+        got = getattr(gd, op)(d, axis=axis).compute()
+        with np.errstate(all="ignore"):
+            want = reference(x, axis=axis)
+        assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, want.dtype)
+        if want.dtype.kind not in "fc":
+            np.testing.assert_array_equal(got, want)
+            continue
+        with np.errstate(all="ignore"):
+            wide = reference(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64), axis=axis)
+            bound = 2 * error_bound(op, x, want.dtype, axis=axis, reference=wide)
+        _assert_within(got, wide, bound)
+
+
+def test_new_functions_take_dask_arrays_through_gpureduce(numpy_kernels, rng):
+    """gpureduce.var(dask_array) & co. are lazy and give gpureduce.dask's results, ddof, correction, initial and
+    return_sign passed on; gpureduce.nancumsum and gpureduce.scan("nansum") too (a KeyError before)."""
+    x = rng.standard_normal((30, 40))
+    x[2, 3] = x[:, 5] = np.nan
+    d = da.from_array(x, chunks=(7, 9))
+    calls = [("var", {"ddof": 1}), ("std", {"correction": 1}), ("nanvar", {"ddof": 2}), ("nanstd", {}),
+             ("nansum", {"initial": 2.0}), ("nanprod", {}), ("nanmin", {}), ("nanmax", {"initial": 1.0}),
+             ("nanmean", {}), ("nanargmin", {"keepdims": True}), ("nanargmax", {}), ("ptp", {"keepdims": True}),
+             ("logsumexp", {}), ("nancumsum", {}), ("nancumprod", {}), ("logcumsumexp", {})]
+    for op, kw in calls:
+        y = x if op not in ("nanargmin", "nanargmax") else np.nan_to_num(x, nan=0.5)
+        dy = d if y is x else da.from_array(y, chunks=(7, 9))
+        r = getattr(gpureduce, op)(dy, axis=1, **kw)
+        assert isinstance(r, da.Array), f"gpureduce.{op} of a Dask array gave {type(r).__name__}"
+        want = getattr(gd, op)(dy, axis=1, **kw).compute()
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            np.testing.assert_array_equal(r.compute(), want)
+            np.testing.assert_allclose(want, reference(op, y, axis=1, **kw), rtol=1e-12, atol=1e-12)
+    res, sign = gpureduce.logsumexp(d, axis=0, return_sign=True)
+    assert isinstance(res, da.Array) and isinstance(sign, da.Array)
+    assert isinstance(gpureduce.scan("nansum", d), da.Array) and isinstance(gpureduce.scan("logsumexp", d), da.Array)
+    with pytest.raises(ValueError, match="unknown operator"):
+        gpureduce.scan("no_such_op", d)
+    with pytest.raises(TypeError, match="where="):
+        gpureduce.nanmean(d, where=x > 0)
+    with pytest.raises(TypeError, match="mean="):
+        gpureduce.var(d, mean=np.zeros(40))
+
+
+NEW_OPS = ["var", "std", "nanvar", "nanstd", "nansum", "nanprod", "nanmin", "nanmax", "nanmean", "nanargmin",
+           "nanargmax", "ptp", "logsumexp", "nancumsum", "nancumprod", "logcumsumexp"]
+
+
+def test_new_variants_fail_when_the_graph_is_built():
+    d = da.ones((4, 5), chunks=2)
+    for op in NEW_OPS:
+        with pytest.raises(ValueError, match="variant"):
+            getattr(gd, op)(d, variant="no_such_variant")
+        # a classic variant has no kernel for these: the message names the operator
+        with pytest.raises(ValueError, match=op.replace("cum", "") if op != "logcumsumexp" else "logsumexp"):
+            getattr(gd, op)(d, variant="two_pass" if "cum" not in op else "decoupled_lookback")
+
+
+def test_new_results_do_not_depend_on_scheduling(numpy_kernels, rng):
+    import dask
+    x = rng.standard_normal((300, 200)).astype(np.float32)
+    x[rng.random(x.shape) < 0.1] = np.nan
+    d = da.from_array(x, chunks=(17, 23))
+    results = []
+    for scheduler in ("sync", "threads"):
+        with dask.config.set(scheduler=scheduler):
+            results.append([np.asarray(f(d, axis=0).compute()).tobytes()
+                            for f in (gd.nanvar, gd.nanmean, gd.nansum, gd.logsumexp, gd.nancumsum)])
+    assert results[0] == results[1]
+
+
+def test_new_graphs_compute_after_pickling(numpy_kernels, rng):
+    """Distributed pickles the tasks: every new function's graph gives the same result after a round trip."""
+    cloudpickle = pytest.importorskip("cloudpickle")
+    x = rng.standard_normal((30, 40))
+    x[3] = np.nan
+    x[5, 6] = np.nan
+    d = da.from_array(x, chunks=(7, 9))
+    for op in NEW_OPS:
+        r = getattr(gd, op)(d, axis=0)
+        graph = cloudpickle.loads(cloudpickle.dumps(dict(r.__dask_graph__())))
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            again = da.Array(graph, r.name, r.chunks, meta=r._meta).compute(scheduler="sync")
+            np.testing.assert_array_equal(again, r.compute(scheduler="sync"))
+
+
+def test_xarray_reduce_var_and_nanmean_with_dask_data(numpy_kernels, rng):
+    xr = pytest.importorskip("xarray")
+    x = rng.standard_normal((20, 30))
+    x[3, 4] = np.nan
+    arr = xr.DataArray(da.from_array(x, chunks=(7, 8)), dims=("time", "space"))
+    plain = xr.DataArray(x, dims=("time", "space"))
+    for fn, want in ((gpureduce.var, plain.var(dim="time", skipna=False)),
+                     (gpureduce.nanmean, plain.mean(dim="time", skipna=True))):
+        got = arr.reduce(fn, dim="time")
+        assert got.dims == want.dims and isinstance(got.data, da.Array)
+        np.testing.assert_allclose(got.values, want.values, rtol=1e-12)
+
+
+@settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(arrays=chunked_arrays(), op=st.sampled_from(["var", "nanstd", "nanmean", "nansum", "nanmin", "nanmax",
+                                                    "nanargmax", "ptp", "logsumexp", "nancumsum", "logcumsumexp"]),
+       axis_pick=st.integers(-4, 3), keepdims=st.booleans(), split_every=st.integers(2, 5), nans=st.booleans())
+def test_any_chunking_matches_numpy_for_the_new_functions(arrays, op, axis_pick, keepdims, split_every, nans):
+    x, chunks = arrays
+    gd.kernels = NUMPY_KERNELS  # (set, then restored below, as in test_any_chunking_matches_numpy)
+    try:
+        if nans and x.dtype.kind == "f":
+            x = x.copy()
+            x[np.random.default_rng(x.size).random(x.shape) < 0.3] = np.nan
+        if op == "ptp" and x.dtype == np.bool_:
+            x = x.astype(np.int8)
+        if axis_pick == -4:
+            axis = None
+        elif axis_pick == 3 and x.ndim >= 2 and not op.startswith(("nanarg", "nancum", "logcum")):
+            axis = (0, x.ndim - 1)
+        else:
+            axis = axis_pick % x.ndim if axis_pick >= 0 else -1
+        d = da.from_array(x, chunks=chunks)
+        kw = {"axis": axis} if "cum" in op else {"axis": axis, "keepdims": keepdims}
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                want = reference(op, x, **kw)
+            except ValueError:  # nanargmax of a slice of NaNs only
+                with pytest.raises(ValueError, match="All-NaN"):
+                    getattr(gd, op)(d, **kw).compute()
+                count_example()
+                return
+            extra = {} if "cum" in op else {"split_every": split_every}
+            got = getattr(gd, op)(d, **kw, **extra).compute()
+        check(np.asarray(got), np.asarray(want), x.dtype)
+    finally:
+        gd.kernels = gpureduce
+    count_example()
+
+
+@pytest.mark.parametrize("op", ["cumsum", "cummax", "cumprod"])
+def test_large_host_blocks_are_folded_on_several_threads(numpy_kernels, op, rng, monkeypatch):
+    """Blocks of 32 MiB and more have the blocks before them folded in slices on several threads: along the scan
+    axis of a 1-D block, along the rows or the columns (where the carry is broadcast) of a 2-D one."""
+    calls = []
+    real = gd._fold_slice
+    monkeypatch.setattr(gd, "_fold_slice", lambda *args: calls.append(len(args) == 4) or real(*args))  # out=
+    x = rng.integers(-3, 4, 2**23).astype(np.int64)
+    if op == "cumprod":
+        x = np.where(rng.random(x.size) < 0.999, 1, -1).astype(np.int64)
+    for shape, chunks, axis in (((2**23,), 2**22, 0), ((16, 2**19), (8, 2**19), 0), ((16, 2**19), (16, 2**18), 1)):
+        calls.clear()
+        data = x.reshape(shape)
+        got = getattr(gd, op)(da.from_array(data, chunks=chunks), axis=axis).compute(scheduler="sync")
+        np.testing.assert_array_equal(got, reference(op, data, axis=axis))
+        assert any(calls), f"no block of {shape} was folded in slices"
