@@ -1,10 +1,11 @@
 """gpureduce.dask on one GPU and on every GPU of the machine (issue 16): wall-clock of sum and cumsum of a float32
 Dask array held as NumPy chunks in the workers' memory, then the Dask overhead per reduction with CuPy chunks.
 
-One worker per GPU: dask_cuda.LocalCUDACluster where it installs, else a distributed SpecCluster of nannies, each
-with its own CUDA_VISIBLE_DEVICES.  The array is persisted on the workers before anything is timed; a cumsum's
-result stays on the workers (persist and wait: bringing 16 GiB to the client is not the scan).  Every result is
-checked (sum against the float64 sum of the chunks, computed on the workers by NumPy; cumsum's last element).
+One worker per GPU (gpureduce.dask.local_cluster: dask_cuda.LocalCUDACluster where it installs, else a distributed
+SpecCluster of nannies, each with its own CUDA_VISIBLE_DEVICES).  The array is persisted on the workers before
+anything is timed; a cumsum's result stays on the workers (persist and wait: bringing 16 GiB to the client is not
+the scan).  Every result is checked (sum against the float64 sum of the chunks, computed on the workers by NumPy;
+cumsum's last element).
 
     python benchmarks/bench_dask.py [--log2n 32] [--chunk-log2 27] [--gpus 1,2] [--markdown PATH]
 """
@@ -20,19 +21,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import commit  # noqa: E402
 
 
-def cluster_for(gpus):
-    """A local cluster of one single-threaded worker per GPU in `gpus` (a list of ordinals)."""
-    try:
-        from dask_cuda import LocalCUDACluster
-        return LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(map(str, gpus)), threads_per_worker=1), "dask_cuda"
-    except ImportError:
-        from distributed import Nanny, Scheduler, SpecCluster
-        workers = {f"gpu{g}": {"cls": Nanny, "options": {"nthreads": 1, "env": {"CUDA_VISIBLE_DEVICES": str(g)}}}
-                   for g in gpus}
-        return SpecCluster(scheduler={"cls": Scheduler, "options": {"dashboard_address": ":0"}}, workers=workers,
-                           asynchronous=False), "distributed.SpecCluster"
-
-
 def timed(fn, repeats):
     times = []
     for _ in range(repeats):
@@ -43,31 +31,68 @@ def timed(fn, repeats):
 
 
 def measure(gpus, n, chunk, repeats):
+    """Wall-clock of sum and cumsum on a cluster of one worker per GPU in `gpus`: NumPy chunks in the workers'
+    memory, then the same data as CuPy chunks on the workers' GPUs, and the cost of one tiny reduction."""
     import dask.array as da
+    from dask.graph_manipulation import clone
     from distributed import Client, wait
 
+    import gpureduce
     import gpureduce.dask as gd
 
-    cluster, how = cluster_for(gpus)
-    with cluster, Client(cluster) as client:
+    with gd.local_cluster(gpus) as cluster, Client(cluster) as client:
+        how = type(cluster).__name__
         x = da.random.default_rng(7).random(n, chunks=chunk, dtype=np.float32).persist()
         wait(x)
         exact = float(da.map_blocks(lambda b: np.array([b.sum(dtype=np.float64)]), x, chunks=(1,),
                                     dtype=np.float64).sum().compute())
-        got = float(gd.sum(x).compute())
-        assert abs(got - exact) <= 1e-5 * abs(exact), f"sum {got} against {exact}"
-        t_sum = timed(lambda: gd.sum(x).compute(), repeats)
+        row = {"gpus": len(gpus), "how": how}
 
-        def scan():
-            r = gd.cumsum(x).persist()
+        def check_sum(got, what):
+            assert abs(float(got) - exact) <= 1e-5 * abs(exact), f"{what}: sum {float(got)} against {exact}"
+
+        def scan(a):
+            # new keys each time (the graph cloned, `a` kept): the last result's keys may still be being released
+            r = clone(gd.cumsum(a), omit=a).persist()
             wait(r)
             return r
 
-        last = float(scan()[-1].compute())
-        assert abs(last - exact) <= 1e-4 * abs(exact), f"cumsum's last element {last} against {exact}"
-        t_scan = timed(scan, repeats)
-        client.cancel(x)
-    return {"gpus": len(gpus), "how": how, "sum_s": t_sum, "cumsum_s": t_scan}
+        def last_of(r):
+            last = r[-1].compute()
+            return float(last.get() if hasattr(last, "get") else last)
+
+        check_sum(gd.sum(x).compute(), "NumPy chunks")
+        row["sum_s"] = timed(lambda: gd.sum(x).compute(), repeats)
+        print(f"{len(gpus)} GPU(s), NumPy chunks: sum {row['sum_s'] * 1e3:.1f} ms", flush=True)
+        r = scan(x)
+        assert abs(last_of(r) - exact) <= 1e-4 * abs(exact), f"cumsum's last element {last_of(r)} against {exact}"
+        client.cancel(r)
+        row["cumsum_s"] = timed(lambda: client.cancel(scan(x)), repeats)
+
+        try:
+            import cupy
+        except ImportError:
+            cupy = None
+        if cupy is not None:
+            xc = x.map_blocks(cupy.asarray).persist()
+            wait(xc)
+            x = None  # the host chunks released (cancelling them would cancel their dependents, xc, too)
+            check_sum(gd.sum(xc).compute(), "CuPy chunks")
+            row["cupy_sum_s"] = timed(lambda: gd.sum(xc).compute(), repeats)
+            r = scan(xc)
+            assert abs(last_of(r) - exact) <= 1e-4 * abs(exact), "cumsum of CuPy chunks"
+            client.cancel(r)
+            row["cupy_cumsum_s"] = timed(lambda: client.cancel(scan(xc)), repeats)
+            xc = None
+            # one reduction of 8 chunks of 2^20 already on the GPUs: what Dask adds around ~10 µs of kernels
+            small = da.random.default_rng(8).random(2**23, chunks=2**20, dtype=np.float32).map_blocks(
+                cupy.asarray).persist()
+            wait(small)
+            gd.sum(small).compute()
+            row["small_s"] = timed(lambda: gd.sum(small).compute(), 4 * repeats)
+        row["read_gbps"] = gpureduce.device_info()["read_gbps"]
+    print(row, flush=True)  # each configuration's figures as soon as they are measured
+    return row
 
 
 def dask_overhead(n, chunks, repeats):
@@ -104,23 +129,35 @@ def main():
     counts = [int(c) for c in args.gpus.split(",")] if args.gpus else sorted({1, count})
     n, chunk = 2**args.log2n, 2**args.chunk_log2
     rows = [measure(list(range(k)), n, chunk, args.repeats) for k in counts if k <= count]
-    base = rows[0]
+    base, nbytes = rows[0], 4 * n
     lines = [f"# gpureduce.dask on {count} GPU(s): float32 array of 2^{args.log2n} elements in chunks of "
-             f"2^{args.chunk_log2} (NumPy chunks persisted in the workers' memory)", "",
+             f"2^{args.chunk_log2}", "",
              f"Commit {commit()}, `benchmarks/bench_dask.py`, medians of {args.repeats}; one worker per GPU "
-             f"({base['how']}).", "",
+             f"(gpureduce.dask.local_cluster: {base['how']}), the array persisted on the workers before timing; "
+             "a cumsum's result is persisted on the workers (not gathered).", "",
+             "NumPy chunks in the workers' memory:", "",
              "| GPUs | sum | speed-up | GB/s | cumsum | speed-up | GB/s (read + write) |",
              "|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
-        nbytes = 4 * n
         lines.append(f"| {r['gpus']} | {r['sum_s'] * 1e3:.1f} ms | {base['sum_s'] / r['sum_s']:.2f} | "
                      f"{nbytes / r['sum_s'] / 1e9:.1f} | {r['cumsum_s'] * 1e3:.1f} ms | "
                      f"{base['cumsum_s'] / r['cumsum_s']:.2f} | {2 * nbytes / r['cumsum_s'] / 1e9:.1f} |")
+    if "cupy_sum_s" in base:
+        lines += ["", "CuPy chunks on the workers' GPUs; \"kernels alone\" is each GPU's share read at its measured "
+                  "read ceiling, so the rest of the wall-clock is Dask's (scheduling, the tree of partials, "
+                  "moving results):", "",
+                  "| GPUs | sum | kernels alone | Dask's share | cumsum | tiny sum (8 × 2^20) |",
+                  "|---:|---:|---:|---:|---:|---:|"]
+        for r in rows:
+            alone = nbytes / r["gpus"] / (r["read_gbps"] * 1e9)
+            lines.append(f"| {r['gpus']} | {r['cupy_sum_s'] * 1e3:.1f} ms | {alone * 1e3:.1f} ms | "
+                         f"{(r['cupy_sum_s'] - alone) * 1e3:.1f} ms | {r['cupy_cumsum_s'] * 1e3:.1f} ms | "
+                         f"{r['small_s'] * 1e3:.2f} ms |")
     try:
         t_dask, t_one = dask_overhead(2**24, 8, 20)
-        lines += ["", f"Dask's overhead per reduction, CuPy chunks on one GPU (2^24 float32 in 8 chunks, threaded "
-                  f"scheduler): gpureduce.dask.sum {t_dask * 1e6:.0f} µs against gpureduce.sum of one CuPy array "
-                  f"{t_one * 1e6:.0f} µs: {(t_dask - t_one) * 1e6:.0f} µs."]
+        lines += ["", f"Without a cluster (threaded scheduler, CuPy chunks on one GPU, 2^24 float32 in 8 chunks): "
+                  f"gpureduce.dask.sum {t_dask * 1e6:.0f} µs against gpureduce.sum of one CuPy array "
+                  f"{t_one * 1e6:.0f} µs: {(t_dask - t_one) * 1e6:.0f} µs of Dask."]
     except ImportError as e:
         lines += ["", f"Dask overhead with CuPy chunks not measured: {e}"]
     report = "\n".join(lines) + "\n"
