@@ -345,9 +345,8 @@ def _streamed_chain(v, kind, x, result_dtype, axis, n, flat):
         if len(axes) == 1:
             width = int(np.prod(x.shape[axes[0] + 1:], dtype=np.int64))
     if width > 1:  # blocks of rows, reduced or scanned across the rows
-        if width > chunk // 2:
-            return None  # staged whole
-        c = chunk // width - 1
+        # rows wider than half a chunk go strip by strip of chunk // 8 columns (GR_STREAM_STRIPS)
+        c = chunk // (width if width <= chunk // 2 else chunk // 8) - 1
     else:
         c = chunk
     if n <= c:

@@ -154,8 +154,13 @@ cudaError_t gr_upload_host(gr_exec *ex, void *dst, const void *src, size_t bytes
  * until its event passes again).  fetch: enqueue device `dev` into the slot; take: once that has landed, copy it
  * out to host `dst`. */
 cudaError_t gr_ring_put(gr_exec *ex, int b, void *dev, const void *src, size_t bytes, cudaStream_t stream);
+/* put of `rows` rows of `row_bytes` bytes, `src_pitch` bytes apart on the host, packed one after another */
+cudaError_t gr_ring_put_rows(gr_exec *ex, int b, void *dev, const void *src, size_t rows, size_t row_bytes,
+                             size_t src_pitch, cudaStream_t stream);
 cudaError_t gr_ring_fetch(gr_exec *ex, int b, const void *dev, size_t bytes, cudaStream_t stream);
 cudaError_t gr_ring_take(gr_exec *ex, int b, void *dst, size_t bytes);
+/* take of `rows` rows of `row_bytes` bytes, packed in the slot, to host rows `dst_pitch` bytes apart */
+cudaError_t gr_ring_take_rows(gr_exec *ex, int b, void *dst, size_t rows, size_t row_bytes, size_t dst_pitch);
 /* Copy device `src` to host `dst` after the work enqueued on `stream`; complete on return.  `dst_pinned`: dst is
  * pinned memory, the DMA lands there directly. */
 cudaError_t gr_download_host(gr_exec *ex, void *dst, const void *src, size_t bytes, int dst_pinned,

@@ -20,7 +20,8 @@ typedef struct {
  *   ROWS    `rows` rows of `len` contiguous elements reduced or scanned along the row; whole rows per chunk
  *   PIECES  the same with rows longer than a chunk: each chunk one piece of a row
  *   SLABS   `rows` blocks of `len` rows of `width` contiguous elements, reduced or scanned across the rows
- *           (a column sum); whole rows per chunk, each block's running result carried as one more row */
+ *           (a column sum); whole rows per chunk, each block's running result carried as one more row; rows
+ *           wider than half a chunk go strip by strip of `strip` columns */
 typedef enum { GR_STREAM_ROWS, GR_STREAM_PIECES, GR_STREAM_SLABS } gr_stream_mode;
 
 typedef struct {
@@ -28,7 +29,8 @@ typedef struct {
     gr_stream_mode mode;
     int64_t rows, len, width;
     int64_t chunk;          /* elements per chunk (the last of a row or of the array may be shorter) */
-    int64_t rows_per_chunk; /* ROWS: whole rows per chunk; SLABS: rows of `width` per chunk, the carry besides */
+    int64_t rows_per_chunk; /* ROWS: whole rows per chunk; SLABS: rows of `strip` per chunk, the carry besides */
+    int64_t strip;          /* SLABS: columns per launch, `width` or (rows wider than half a chunk) a part of it */
     int64_t pieces;         /* PIECES: pieces per row */
     int downloads;          /* the results go to the host chunk by chunk (scans; reductions of ROWS into an array) */
     void *dev_in;           /* the chunk as uploaded (input dtype) */

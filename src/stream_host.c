@@ -13,6 +13,8 @@
  *            and its output after the carry is the piece's result;
  *   SLABS    blocks of rows reduced or scanned across the rows (a column sum of a C-ordered matrix), whole
  *            rows per chunk: chunk c > 0 is reduced or scanned behind a carried row, the running result so far.
+ *            Rows wider than half a chunk run strip by strip (1/GR_STREAM_STRIPS of a chunk's columns each,
+ *            gathered from the rows on the host, a scan's results scattered back), each strip a slab of its own.
  * A scan's results, and the row results of a reduction into an array (ROWS), go to the host as each chunk
  * finishes: straight into a pinned result, else through the ring's second half.
  * Chunk boundaries depend only on the shape and dtypes, so the results do not depend on timing.
@@ -27,6 +29,7 @@
 #define GR_STREAM_FROM GR_PINNED_SMALL    /* host inputs with more bytes than this stream */
 #define GR_STREAM_ALIGN ((size_t)256)
 #define GR_SIGNAL_EVERY_CHUNKS 32         /* look for Ctrl-C every 32 chunks (256 MiB) */
+#define GR_STREAM_STRIPS 8                /* a wide row's strip: 1/8 of a chunk, so 7 rows and the carry per chunk */
 
 static size_t
 align_up(size_t x)
@@ -114,17 +117,18 @@ plan_slabs(gr_job *j, int64_t chunk)
     const gr_segments *s = &j->s;
     const int inner = s->in_stride[0] == 1 && s->count[0] > 1 ? 0 : 1, outer = 1 - inner;
     const int64_t width = s->count[inner], batches = s->count[outer], len = s->reduce_count;
-    if (width < 2 || s->in_stride[inner] != 1 || s->reduce_in_stride != width || width > chunk / 2) return 0;
+    const int reduce = j->kind == GR_KIND_REDUCE, wide = width > chunk / 2;
+    if (width < 2 || s->in_stride[inner] != 1 || s->reduce_in_stride != width) return 0;
     if (batches > 1 && s->in_stride[outer] != len * width) return 0;
     if (!combines(j) || !(j->info->properties & GR_PROP_AXES)) return 0;
-    const int reduce = j->kind == GR_KIND_REDUCE;
     if (s->out_stride[inner] != 1 || (!reduce && s->reduce_out_stride != width)) return 0;
     if (batches > 1 && s->out_stride[outer] != (reduce ? width : len * width)) return 0;
     st->mode = GR_STREAM_SLABS;
     st->rows = batches;
     st->len = len;
     st->width = width;
-    st->rows_per_chunk = chunk / width - 1; /* the carried row takes one */
+    st->strip = wide ? chunk / GR_STREAM_STRIPS : width;
+    st->rows_per_chunk = chunk / st->strip - 1; /* the carried row takes one */
     return 1;
 }
 
@@ -227,10 +231,11 @@ for_each_shape(const gr_job *j, size_t *most, int *cuda_error, gr_status *status
     int n = 0;
     if (st->mode == GR_STREAM_SLABS) { /* first chunks from the input, later ones behind the carried row */
         const int64_t full = st->rows_per_chunk < st->len ? st->rows_per_chunk : st->len, last = st->len % full;
-        shapes[n++] = (launch_shape){.in_dtype = in, .rows = st->width, .len = full, .columns = 1,
-                                     .initial = j->s.initial};
-        shapes[n++] = (launch_shape){.in_dtype = out, .rows = st->width, .len = full + 1, .columns = 1};
-        if (last) shapes[n++] = (launch_shape){.in_dtype = out, .rows = st->width, .len = last + 1, .columns = 1};
+        for (int64_t w = st->strip, narrow = st->width % st->strip; w; w = narrow, narrow = 0) { /* strips */
+            shapes[n++] = (launch_shape){.in_dtype = in, .rows = w, .len = full, .columns = 1, .initial = j->s.initial};
+            shapes[n++] = (launch_shape){.in_dtype = out, .rows = w, .len = full + 1, .columns = 1};
+            if (last) shapes[n++] = (launch_shape){.in_dtype = out, .rows = w, .len = last + 1, .columns = 1};
+        }
     }
     else if (st->mode == GR_STREAM_ROWS) {
         const int64_t full = st->rows_per_chunk < st->rows ? st->rows_per_chunk : st->rows;
@@ -299,8 +304,8 @@ gr_stream_reserve(PyObject *module, gr_job *j)
 typedef struct {
     gr_job *j;
     int up, ups, downs;
-    char *pending_dst[GR_RING_CHUNKS];
-    size_t pending_bytes[GR_RING_CHUNKS];
+    char *pending_dst[GR_RING_CHUNKS]; /* a fetched slot's rows, and where they go */
+    size_t pending_rows[GR_RING_CHUNKS], pending_row_bytes[GR_RING_CHUNKS], pending_pitch[GR_RING_CHUNKS];
     long chunks; /* since the last look for Ctrl-C */
 } ring;
 
@@ -310,38 +315,59 @@ keep(ring *r, cudaError_t err, const char *stage)
     gr_outcome_keep(&r->j->outcome, err, stage);
 }
 
+/* `rows` rows of `row_bytes`, `pitch` bytes apart at host `src`, packed at device `dev` */
+static void
+upload_rows(ring *r, void *dev, const char *src, int64_t rows, size_t row_bytes, size_t pitch)
+{
+    if (!gr_outcome_ok(&r->j->outcome)) return;
+    keep(r, gr_ring_put_rows(r->j->ex, r->ups++ % r->up, dev, src, (size_t)rows, row_bytes, pitch, r->j->stream),
+         "copying the input to the device");
+}
+
 static void
 upload(ring *r, void *dev, const char *src, size_t bytes)
 {
-    if (!gr_outcome_ok(&r->j->outcome)) return;
-    keep(r, gr_ring_put(r->j->ex, r->ups++ % r->up, dev, src, bytes, r->j->stream), "copying the input to the device");
+    upload_rows(r, dev, src, 1, bytes, bytes);
 }
 
 static void
 copy_out(ring *r, int b)
 {
     if (!r->pending_dst[b]) return;
-    keep(r, gr_ring_take(r->j->ex, b, r->pending_dst[b], r->pending_bytes[b]), "copying the result to the host");
+    keep(r, gr_ring_take_rows(r->j->ex, b, r->pending_dst[b], r->pending_rows[b], r->pending_row_bytes[b],
+                              r->pending_pitch[b]),
+         "copying the result to the host");
     r->pending_dst[b] = NULL;
+}
+
+/* `rows` rows of `row_bytes` packed at device `dev`, to host rows `pitch` bytes apart at `dst` */
+static void
+download_rows(ring *r, char *dst, const void *dev, int64_t rows, size_t row_bytes, size_t pitch)
+{
+    gr_job *j = r->j;
+    if (!gr_outcome_ok(&j->outcome)) return;
+    if (j->host_dst_pinned) {
+        keep(r,
+             cudaMemcpy2DAsync(dst, pitch, dev, row_bytes, row_bytes, (size_t)rows, cudaMemcpyDeviceToHost, j->stream),
+             "copying the result to the host");
+        return;
+    }
+    const int b = r->up + r->downs++ % (GR_RING_CHUNKS - r->up);
+    copy_out(r, b);
+    const cudaError_t err = gr_ring_fetch(j->ex, b, dev, (size_t)rows * row_bytes, j->stream);
+    if (err == cudaSuccess) {
+        r->pending_dst[b] = dst;
+        r->pending_rows[b] = (size_t)rows;
+        r->pending_row_bytes[b] = row_bytes;
+        r->pending_pitch[b] = pitch;
+    }
+    keep(r, err, "copying the result to the host");
 }
 
 static void
 download(ring *r, char *dst, const void *dev, size_t bytes)
 {
-    gr_job *j = r->j;
-    if (!gr_outcome_ok(&j->outcome)) return;
-    if (j->host_dst_pinned) {
-        keep(r, cudaMemcpyAsync(dst, dev, bytes, cudaMemcpyDeviceToHost, j->stream), "copying the result to the host");
-        return;
-    }
-    const int b = r->up + r->downs++ % (GR_RING_CHUNKS - r->up);
-    copy_out(r, b);
-    const cudaError_t err = gr_ring_fetch(j->ex, b, dev, bytes, j->stream);
-    if (err == cudaSuccess) {
-        r->pending_dst[b] = dst;
-        r->pending_bytes[b] = bytes;
-    }
-    keep(r, err, "copying the result to the host");
+    download_rows(r, dst, dev, 1, bytes, bytes);
 }
 
 /* After each chunk: 0 to go on; 1 after a failure or a Ctrl-C (j->interrupted). */
@@ -359,12 +385,13 @@ chunk_done(ring *r)
 
 /* ---------------------------------------------------------------- the loops */
 
-/* A chunk of `rows` rows of `width` elements at host `src`, reduced or scanned behind the running result so far
- * (`running`, one row of the result dtype on the device): the running row and the chunk, cast to the result
- * dtype on the device where the input's differs, go to dev_carry as [running row, chunk rows], and the launch
- * over those rows + 1 writes `out`.  A piece of a long row is the case `width` 1. */
+/* A chunk of `rows` rows of `width` elements at host `src` (rows `pitch` bytes apart), reduced or scanned behind
+ * the running result so far (`running`, one row of the result dtype on the device): the running row and the
+ * chunk, cast to the result dtype on the device where the input's differs, go to dev_carry as [running row,
+ * chunk rows], and the launch over those rows + 1 writes `out`.  A piece of a long row is the case `width` 1. */
 static void
-run_behind_carry(ring *r, const void *running, const char *src, int64_t rows, int64_t width, void *out, int flat)
+run_behind_carry(ring *r, const void *running, const char *src, int64_t rows, int64_t width, size_t pitch, void *out,
+                 int flat)
 {
     gr_job *j = r->j;
     const gr_streaming *st = &j->streamed;
@@ -374,9 +401,9 @@ run_behind_carry(ring *r, const void *running, const char *src, int64_t rows, in
     const int64_t elements = rows * width;
     keep(r, cudaMemcpyAsync(carry, running, (size_t)width * out_item, cudaMemcpyDeviceToDevice, j->stream),
          "carrying a result across chunks");
-    if (in_dt == out_dt) upload(r, behind, src, (size_t)elements * in_item);
+    if (in_dt == out_dt) upload_rows(r, behind, src, rows, (size_t)width * in_item, pitch);
     else {
-        upload(r, st->dev_in, src, (size_t)elements * in_item);
+        upload_rows(r, st->dev_in, src, rows, (size_t)width * in_item, pitch);
         const int64_t one = 1;
         gr_outcome *o = &j->outcome;
         if (gr_outcome_ok(o))
@@ -434,8 +461,8 @@ stream_pieces(ring *r)
                 launch(j, &l);
             }
             else /* scanned behind the last result of the piece before; its output after the carry is the piece's */
-                run_behind_carry(r, dev_out + (size_t)before * out_item, src + (size_t)at * in_item, n, 1, dev_out,
-                                 j->flat);
+                run_behind_carry(r, dev_out + (size_t)before * out_item, src + (size_t)at * in_item, n, 1, in_item,
+                                 dev_out, j->flat);
             if (j->kind == GR_KIND_SCAN)
                 download(r, (char *)j->host_dst + (size_t)(row * st->len + at) * out_item, dev_out + out_item,
                          (size_t)n * out_item);
@@ -458,35 +485,38 @@ stream_slabs(ring *r)
     const gr_streaming *st = &j->streamed;
     const gr_dtype in_dt = j->in->dtype, out_dt = j->a.out_dtype;
     const size_t in_item = gr_dtype_itemsize(in_dt), out_item = gr_dtype_itemsize(out_dt);
-    const int64_t w = st->width;
-    const size_t in_row = (size_t)w * in_item, out_row = (size_t)w * out_item;
+    const size_t in_row = (size_t)st->width * in_item, out_row = (size_t)st->width * out_item;
     const int reduce = j->kind == GR_KIND_REDUCE;
     char *dev_out = st->dev_out;
-    for (int64_t b = 0; b < st->rows; b++) {
-        const char *src = (const char *)j->in->ptr + (size_t)(b * st->len) * in_row;
-        /* a reduction's running result is the block's result row; a scan's, the last row of dev_out */
-        char *result = reduce ? (char *)j->device_result + (size_t)b * out_row : dev_out;
-        int64_t last = 0; /* scans: which row of dev_out that is */
-        for (int64_t r0 = 0; r0 < st->len; r0 += st->rows_per_chunk) {
-            const int64_t n = st->len - r0 < st->rows_per_chunk ? st->len - r0 : st->rows_per_chunk;
-            if (r0 == 0) { /* straight from the input; initial= folded in here, once */
-                upload(r, st->dev_in, src, (size_t)n * in_row);
-                const launch_shape l = {.in = st->dev_in, .in_dtype = in_dt, .out = result, .rows = w, .len = n,
-                                        .columns = 1, .initial = j->s.initial};
-                launch(j, &l);
-                last = n - 1;
+    for (int64_t b = 0; b < st->rows; b++)
+        for (int64_t s0 = 0; s0 < st->width; s0 += st->strip) { /* one strip of columns (all of them if narrow) */
+            const int64_t w = st->width - s0 < st->strip ? st->width - s0 : st->strip;
+            const size_t dev_row = (size_t)w * out_item; /* a row of the strip's result on the device */
+            const char *src = (const char *)j->in->ptr + (size_t)(b * st->len) * in_row + (size_t)s0 * in_item;
+            /* a reduction's running result is the strip of the block's result row; a scan's, the last row of
+             * dev_out */
+            char *result = reduce ? (char *)j->device_result + (size_t)b * out_row + (size_t)s0 * out_item : dev_out;
+            int64_t last = 0; /* scans: which row of dev_out that is */
+            for (int64_t r0 = 0; r0 < st->len; r0 += st->rows_per_chunk) {
+                const int64_t n = st->len - r0 < st->rows_per_chunk ? st->len - r0 : st->rows_per_chunk;
+                if (r0 == 0) { /* straight from the input; initial= folded in here, once */
+                    upload_rows(r, st->dev_in, src, n, (size_t)w * in_item, in_row);
+                    const launch_shape l = {.in = st->dev_in, .in_dtype = in_dt, .out = result, .rows = w, .len = n,
+                                            .columns = 1, .initial = j->s.initial};
+                    launch(j, &l);
+                    last = n - 1;
+                }
+                else { /* behind the running result */
+                    const void *running = reduce ? result : dev_out + (size_t)last * dev_row;
+                    run_behind_carry(r, running, src + (size_t)r0 * in_row, n, w, in_row, result, 0);
+                    last = n;
+                }
+                if (!reduce) /* the chunk's rows of the result (the last n rows of dev_out) into the strip's */
+                    download_rows(r, (char *)j->host_dst + (size_t)(b * st->len + r0) * out_row + (size_t)s0 * out_item,
+                                  dev_out + (size_t)(last + 1 - n) * dev_row, n, dev_row, out_row);
+                if (chunk_done(r)) return;
             }
-            else { /* behind the running result */
-                run_behind_carry(r, reduce ? result : dev_out + (size_t)last * out_row, src + (size_t)r0 * in_row, n, w,
-                                 result, 0);
-                last = n;
-            }
-            if (!reduce) /* the chunk's rows of the result: the last n rows of dev_out */
-                download(r, (char *)j->host_dst + (size_t)(b * st->len + r0) * out_row,
-                         dev_out + (size_t)(last + 1 - n) * out_row, (size_t)n * out_row);
-            if (chunk_done(r)) return;
         }
-    }
 }
 
 void

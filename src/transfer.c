@@ -19,13 +19,24 @@ chunk_bytes(size_t bytes, size_t chunk)
 }
 
 cudaError_t
-gr_ring_put(gr_exec *ex, int b, void *dev, const void *src, size_t bytes, cudaStream_t stream)
+gr_ring_put_rows(gr_exec *ex, int b, void *dev, const void *src, size_t rows, size_t row_bytes, size_t src_pitch,
+                 cudaStream_t stream)
 {
     cudaError_t err = cudaEventSynchronize(ex->ring_done[b]); /* the DMA that last read the slot is done */
     if (err != cudaSuccess) return err;
-    gr_host_copy(ex->ring[b], src, bytes);
-    err = cudaMemcpyAsync(dev, ex->ring[b], bytes, cudaMemcpyHostToDevice, stream);
+    char *slot = ex->ring[b];
+    if (src_pitch == row_bytes) gr_host_copy(slot, src, rows * row_bytes);
+    else
+        for (size_t i = 0; i < rows; i++) /* rows of 1 MiB or more (stream_host.c's strips): each split in parts */
+            gr_host_copy(slot + i * row_bytes, (const char *)src + i * src_pitch, row_bytes);
+    err = cudaMemcpyAsync(dev, slot, rows * row_bytes, cudaMemcpyHostToDevice, stream);
     return err == cudaSuccess ? cudaEventRecord(ex->ring_done[b], stream) : err;
+}
+
+cudaError_t
+gr_ring_put(gr_exec *ex, int b, void *dev, const void *src, size_t bytes, cudaStream_t stream)
+{
+    return gr_ring_put_rows(ex, b, dev, src, 1, bytes, bytes, stream);
 }
 
 cudaError_t
@@ -36,11 +47,22 @@ gr_ring_fetch(gr_exec *ex, int b, const void *dev, size_t bytes, cudaStream_t st
 }
 
 cudaError_t
-gr_ring_take(gr_exec *ex, int b, void *dst, size_t bytes)
+gr_ring_take_rows(gr_exec *ex, int b, void *dst, size_t rows, size_t row_bytes, size_t dst_pitch)
 {
     cudaError_t err = cudaEventSynchronize(ex->ring_done[b]); /* its fetch has landed */
-    if (err == cudaSuccess) gr_host_copy(dst, ex->ring[b], bytes);
-    return err;
+    if (err != cudaSuccess) return err;
+    const char *slot = ex->ring[b];
+    if (dst_pitch == row_bytes) gr_host_copy(dst, slot, rows * row_bytes);
+    else
+        for (size_t i = 0; i < rows; i++) /* rows of 1 MiB or more (stream_host.c's strips): each split in parts */
+            gr_host_copy((char *)dst + i * dst_pitch, slot + i * row_bytes, row_bytes);
+    return cudaSuccess;
+}
+
+cudaError_t
+gr_ring_take(gr_exec *ex, int b, void *dst, size_t bytes)
+{
+    return gr_ring_take_rows(ex, b, dst, 1, bytes, bytes);
 }
 
 cudaError_t

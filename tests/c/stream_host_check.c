@@ -75,6 +75,13 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaM
     q->dst = dst, q->src = src, q->bytes = count;
     return cudaSuccess;
 }
+cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                              enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+    for (size_t i = 0; i < height; i++) cudaMemcpyAsync((char *)dst + i * dpitch, (const char *)src + i * spitch,
+                                                        width, kind, stream);
+    return cudaSuccess;
+}
 static long event_index(cudaEvent_t event) { return (long)(intptr_t)event % EVENTS; }
 cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
@@ -450,6 +457,12 @@ main(void)
         {"slabs: column cumsums, pinned", S, OP_SUM, I64, I64, 3, 2000, 701, 0, 1, 0, SLABS},
         {"slabs: int32 column cumsums", S, OP_SUM, I32, I64, 2, 3000, 333, 0, 0, 0, SLABS},
         {"slabs: column cummin, one row per chunk", S, OP_MIN, I64, I64, 2, 7, M / 2, 0, 1, 0, SLABS},
+        {"strips: wide column sums, initial", R, OP_SUM, I64, I64, 2, 20, M + 3, 0, 0, 1, SLABS},
+        {"strips: wide column max, whole strips", R, OP_MAX, I64, I64, 1, 7, 2 * M, 0, 0, 0, SLABS},
+        {"strips: int32 wide column sums (cast)", R, OP_SUM, I32, I64, 1, 15, 2 * M + 5, 0, 0, 0, SLABS},
+        {"strips: wide column cumsums, pageable", S, OP_SUM, I64, I64, 2, 16, M + 3, 0, 0, 0, SLABS},
+        {"strips: wide column cummax, pinned", S, OP_MAX, I64, I64, 1, 9, 2 * M, 0, 1, 0, SLABS},
+        {"strips: int32 wide column cumsums (cast), pinned", S, OP_SUM, I32, I64, 1, 15, M + 5, 0, 1, 0, SLABS},
         {"rows: int32 cumsums, last chunk short", S, OP_SUM, I32, I64, 777, 5001, 1, 0, 0, 0, ROWS},
         {"rows: int32 cumsums, pinned", S, OP_SUM, I32, I64, 777, 5001, 1, 0, 1, 0, ROWS},
         {"rows: int32 row sums", R, OP_SUM, I32, I64, 3000, 2001, 1, 0, 0, 1, ROWS},
