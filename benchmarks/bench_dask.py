@@ -63,6 +63,7 @@ def measure(gpus, n, chunk, repeats):
 
         check_sum(gd.sum(x).compute(), "NumPy chunks")
         row["sum_s"] = timed(lambda: gd.sum(x).compute(), repeats)
+        row["dask_sum_s"] = timed(lambda: x.sum().compute(), repeats)  # Dask's own: NumPy on the workers' CPUs
         print(f"{len(gpus)} GPU(s), NumPy chunks: sum {row['sum_s'] * 1e3:.1f} ms", flush=True)
         r = scan(x)
         assert abs(last_of(r) - exact) <= 1e-4 * abs(exact), f"cumsum's last element {last_of(r)} against {exact}"
@@ -79,6 +80,7 @@ def measure(gpus, n, chunk, repeats):
             x = None  # the host chunks released (cancelling them would cancel their dependents, xc, too)
             check_sum(gd.sum(xc).compute(), "CuPy chunks")
             row["cupy_sum_s"] = timed(lambda: gd.sum(xc).compute(), repeats)
+            row["dask_cupy_sum_s"] = timed(lambda: xc.sum().compute(), repeats)  # Dask's own: CuPy's kernels
             r = scan(xc)
             assert abs(last_of(r) - exact) <= 1e-4 * abs(exact), "cumsum of CuPy chunks"
             client.cancel(r)
@@ -90,6 +92,7 @@ def measure(gpus, n, chunk, repeats):
             wait(small)
             gd.sum(small).compute()
             row["small_s"] = timed(lambda: gd.sum(small).compute(), 4 * repeats)
+            row["dask_small_s"] = timed(lambda: small.sum().compute(), 4 * repeats)
         row["read_gbps"] = gpureduce.device_info()["read_gbps"]
     print(row, flush=True)  # each configuration's figures as soon as they are measured
     return row
@@ -136,23 +139,27 @@ def main():
              f"(gpureduce.dask.local_cluster: {base['how']}), the array persisted on the workers before timing; "
              "a cumsum's result is persisted on the workers (not gathered).", "",
              "NumPy chunks in the workers' memory:", "",
-             "| GPUs | sum | speed-up | GB/s | cumsum | speed-up | GB/s (read + write) |",
-             "|---:|---:|---:|---:|---:|---:|---:|"]
+             "| GPUs | sum | speed-up | GB/s | dask.array's own sum (NumPy) | cumsum | speed-up | "
+             "GB/s (read + write) |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {r['gpus']} | {r['sum_s'] * 1e3:.1f} ms | {base['sum_s'] / r['sum_s']:.2f} | "
-                     f"{nbytes / r['sum_s'] / 1e9:.1f} | {r['cumsum_s'] * 1e3:.1f} ms | "
+                     f"{nbytes / r['sum_s'] / 1e9:.1f} | {r['dask_sum_s'] * 1e3:.1f} ms | "
+                     f"{r['cumsum_s'] * 1e3:.1f} ms | "
                      f"{base['cumsum_s'] / r['cumsum_s']:.2f} | {2 * nbytes / r['cumsum_s'] / 1e9:.1f} |")
     if "cupy_sum_s" in base:
         lines += ["", "CuPy chunks on the workers' GPUs; \"kernels alone\" is each GPU's share read at its measured "
                   "read ceiling, so the rest of the wall-clock is Dask's (scheduling, the tree of partials, "
                   "moving results):", "",
-                  "| GPUs | sum | kernels alone | Dask's share | cumsum | tiny sum (8 × 2^20) |",
-                  "|---:|---:|---:|---:|---:|---:|"]
+                  "| GPUs | sum | kernels alone | Dask's share | dask.array's own sum (CuPy) | cumsum | "
+                  "tiny sum (8 × 2^20) | dask.array's own tiny sum |",
+                  "|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for r in rows:
             alone = nbytes / r["gpus"] / (r["read_gbps"] * 1e9)
             lines.append(f"| {r['gpus']} | {r['cupy_sum_s'] * 1e3:.1f} ms | {alone * 1e3:.1f} ms | "
-                         f"{(r['cupy_sum_s'] - alone) * 1e3:.1f} ms | {r['cupy_cumsum_s'] * 1e3:.1f} ms | "
-                         f"{r['small_s'] * 1e3:.2f} ms |")
+                         f"{(r['cupy_sum_s'] - alone) * 1e3:.1f} ms | {r['dask_cupy_sum_s'] * 1e3:.1f} ms | "
+                         f"{r['cupy_cumsum_s'] * 1e3:.1f} ms | {r['small_s'] * 1e3:.2f} ms | "
+                         f"{r['dask_small_s'] * 1e3:.2f} ms |")
     try:
         t_dask, t_one = dask_overhead(2**24, 8, 20)
         lines += ["", f"Without a cluster (threaded scheduler, CuPy chunks on one GPU, 2^24 float32 in 8 chunks): "
