@@ -12,7 +12,8 @@ error once, at the end, not once per chunk:
   aggregate gives NaN and warns "All-NaN slice encountered" where no chunk had one;
 * nanmean: each chunk's count of numbers and their sum, divided once ("Mean of empty slice" where none);
 * nanargmin, nanargmax: the structured (value, global index) partials of argmin and argmax, NaN as the value of
-  a chunk's slice without a number, which never wins; NumPy's ValueError where no chunk had one.
+  a chunk's slice without a number, which counts as +inf (nanargmax: -inf), as NumPy's own takes a NaN, so it
+  wins only a tie with that infinity; NumPy's ValueError where no chunk had a number.
 
 Integer and bool inputs hold no NaN: each function is then the plain one (nansum: sum), as NumPy's.
 """
@@ -162,14 +163,14 @@ def _nanmean_chunk(variant, accumulate, x, axis=None, keepdims=True, computing_m
 # ---------------------------------------------------------------- nanargmin, nanargmax
 
 def nanargmin(a, axis=None, out=None, *, keepdims=False, split_every=None, variant="auto"):
-    """numpy.nanargmin of a Dask array: the global index of the first least number; ValueError "All-NaN slice
-    encountered" (at compute()) where a slice has none."""
+    """numpy.nanargmin of a Dask array: the global index of the first least number (where that is +inf, of the
+    first +inf or NaN, as NumPy's); ValueError "All-NaN slice encountered" (at compute()) where a slice has none."""
     return _nanarg("nanargmin", a, axis, out, keepdims, split_every, variant)
 
 
 def nanargmax(a, axis=None, out=None, *, keepdims=False, split_every=None, variant="auto"):
-    """numpy.nanargmax of a Dask array: the global index of the first greatest number; ValueError "All-NaN slice
-    encountered" (at compute()) where a slice has none."""
+    """numpy.nanargmax of a Dask array: the global index of the first greatest number (where that is -inf, of the
+    first -inf or NaN, as NumPy's); ValueError "All-NaN slice encountered" (at compute()) where a slice has none."""
     return _nanarg("nanargmax", a, axis, out, keepdims, split_every, variant)
 
 
@@ -204,6 +205,9 @@ def _nanarg_chunk(op, variant, x, axis, offset_info):
         numbers = _dask._kernel_reduce("any", variant, ~np.isnan(x), axis=arg_axis, keepdims=True)
         arg = _dask._kernel_reduce(op, variant, np.where(numbers, x, 0), axis=arg_axis, keepdims=True)
     vals, arg = _dask._global_arg(x, arg, arg_axis, offset_info)
+    # NumPy's nanargmin takes a NaN for +inf (nanargmax: for -inf), so in a slice whose extreme is that infinity
+    # its index may be a NaN's: the value there stands for the infinity, not for "no number"
+    vals = np.where(np.isnan(vals), np.inf if op == "nanargmin" else -np.inf, vals).astype(x.dtype, copy=False)
     if numbers is not None:
         vals = np.where(numbers, vals, np.nan).astype(x.dtype, copy=False)
     return _dask._structured(vals, arg)

@@ -321,16 +321,17 @@ def _first_extreme(value_op, data, axis, keepdims, skip_nan=False):
     """(global index, value) of the partials' extreme: NaN counts as extreme, and of tied partials the smallest
     global index wins (NumPy's first occurrence; Dask's own combine takes the first in block order, which is not
     the first in the array's order when the reduction runs over several axes).  skip_nan (nanargmin, nanargmax):
-    a NaN partial stands for a chunk's slice without a number and never wins; the value is NaN where no partial
-    has a number."""
+    a NaN partial stands for a chunk's slice without a number (its index that slice's first); it counts as +inf
+    (nanargmax: -inf), as NumPy's nanargmin takes a NaN, so it wins only a tie with that infinity; the value is
+    NaN where no partial has a number."""
     vals, arg = data["vals"], data["arg"]
     ax = None if len(axis) == vals.ndim or vals.ndim == 1 else axis[0]
     if skip_nan:
         numbers = ~np.isnan(vals)
-        far = np.inf if value_op == "min" else -np.inf
-        extreme = getattr(np, value_op)(np.where(numbers, vals, far), axis=ax, keepdims=True)
-        tied = numbers & (vals == extreme)
-        extreme = np.where(tied.any(axis=ax, keepdims=True), extreme, np.nan)
+        filled = np.where(numbers, vals, np.inf if value_op == "min" else -np.inf)
+        extreme = getattr(np, value_op)(filled, axis=ax, keepdims=True)
+        tied = filled == extreme
+        extreme = np.where(numbers.any(axis=ax, keepdims=True), extreme, np.nan)
     else:
         extreme = getattr(np, value_op)(vals, axis=ax, keepdims=True)  # NaN propagates
         tied = vals == extreme

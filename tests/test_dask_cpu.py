@@ -920,3 +920,29 @@ def test_large_host_blocks_are_folded_on_several_threads(numpy_kernels, op, rng,
         got = getattr(gd, op)(da.from_array(data, chunks=chunks), axis=axis).compute(scheduler="sync")
         np.testing.assert_array_equal(got, reference(op, data, axis=axis))
         assert any(calls), f"no block of {shape} was folded in slices"
+
+
+def test_nan_arg_reductions_take_a_nan_for_the_infinity_as_numpy_does(numpy_kernels, rng):
+    """numpy.nanargmin takes a NaN for +inf (nanargmax: for -inf): where a slice's extreme is that infinity, the
+    first of the infinities and the NaNs wins, also when they lie in different chunks; every array of up to 4
+    elements of NaN, inf, -inf and 1 in chunks of 1 and 2, and rows and columns of a 2-D one."""
+    import itertools
+
+    for n in range(1, 5):
+        for values in itertools.product([np.nan, np.inf, -np.inf, 1.0], repeat=n):
+            x = np.array(values)
+            for op in ("nanargmin", "nanargmax"):
+                for chunks in (1, 2):
+                    d = da.from_array(x, chunks=chunks)
+                    if np.isnan(x).all():
+                        with pytest.raises(ValueError, match="All-NaN"):
+                            getattr(gd, op)(d, split_every=2).compute()
+                    else:
+                        assert getattr(gd, op)(d, split_every=2).compute() == getattr(np, op)(x), (values, op, chunks)
+    x = rng.choice([np.nan, np.inf, -np.inf, 0.0, 1.0], (40, 30), p=[0.3, 0.2, 0.2, 0.15, 0.15])
+    x[rng.integers(0, 40, 30), np.arange(30)] = 0.5  # a number in every column and every row
+    x[np.arange(40), rng.integers(0, 30, 40)] = 0.5
+    d = da.from_array(x, chunks=(7, 4))
+    for op in ("nanargmin", "nanargmax"):
+        for axis in (0, 1):
+            np.testing.assert_array_equal(getattr(gd, op)(d, axis=axis).compute(), getattr(np, op)(x, axis=axis))
