@@ -175,3 +175,26 @@ def test_host_arrays_through_the_pipeline(op, shape, axis, rng):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         assert_matches_numpy(op, x, axis=axis)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_arg_forms_take_a_nan_for_the_infinity_as_numpy_does(dtype, rng):
+    """NumPy's nanargmin reads a NaN as +inf (nanargmax: as -inf), so where a slice's extreme is that infinity
+    the first of the infinities and the NaNs wins.  Every array of up to 4 elements of NaN, inf, -inf and 1 with
+    a number; then rows and columns of NaNs and the one infinity, long enough for every level of the kernels'
+    trees, on the host and on the device."""
+    import itertools
+
+    for n in range(1, 5):
+        for values in itertools.product([np.nan, np.inf, -np.inf, 1.0], repeat=n):
+            x = np.array(values, dtype)
+            if not np.isnan(x).all():
+                for op in ARG_OPS:
+                    assert_matches_numpy(op, x)
+    for op, far in (("nanargmin", np.inf), ("nanargmax", -np.inf)):
+        x = np.where(rng.random((67, 4099)) < 0.7, np.nan, far).astype(dtype)
+        x[rng.integers(0, 67, 4099), np.arange(4099)] = far  # an infinity in every column and every row
+        x[np.arange(67), rng.integers(0, 4099, 67)] = far
+        for axis in (None, 0, 1):
+            assert_matches_numpy(op, x, axis=axis)
+            assert_matches_numpy(op, at_home("cupy", x, {}), axis=axis)

@@ -103,26 +103,39 @@ struct ArgReducer {
     __host__ __device__ __forceinline__ static int64_t finish(const V &v) { return v.index; }
     __host__ static V from_initial(const void *) { return identity(); }
 
-  private:
+  protected:
     __host__ __device__ __forceinline__ static bool strictly_better(const Acc &a, const Acc &b) {
         if constexpr (cuda::std::is_same<Better, Min>::value) return a < b;
         else return a > b;
     }
 };
 
-// nanargmin / nanargmax: a NaN element is read as the identity, so it is never chosen; a slice of NaNs only ends
-// on the identity's position, finished as -1 (gpureduce/_nan.py raises NumPy's "All-NaN slice encountered").
+// nanargmin / nanargmax, as NumPy's, which fills the NaNs with +inf (nanargmax: -inf) and takes the first
+// extreme: a NaN element is read as the identity's value at its own position, so it ties with a real infinity
+// and the first of them wins.  Bit kNoNumber of the index says that no number has been seen: a combine keeps it
+// only where both sides have it.  A slice of NaNs only finishes as -1 (gpureduce/_nan.py raises NumPy's
+// "All-NaN slice encountered").
 template <class Better, class In>
 struct NanArgReducer : ArgReducer<Better, In> {
     using Base = ArgReducer<Better, In>;
+    using Acc = typename Base::Acc;
     using V = typename Base::V;
-    using Partials = NanArgReducer<Better, typename Base::Acc>;
+    using Partials = NanArgReducer<Better, Acc>;
+    static constexpr int64_t kNoNumber = int64_t(1) << 62;  // positions stay below 2^62
+    __host__ __device__ __forceinline__ static V identity() { return Base::identity(); }  // INT64_MAX: no number
     __host__ __device__ __forceinline__ static V element(const In &x, int64_t r) {
-        return is_nan(x) ? Base::identity() : Base::element(x, r);
+        return is_nan(x) ? V{Better::template identity<Acc>(), r | kNoNumber} : Base::element(x, r);
+    }
+    __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) {
+        const int64_t pa = a.index & ~kNoNumber, pb = b.index & ~kNoNumber;  // (values are never NaN here)
+        const bool take_a = Base::strictly_better(a.value, b.value) ||
+                            (!Base::strictly_better(b.value, a.value) && pa <= pb);
+        return {take_a ? a.value : b.value, (take_a ? pa : pb) | (a.index & b.index & kNoNumber)};
     }
     __host__ __device__ __forceinline__ static int64_t finish(const V &v) {
-        return v.index == INT64_MAX ? -1 : v.index;
+        return (v.index & kNoNumber) ? -1 : v.index;
     }
+    __host__ static V from_initial(const void *) { return identity(); }
 };
 
 // ptp: the minimum and the maximum carried together (NaN propagating, as min's and max's), subtracted once at
