@@ -20,6 +20,7 @@ from functools import partial
 import numpy as np
 import dask.array as da
 
+from ._nan import operator_for_dtype
 from ._plan import NoValue
 from .moments import _ddof
 
@@ -61,7 +62,7 @@ def _moments(op, a, axis, dtype, out, ddof, keepdims, split_every, variant):
         raise TypeError(f"{op}() with dtype={np.dtype(dtype)}: gpureduce computes a variance in a floating dtype "
                         "(float16, float32 or float64)")
     result_dtype = np.dtype(dtype) if dtype is not None else np.var(np.ones((1,), a.dtype)).dtype
-    skip_nan = op.startswith("nan") and a.dtype.kind in "fc"  # integers and bool hold no NaN: nanvar is their var
+    skip_nan = operator_for_dtype(op, a.dtype).startswith("nan")  # integers and bool: nanvar is their var
     sqrt = op.endswith("std")
     return da.reduction(a, partial(_chunk, skip_nan, variant), partial(_aggregate, skip_nan, sqrt, ddof, result_dtype),
                         combine=_combine, axis=axis, keepdims=keepdims, dtype=result_dtype, split_every=split_every,

@@ -26,12 +26,14 @@ import numpy as np
 import dask.array as da
 from dask.array import reductions as _reductions
 
+from ._nan import EXACT, operator_for_dtype
 from ._plan import NoValue
+from ._registry import scan_function_name
 
 
-def _exact(a):
-    """Whether `a` holds no NaN (integers and bool), so that a nan function of it is the plain one."""
-    return a.dtype.kind not in "fc"
+def _exact(op, a):
+    """Whether `a` holds no NaN (integers and bool), so that nan function `op` of it is the plain one."""
+    return operator_for_dtype(op, a.dtype) != op
 
 
 # ---------------------------------------------------------------- nansum, nanprod
@@ -39,18 +41,19 @@ def _exact(a):
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=NoValue, *, split_every=None,
            variant="auto"):
     """numpy.nansum of a Dask array: each chunk's nansum, the partial sums added (initial= once, at the end)."""
-    return _fold("nansum", "sum", a, axis, dtype, out, keepdims, initial, split_every, variant)
+    return _fold("nansum", a, axis, dtype, out, keepdims, initial, split_every, variant)
 
 
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=NoValue, *, split_every=None,
             variant="auto"):
     """numpy.nanprod of a Dask array: each chunk's nanprod, the partial products multiplied."""
-    return _fold("nanprod", "prod", a, axis, dtype, out, keepdims, initial, split_every, variant)
+    return _fold("nanprod", a, axis, dtype, out, keepdims, initial, split_every, variant)
 
 
-def _fold(op, plain, a, axis, dtype, out, keepdims, initial, split_every, variant):
+def _fold(op, a, axis, dtype, out, keepdims, initial, split_every, variant):
     a = _dask._array(a)
-    if _exact(a):
+    plain = EXACT[op]
+    if _exact(op, a):
         return getattr(_dask, plain)(a, axis=axis, dtype=dtype, keepdims=keepdims, split_every=split_every, out=out,
                                      initial=initial, variant=variant)
     _dask._whole_arrays_only(op, variant)
@@ -78,8 +81,8 @@ def nanmax(a, axis=None, out=None, keepdims=False, initial=NoValue, *, split_eve
 
 def _extreme(op, a, axis, out, keepdims, initial, split_every, variant):
     a = _dask._array(a)
-    plain = op[len("nan"):]
-    if _exact(a):
+    plain = EXACT[op]
+    if _exact(op, a):
         return getattr(_dask, plain)(a, axis=axis, keepdims=keepdims, split_every=split_every, out=out,
                                      initial=initial, variant=variant)
     _dask._whole_arrays_only(op, variant)
@@ -135,7 +138,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, split_every=N
     `dtype`, as NumPy accumulates), divided once at the end; NaN and "Mean of empty slice" where a slice has no
     number."""
     a = _dask._array(a)
-    if _exact(a):
+    if _exact("nanmean", a):
         return _dask.mean(a, axis=axis, dtype=dtype, keepdims=keepdims, split_every=split_every, out=out,
                           variant=variant)
     _dask._whole_arrays_only("nanmean", variant)
@@ -176,8 +179,8 @@ def nanargmax(a, axis=None, out=None, *, keepdims=False, split_every=None, varia
 
 def _nanarg(op, a, axis, out, keepdims, split_every, variant):
     a = _dask._array(a)
-    plain = op[len("nan"):]
-    if _exact(a):
+    plain = EXACT[op]
+    if _exact(op, a):
         return getattr(_dask, plain)(a, axis=axis, keepdims=keepdims, split_every=split_every, out=out,
                                      variant=variant)
     if axis is not None and not isinstance(axis, (int, np.integer)):
@@ -231,14 +234,14 @@ def nancumsum(a, axis=None, dtype=None, out=None, *, variant="auto"):
     """numpy.nancumsum of a Dask array (axis=None: the flattened array): each chunk's nancumsum, the blocks
     before added in."""
     a = _dask._array(a)
-    return _dask._scan("cumsum" if _exact(a) else "nancumsum", a, axis, dtype, out, variant)
+    return _dask._scan(scan_function_name(operator_for_dtype("nansum", a.dtype)), a, axis, dtype, out, variant)
 
 
 def nancumprod(a, axis=None, dtype=None, out=None, *, variant="auto"):
     """numpy.nancumprod of a Dask array (axis=None: the flattened array): each chunk's nancumprod, the blocks
     before multiplied in."""
     a = _dask._array(a)
-    return _dask._scan("cumprod" if _exact(a) else "nancumprod", a, axis, dtype, out, variant)
+    return _dask._scan(scan_function_name(operator_for_dtype("nanprod", a.dtype)), a, axis, dtype, out, variant)
 
 
 # gpureduce.dask imports this module at its end; importing it last here lets either module be imported first

@@ -26,9 +26,12 @@ EXACT = {op.name: op.exact for op in OPERATORS if op.exact != op.name}  # nansum
 
 def operator_for(op, a):
     """The operator that runs `op` on `a`: the plain one where `a` holds no floating or complex numbers."""
-    if op not in EXACT:
-        return op
-    return op if intake(a).dtype.kind in "fc" else EXACT[op]
+    return operator_for_dtype(op, intake(a).dtype) if op in EXACT else op
+
+
+def operator_for_dtype(op, dtype):
+    """The operator that runs `op` on elements of `dtype`: integers and bool hold no NaN, so nansum is sum."""
+    return EXACT[op] if op in EXACT and np.dtype(dtype).kind not in "fc" else op
 
 
 def check_like_numpy(op, a, result, axis, where, ddof):

@@ -24,7 +24,7 @@ import numpy as np
 from . import _core
 from ._layout import Dim, c_strides, gather_order, plan as segments_plan
 from ._operands import cast, copy_into, default_dtype, dtype_code, gather, intake, is_c_contiguous
-from ._nan import EXACT
+from ._nan import operator_for_dtype
 from ._registry import OP_NAMES, OPERATORS, REDUCE_OPS, SCAN_OPS, resolve, variants
 from ._results import in_kind_of
 
@@ -197,8 +197,7 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
                    variant="auto", ddof=None, ord=None):
     """(plan, post) of ``reduce(op, a, ...)``; raises NumPy's exceptions for bad arguments."""
     x = intake(a)
-    if op in EXACT and x.dtype.kind not in "fc":
-        op = EXACT[op]  # no NaN in integers and bool: nansum is sum there (gpureduce/_nan.py)
+    op = operator_for_dtype(op, x.dtype)  # no NaN in integers and bool: nansum is sum there
     if axis is None and dtype is None and out is None and where is True and initial is NoValue and not keepdims:
         cached = _WHOLE.get((op, variant, x.code, x.shape, x.strides))
         if cached is not None:  # (the plan's fields before the operands, after them)
@@ -358,8 +357,7 @@ def reduce_plan(op, a, *args, **kwargs):
 def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, variant="auto"):
     """(plan, post) of ``scan(op, a, ...)``; raises NumPy's exceptions for bad arguments."""
     x = intake(a)
-    if op in EXACT and x.dtype.kind not in "fc":
-        op = EXACT[op]  # no NaN in integers and bool: nancumsum is cumsum there
+    op = operator_for_dtype(op, x.dtype)  # no NaN in integers and bool: nancumsum is cumsum there
     if axis is None and dtype is None and out is None and (exclusive is False or exclusive is True):
         cached = _WHOLE.get((op, variant, x.code, x.shape, x.strides, exclusive))
         if cached is not None:  # (the fields before the operands, the flattened view, the fields after them)

@@ -236,10 +236,7 @@ def _mean_chunk(variant, x, axis=None, keepdims=True, accumulate=None, computing
 
 
 def _mean_combine(pairs, axis=None, keepdims=True, accumulate=None, computing_meta=False, **dask_options):
-    if not isinstance(pairs, list):
-        pairs = [pairs]
-    n = _reductions._concatenate2(_reductions.deepmap(lambda p: p["n"], pairs), axes=axis)
-    total = _reductions._concatenate2(_reductions.deepmap(lambda p: p["total"], pairs), axes=axis)
+    n, total = _gather(pairs, "n", axis), _gather(pairs, "total", axis)
     return {"n": n.sum(axis=axis, keepdims=True), "total": total.sum(axis=axis, keepdims=True, dtype=accumulate)}
 
 
@@ -371,7 +368,7 @@ def argmax(a, axis=None, keepdims=False, split_every=None, out=None, *, variant=
 # ---------------------------------------------------------------- vector_norm: the norm of the chunks' norms
 
 def _kernel_norm(variant, order, x, axis=None, keepdims=False, computing_meta=False, **dask_options):
-    options = {} if variant == "auto" else {"variant": variant}
+    options = _options(variant)
     return kernels.vector_norm(x, axis=axis, keepdims=keepdims, ord=order, **options)
 
 
@@ -491,7 +488,7 @@ _DTYPED_SCANS = ("cumsum", "cumprod", "nancumsum", "nancumprod")  # the scans th
 
 
 def _kernel_scan(op, variant, x, axis=None, dtype=None):
-    options = {} if variant == "auto" else {"variant": variant}
+    options = _options(variant)
     if dtype is not None and op in _DTYPED_SCANS:
         options["dtype"] = dtype
     return getattr(kernels, op)(x, axis=axis, **options)
