@@ -65,16 +65,21 @@ CHAINS = {
                                lambda n, s: 28 * math.ceil(math.log2(n + 3) / 11) + 15),
     ("scan", "reduce_then_scan"): ("2 n / (8192 SMs) per thread, then the block totals in a row",
                                    lambda n, s: 2 * _cdiv(n + 3, 8192 * s) + _cdiv(s, 64) + 53),
-    ("scan", "decoupled_lookback"): ("n / 2048: each tile's prefix adds to the one before",
-                                     lambda n, s: _cdiv(n + 3, 2048) + 42),
-    ("scan", "ordered_lookback"): ("n / 65536: each window's prefix (32 tiles of 2048 or more) adds to the one "
+    # The look-back tiles (cuda/variants/lookback_tiles.cuh): 8192 elements of 32 per thread for 4-byte types,
+    # 4096 of 16 for 8-byte ones; a thread's fold and scan of its items are the 2 x 32 (or 16) of the constants.
+    ("scan", "decoupled_lookback"): ("n / 4096: each tile's prefix adds to the one before",
+                                     lambda n, s: max(_cdiv(n + 3, 8192) + 74, _cdiv(n + 1, 4096) + 42)),
+    ("scan", "ordered_lookback"): ("n / 131072: each window's prefix (32 tiles of 4096 or more) adds to the one "
                                    "before, then a warp scan of the window's tiles",
-                                   lambda n, s: _cdiv(n + 3, 65536) + 48),
+                                   lambda n, s: max(_cdiv(n + 3, 262144) + 80, _cdiv(n + 1, 131072) + 48)),
+    ("scan", "lookahead"): ("n / 262144: each window's prefix (64 tiles of 4096 or more) adds to the one "
+                            "before, then a warp scan of the window's tiles, two per lane",
+                            lambda n, s: max(_cdiv(n + 3, 524288) + 81, _cdiv(n + 1, 262144) + 49)),
     ("scan", "cub"): ("n / 2688: each tile's prefix adds to the one before",
                       lambda n, s: _cdiv(n, 2688) + 40),
-    ("scan", "auto"): ("n / 2048: each tile's prefix adds to the one before (a look-back; floating "
-                       "sums fold per window of 32 tiles, fewer)",
-                       lambda n, s: _cdiv(n + 3, 2048) + 42),
+    ("scan", "auto"): ("n / 4096: each tile's prefix adds to the one before (a look-back; floating "
+                       "sums fold per window of 64 tiles, fewer)",
+                       lambda n, s: max(_cdiv(n + 3, 8192) + 74, _cdiv(n + 1, 4096) + 42)),
 }
 
 # The axis kernels (variants marked "axes", for axis=, strided layouts, dtype=, float16 and complex): along a

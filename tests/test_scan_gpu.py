@@ -31,8 +31,10 @@ DETERMINISTIC = [v.name for v in SCAN if v.deterministic]
 OPS = ["sum", "prod", "min", "max"]
 FUNCTION = {op: name for name, op in SCANS.items()}  # "sum" -> "cumsum"
 NUMPY = {"sum": np.cumsum, "prod": np.cumprod, "min": np.minimum.accumulate, "max": np.maximum.accumulate}
-# warp (32), block (1024) and tile (4096) boundaries, one past 2**16, and two large odd sizes
-SIZES = [0, 1, 2, 31, 32, 33, 1023, 1024, 1025, 4095, 4096, 4097, 65535, 65537, 2**20 + 7, 2**24 + 3]
+# warp (32), block (1024) and tile (4096; 8192 for the look-back tiles of 4-byte types) boundaries, one past 2**16,
+# one past the look-back windows (32 or 64 tiles: 2**17 .. 2**19 elements), and two large odd sizes
+SIZES = [0, 1, 2, 31, 32, 33, 1023, 1024, 1025, 4095, 4096, 4097, 8191, 8193, 65535, 65537, 2**18 + 1, 2**19 + 1,
+         2**20 + 7, 2**24 + 3]
 # `sequential` is a single thread walking the array: at 2**24 elements its 32 cases alone would take about a
 # minute, and its code path is the same at every length, so it stops at 2**20 + 7.
 SEQUENTIAL_MAX_N = 2**20 + 7

@@ -2,48 +2,58 @@
 //
 // The default must give the same bits on every run (issue 14: a pytest suite comparing against numpy.cumsum
 // flaked).  decoupled_lookback and CUB group a floating prefix by timing, so floating sums and products go to
-// ordered_lookback, whose look-back folds window totals in a fixed order; integer sums (exact whatever the
+// ordered_lookback or lookahead, which fold window totals in a fixed order; integer sums (exact whatever the
 // grouping), min and max take the fastest measured path.
 //
 // Measured on an H200 (kernel time, cold L2, median of 10; benchmarks/results/scans_h200.md), cumsum, µs:
-//                      float32                              float64                   int64
-//    n      ordered  two-pass  decoupled   CUB    ordered  two-pass  decoupled   CUB    decoupled   CUB
-//    2^14      7.2      9.5       6.4      7.1      7.5      9.4       6.6      8.0       6.5       7.1
-//    2^18      8.4      9.8       7.7      8.3      9.6     10.9       8.9      9.8       8.9       9.6
-//    2^22     23.6     20.8      20.2     19.8     35.3     35.0      33.0     30.4      33.1      31.6
-//    2^24     62.4     63.5      56.4     51.4    108.0    115.8     102.0     91.3     100.0     104.6
-//    2^28    828      814       754      688     1558     1608      1464     1308      1461      1527
-// (two-pass: reduce_then_scan, deterministic too, reading the input twice.)  Among the deterministic scans
-// ordered_lookback is the fastest or within 2% of reduce_then_scan everywhere but float32 around 2^22 (13%
-// slower there), so it takes every floating sum and product.  Since the tile status of a 64-bit accumulator is
-// one 128-bit word, decoupled_lookback beats CUB for int64 except around 2^22 (5% slower), so it takes every
-// other scan but one: widening sums (int32 -> int64 cumsum) from 2^22 elements on are fastest with
-// reduce_then_scan, which reads the narrow input twice but writes the wide output once (1186 vs CUB's 1375 µs at
-// 2^28, measured before the 128-bit status word).
+//                 float32                        float64                  int64          int32 -> int64
+//    n     lookahead ordered   r-t-s  CUB   lookahead ordered  r-t-s  CUB   decoupled  CUB   decoupled r-t-s  CUB
+//    2^10      8.0     7.9     5.4    6.7     6.3     6.3     5.1    6.8     6.2     6.6     6.3     5.1    6.5
+//    2^14      6.8     6.7     9.1    7.5     7.1     7.2    10.0    8.1     7.1     7.2     7.0     9.1    6.8
+//    2^20     10.6    10.0    11.8   11.9    14.0    13.7    16.2   13.4    13.1    13.6    11.6    13.6   12.5
+//    2^22     20.8    18.7    20.4   20.3    33.0    30.5    35.5   30.3    30.3    32.2    25.0    27.6   28.4
+//    2^24     52.8    54.8    61.9   52.3    93.9    98.1   116.4   92.1    92.1   103.1    77.6    89.7   92.0
+//    2^28    669     714     813    690    1319    1349    1609   1309    1310    1530    1107    1184   1372
+// (ordered: ordered_lookback; r-t-s: reduce_then_scan, which reads the input twice.)  Floating sums and products
+// need a deterministic scan: ordered_lookback, whose tiles fold the earlier windows' sums in order without
+// waiting on a chain, is the fastest while every tile is resident at once (below about 2^23 elements), the
+// lookahead scan, whose window prefixes are chained, once tiles stream through the device.  Every other scan is
+// exact whatever the grouping and takes decoupled_lookback, widening int32 -> int64 sums included (its one
+// read of the narrow input beats reduce_then_scan's two at every size above one block).  An input within one tile of
+// reduce_then_scan (16 KiB of the wider type) is scanned by its single block, with no look-back at all.
 #include "abi/gpureduce.h"
 #include "primitives/types.cuh"
 
 extern "C" gr_status gr_impl_SCAN_decoupled_lookback(const gr_args *, size_t *, int *);
 extern "C" gr_status gr_impl_SCAN_reduce_then_scan(const gr_args *, size_t *, int *);
+extern "C" gr_status gr_impl_SCAN_lookahead(const gr_args *, size_t *, int *);
 extern "C" gr_status gr_impl_SCAN_ordered_lookback(const gr_args *, size_t *, int *);
 
 namespace {
 
-constexpr int64_t kTwoReadsFrom = int64_t(1) << 22;
+constexpr int64_t kLookaheadFrom = int64_t(1) << 23;
+constexpr int64_t kOneBlockBytes = 256 * 64;  // one tile of reduce_then_scan: 256 threads x 64 bytes
 
 // Where the grouping of a prefix changes its bits: a floating sum or product.
 bool needs_order(const gr_args *a) {
     return gr::is_inexact_dtype(a->out_dtype) && (a->op == GR_OP_SUM || a->op == GR_OP_PROD);
 }
 
-bool widening_sum(const gr_args *a) {
-    return a->op == GR_OP_SUM && a->in_dtype == GR_INT32 && a->out_dtype == GR_INT64 && a->n >= kTwoReadsFrom;
+// The flat scans see float32, float64, int32 and int64 only (GR_DTYPES_CORE).
+int64_t core_bytes(gr_dtype d) { return d == GR_FLOAT32 || d == GR_INT32 ? 4 : 8; }
+
+bool one_block(const gr_args *a) {
+    const int64_t wider = core_bytes(a->in_dtype) > core_bytes(a->out_dtype) ? core_bytes(a->in_dtype)
+                                                                               : core_bytes(a->out_dtype);
+    return a->n * wider <= kOneBlockBytes;
 }
 
 }  // namespace
 
 extern "C" gr_status gr_impl_SCAN_auto(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
-    if (needs_order(a)) return gr_impl_SCAN_ordered_lookback(a, ws_bytes, cuda_error);
-    if (widening_sum(a)) return gr_impl_SCAN_reduce_then_scan(a, ws_bytes, cuda_error);
+    if (one_block(a)) return gr_impl_SCAN_reduce_then_scan(a, ws_bytes, cuda_error);
+    if (needs_order(a))
+        return a->n < kLookaheadFrom ? gr_impl_SCAN_ordered_lookback(a, ws_bytes, cuda_error)
+                                     : gr_impl_SCAN_lookahead(a, ws_bytes, cuda_error);
     return gr_impl_SCAN_decoupled_lookback(a, ws_bytes, cuda_error);
 }

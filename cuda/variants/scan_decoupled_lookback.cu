@@ -3,17 +3,12 @@
 // hierarchical scan becomes when its three phases are fused into one), and its run-to-run deterministic form.
 //
 // reduce_then_scan still reads the input twice, because a tile's prefix is only known after every tile before
-// it has been reduced.  Here each tile learns its prefix while it runs:
-//   * tiles are handed out in order by an atomic counter (so a tile only ever waits on tiles that are already
-//     running: no deadlock whatever order the hardware schedules blocks in);
-//   * a tile loads its data once (16-byte vectors, TileIO), scans it in registers and across the block
-//     (BlockScanShfl), and publishes its total immediately with status AGGREGATE;
+// it has been reduced.  Here each tile learns its prefix while it runs (the tile kernel: lookback_tiles.cuh):
+//   * a tile publishes its total immediately with status AGGREGATE;
 //   * warp 0 then looks back: 32 lanes read the status of the 32 preceding tiles at once, wait until none is
 //     EMPTY, and fold the values up to the nearest PREFIX (a tile that knows its inclusive prefix); with none in
 //     the window they fold all 32 AGGREGATEs and move 32 tiles further back;
-//   * the tile publishes its inclusive prefix with status PREFIX, adds its exclusive prefix to its elements and
-//     stores them once.
-// One read and one write of the data: the bound is a device-to-device copy.
+//   * the tile publishes its inclusive prefix with status PREFIX.
 //
 // Not deterministic for floating sum/prod: which predecessors had already published PREFIX when a tile looked
 // back depends on timing, so the prefix is grouped differently from run to run (exact for integers, min, max).
@@ -31,117 +26,10 @@
 // The last tile of a window publishes S(w), then P(w+1).  The serial part is one operation per window of 32
 // tiles a tile lags behind: a tile-by-tile fold (the first form of this variant) made it the critical path of
 // the whole scan, 1.8x (float32) to 2.4x (float64) slower than decoupled_lookback at 2^28 on the H200.
-//
-// Memory ordering (CUDA/PTX memory model, cuda::atomic_ref at device scope):
-//   * 32-bit accumulators: status and value share one 64-bit word, written and read with single 64-bit relaxed
-//     atomics: a reader can never see a flag without its value;
-//   * 64-bit accumulators: the same in one 128-bit word, {status, value}, with single 128-bit relaxed
-//     ld/st.relaxed.gpu.b128 (a flag with a separate value needed release/acquire fences: 1.8x slower at 2^28);
-//   Every access is ld/st.relaxed.gpu (through atomic_ref or the .b128 form), never through the non-coherent L1.
-// The status array is reset to EMPTY by cudaMemsetAsync in the same stream before every launch (robust even
-// after an aborted call); the tile counter lives in the zeroed workspace flags and the tile that draws the last
-// ticket puts it back to zero.
-#include <cuda/atomic>
-#include "primitives/scan_block.cuh"
-#include "variants/scan_entry.cuh"
+#include "variants/lookback_tiles.cuh"
 
 namespace gr {
 namespace {
-
-enum : unsigned { kEmpty = 0, kAggregate = 1, kPrefix = 2 };
-
-using Word = unsigned long long;
-using DeviceWord = cuda::atomic_ref<Word, cuda::thread_scope_device>;
-
-template <class T>
-__device__ __forceinline__ Word bits_of(T v) {
-    static_assert(sizeof(T) <= sizeof(Word), "32- or 64-bit accumulators");
-    if constexpr (sizeof(T) == 4) {
-        unsigned b;
-        memcpy(&b, &v, 4);
-        return b;
-    } else {
-        Word b;
-        memcpy(&b, &v, 8);
-        return b;
-    }
-}
-
-template <class T>
-__device__ __forceinline__ T value_of(Word b) {
-    T v;
-    if constexpr (sizeof(T) == 4) {
-        const unsigned lo = unsigned(b);
-        memcpy(&v, &lo, 4);
-    } else {
-        memcpy(&v, &b, 8);
-    }
-    return v;
-}
-
-// The tile status array, laid out in the workspace by take(); all zero bytes is EMPTY (LookbackPlan::clear).
-template <class Acc, bool kPacked = sizeof(Acc) == 4>
-struct TileStatus;
-
-template <class Acc>
-struct TileStatus<Acc, true> {  // one 64-bit word per tile: status << 32 | value bits
-    Word *word;
-    static TileStatus take(Scratch &s, int64_t tiles) { return TileStatus{s.take<Word>(tiles)}; }
-    __device__ void publish(int64_t tile, unsigned status, Acc v) const {
-        DeviceWord(word[tile]).store(Word(status) << 32 | bits_of(v), cuda::memory_order_relaxed);
-    }
-    // Warp-collective: every lane waits for tile `tile` (when `exists`) to have published, and gets its status
-    // and value; lanes without a tile get (PREFIX, fill).
-    __device__ void wait(int64_t tile, bool exists, Acc fill, unsigned *status, Acc *v) const {
-        Word w = Word(kPrefix) << 32 | bits_of(fill);
-        do {
-            if (exists) w = DeviceWord(word[tile]).load(cuda::memory_order_relaxed);
-        } while (__any_sync(kFullMask, unsigned(w >> 32) == kEmpty));
-        *status = unsigned(w >> 32);
-        *v = value_of<Acc>(w);
-    }
-};
-
-// 128-bit relaxed atomics at device scope (PTX ISA 8.3's scalar .b128 type, sm_70 on): one access moves a
-// whole {status, value} word, so a reader never sees a flag without its value.  (CUB's 16-byte status word
-// uses a .v2.u64 vector access, which the memory model treats as two 64-bit accesses.)
-struct alignas(16) WordPair {
-    Word status;
-    Word value;
-};
-
-__device__ __forceinline__ void store_pair_relaxed(WordPair *p, Word status, Word value) {
-    asm volatile("{\n\t.reg .b128 w;\n\tmov.b128 w, {%1, %2};\n\tst.relaxed.gpu.b128 [%0], w;\n\t}"
-                 :
-                 : "l"(p), "l"(status), "l"(value)
-                 : "memory");
-}
-
-__device__ __forceinline__ WordPair load_pair_relaxed(const WordPair *p) {
-    WordPair w;
-    asm volatile("{\n\t.reg .b128 w;\n\tld.relaxed.gpu.b128 w, [%2];\n\tmov.b128 {%0, %1}, w;\n\t}"
-                 : "=l"(w.status), "=l"(w.value)
-                 : "l"(p)
-                 : "memory");
-    return w;
-}
-
-template <class Acc>
-struct TileStatus<Acc, false> {  // one 128-bit word per tile: {status, value bits}
-    WordPair *word;
-    static TileStatus take(Scratch &s, int64_t tiles) { return TileStatus{s.take<WordPair>(tiles)}; }
-    __device__ void publish(int64_t tile, unsigned status, Acc v) const {
-        store_pair_relaxed(word + tile, status, bits_of(v));
-    }
-    __device__ void wait(int64_t tile, bool exists, Acc fill, unsigned *status, Acc *v) const {
-        WordPair w{kPrefix, bits_of(fill)};
-        do {
-            if (exists) w = load_pair_relaxed(word + tile);
-        } while (__any_sync(kFullMask, unsigned(w.status) == kEmpty));
-        *status = unsigned(w.status);
-        *v = value_of<Acc>(w.value);
-    }
-};
 
 // The left fold, in tile order, of the values of lanes `from` down to 0 (lane 31 holds the earliest tile),
 // starting from `acc`: the same in every lane.
@@ -248,112 +136,26 @@ __device__ Acc ordered_look_back(const Status &tiles, const Status &windows, int
     return j == 0 ? p : Op()(p, before_in_window);
 }
 
-template <class In, class Out>
-struct LookbackTiles {
-    static constexpr int kThreads = 256;
-    static constexpr int kItems = coarsened_items<In, Out>();  // 16 floats or 8 doubles per thread
-    static constexpr int kTile = kThreads * kItems;
-    using IO = TileIO<kThreads, kItems, In, Out>;
-};
-
-template <bool kOrdered, class In, class Out, class Acc, class Op>
-__global__ void __launch_bounds__(LookbackTiles<In, Out>::kThreads)
-    lookback_scan_kernel(const In *in, Out *out, int64_t n, int64_t shift, bool exclusive, TileStatus<Acc> status,
-                         TileStatus<Acc> windows, unsigned *tile_counter) {
-    using T = LookbackTiles<In, Out>;
-    using Scan = BlockScanShfl<Op, T::kThreads, Acc>;
-    __shared__ typename T::IO::Storage io;
-    __shared__ typename Scan::Storage scan;
-    __shared__ unsigned tile_ticket;
-    __shared__ Acc tile_prefix;
-
-    if (threadIdx.x == 0) {
-        const unsigned t = atomicAdd(tile_counter, 1u);
-        if (t == gridDim.x - 1) atomicExch(tile_counter, 0u);  // every ticket is drawn: leave the flags zero
-        tile_ticket = t;
-    }
-    __syncthreads();
-    const int64_t tile = tile_ticket;
-    const int64_t start = tile * T::kTile - shift;
-    const int lo = start < 0 ? int(-start) : 0;
-    const int64_t left = n - start;
-    const int hi = left < T::kTile ? int(left) : T::kTile;
-
-    Acc x[T::kItems];
-    T::IO::load(in, start, lo, hi, scan_neutral<Op, Acc>(), x, io);
-    Acc before, aggregate;
-    Scan::exclusive_scan(thread_fold<Op>(x), before, aggregate, scan);
-
-    if (threadIdx.x < kWarp) {
-        Acc p = scan_neutral<Op, Acc>();
-        if (gridDim.x > 1) {
-            if (tile == 0) {
-                if (threadIdx.x == 0) status.publish(0, kOrdered ? kAggregate : kPrefix, aggregate);
-            } else if constexpr (kOrdered) {
-                p = ordered_look_back<Op>(status, windows, tile, aggregate);
-            } else {
-                p = look_back<Op>(status, tile, aggregate);
-            }
-        }
-        if (threadIdx.x == 0) tile_prefix = p;
-    }
-    __syncthreads();
-
-    thread_scan<Op>(x, Op()(tile_prefix, before), exclusive);
-    // element 0 (tile 0, position `shift`, thread 0): an exclusive scan writes the identity there
-    if (exclusive && tile == 0 && threadIdx.x == 0) set_item(x, int(shift), Op::template identity<Acc>());
-    T::IO::store(out, start, lo, hi, x, io);
-}
-
-template <bool kOrdered, class Acc>
-struct LookbackPlan {
-    int64_t tiles;
-    int64_t windows;  // ordered_lookback: one status per window of 32 tiles
-    char *statuses;   // both status arrays, taken one after the other: one memset clears them
-    size_t status_bytes;
-    TileStatus<Acc> status;
-    TileStatus<Acc> window_status;
-    LookbackPlan(Scratch &s, int64_t n, int64_t shift, int64_t tile)
-        : tiles(ceil_div(n + shift, tile)),
-          windows(kOrdered && tiles > 1 ? ceil_div(tiles, int64_t(kWarp)) : 0),
-          statuses(s.base ? s.base + s.used : nullptr),
-          status_bytes(s.used),
-          status(TileStatus<Acc>::take(s, tiles > 1 ? tiles : 0)),  // one tile publishes nothing
-          window_status(TileStatus<Acc>::take(s, windows)) {
-        status_bytes = s.used - status_bytes;
-    }
-    cudaError_t clear(cudaStream_t stream) const {
-        return status_bytes ? cudaMemsetAsync(statuses, 0, status_bytes, stream) : cudaSuccess;
+struct DecoupledPrefix {
+    static constexpr unsigned kFirstStatus = kPrefix;
+    static constexpr int64_t kWindowTiles = 0;
+    template <class Op, class Acc, class Status>
+    __device__ static Acc exclusive(const Status &tiles, const Status &, int64_t tile, Acc aggregate) {
+        return look_back<Op>(tiles, tile, aggregate);
     }
 };
 
-template <bool kOrdered>
-struct Lookback {
-    template <class In, class Out, class Op>
-    static cudaError_t workspace(int64_t n, int, size_t *bytes) {
-        using Acc = typename accumulator<Out>::type;
-        Scratch s(nullptr);
-        LookbackPlan<kOrdered, Acc> p(s, n, kMaxTileShift<In>, LookbackTiles<In, Out>::kTile);
-        *bytes = s.used;
-        return cudaSuccess;
-    }
-    template <class In, class Out, class Op>
-    static cudaError_t run(const In *in, Out *out, int64_t n, bool exclusive, const Ctx &c) {
-        using Acc = typename accumulator<Out>::type;
-        using T = LookbackTiles<In, Out>;
-        const int64_t shift = tile_shift(in);
-        Scratch s(c.scratch);
-        const LookbackPlan<kOrdered, Acc> p(s, n, shift, T::kTile);
-        GR_CUDA_TRY(check_grid(p.tiles));
-        GR_CUDA_TRY(p.clear(c.stream));
-        lookback_scan_kernel<kOrdered, In, Out, Acc, Op><<<unsigned(p.tiles), T::kThreads, 0, c.stream>>>(
-            in, out, n, shift, exclusive, p.status, p.window_status, c.flags);
-        return cudaGetLastError();
+struct OrderedPrefix {
+    static constexpr unsigned kFirstStatus = kAggregate;
+    static constexpr int64_t kWindowTiles = kWarp;
+    template <class Op, class Acc, class Status>
+    __device__ static Acc exclusive(const Status &tiles, const Status &windows, int64_t tile, Acc aggregate) {
+        return ordered_look_back<Op>(tiles, windows, tile, aggregate);
     }
 };
 
 }  // namespace
 }  // namespace gr
 
-GR_SCAN_VARIANT(decoupled_lookback, gr::Lookback<false>)
-GR_SCAN_VARIANT(ordered_lookback, gr::Lookback<true>)
+GR_SCAN_VARIANT(decoupled_lookback, gr::Lookback<gr::DecoupledPrefix>)
+GR_SCAN_VARIANT(ordered_lookback, gr::Lookback<gr::OrderedPrefix>)
