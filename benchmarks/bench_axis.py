@@ -1,7 +1,8 @@
-"""Row and column sums of 2-D float32 device arrays: gpureduce.sum(x, axis=...) against cupy.sum(axis=...)
-and torch.sum(dim=...), all three on the same CuPy array in the same run.
+"""Row and column sums (or cumsums) of 2-D float32 device arrays: gpureduce.sum(x, axis=...) against
+cupy.sum(axis=...) and torch.sum(dim=...), all three on the same CuPy array in the same run.
 
     python benchmarks/bench_axis.py --out benchmarks/results      # on the GPU machine
+    python benchmarks/bench_axis.py --op cumsum --out benchmarks/results
     python benchmarks/bench_axis.py --repeat 20 --shapes 2^20x32,1024x2^16 --axes 1
 
 What it measures, per shape and axis (row sum = axis 1, one value per row; column sum = axis 0):
@@ -19,9 +20,12 @@ What it measures, per shape and axis (row sum = axis 1, one value per row; colum
     as fast; the closing line counts such cases where gpureduce's result is also correct);
   * every result is checked once against cupy.sum(x, axis=ax, dtype=float64): max |result - reference|
     over sum |x| along the same axis must stay under 1e-5.
+--op cumsum times gpureduce.cumsum, cupy.cumsum and torch.cumsum the same way; its floor is a device-to-device
+copy of the input (a scan reads and writes every element), its reference the float64 cumsum, each element's
+error taken over the cumsum of |x| up to it.
 
-It prints a Markdown table; --out DIR also writes DIR/axis_<gpu>.md (with a header naming the device, the
-date, the library versions and the method), DIR/axis_<gpu>.csv and DIR/axis_<gpu>.json (raw times).
+It prints a Markdown table; --out DIR also writes DIR/axis_<gpu>.md (axis_cumsum_<gpu>.md for --op cumsum,
+with a header naming the device, the date, the library versions and the method), .csv and .json (raw times).
 --render FILE.json prints (and with --out writes) the tables again from a saved JSON, without a GPU.
 Set GR_COMMIT to name the commit measured (the GPU machine's copy of the tree has no .git).
 
@@ -49,6 +53,8 @@ DEFAULT_SHAPES = "2^20x2,2^20x32,2^14x2^10,1024x2^16"
 DEFAULT_AXES = "1,0"
 REL_TOL = 1e-5            # max |result - float64 reference| / sum|x| along the axis
 MIN_FLUSH_BYTES = 256 << 20
+# --op: what the table calls the results, and the floor kernel timed inside the extension (_core.time_device)
+OPS = {"sum": dict(floor="read", what="sums"), "cumsum": dict(floor="copy", what="cumsums")}
 LIBS = ("gpureduce", "gpureduce[cub]", "cupy", "torch")
 PEERS = ("cupy", "torch")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -158,8 +164,9 @@ def summarize_case(case, read_gbps):
     return case
 
 
-def render_table(cases):
-    head = ["shape", "sum over", "input MB", "gpureduce µs", "cub µs", "cupy µs", "torch µs", "read floor µs",
+def render_table(cases, op="sum"):
+    floor = "copy floor µs" if OPS[op]["floor"] == "copy" else "read floor µs"
+    head = ["shape", f"{op} over", "input MB", "gpureduce µs", "cub µs", "cupy µs", "torch µs", floor,
             "GB/s", "% ceiling", "gr / best peer", "correct"]
     lines = ["| " + " | ".join(head) + " |",
              "|" + "|".join(["---", "---"] + ["---:"] * (len(head) - 3) + [":---:"]) + "|"]
@@ -213,7 +220,8 @@ def notes(cases, meta):
 
 def render_markdown(meta, cases, full=True):
     """The table and verdict (full=False, as printed), or the whole results page (full=True)."""
-    body = [render_table(cases), "", verdict(cases)]
+    op = meta.get("op", "sum")
+    body = [render_table(cases, op), "", verdict(cases)]
     extra = notes(cases, meta)
     if extra:
         body += ["", "Notes:", *extra]
@@ -223,25 +231,29 @@ def render_markdown(meta, cases, full=True):
     v = meta.get("versions", {})
     versions = ", ".join(f"{k} {val}" for k, val in v.items() if val)
     head = [
-        f"# gpureduce row and column sums on {d.get('name', '?')}",
+        f"# gpureduce row and column {OPS[op]['what']} on {d.get('name', '?')}",
         "",
         f"Measured at commit {meta.get('commit', '?')} on {meta.get('date', '?')}: {d.get('sm_count', '?')} SMs, "
         f"L2 {int(d.get('l2_bytes', 0)) >> 20} MB, {d.get('memory_bytes', 0) / 2**30:.0f} GiB; measured read "
         f"ceiling {d.get('read_gbps', 0):.0f} GB/s (1 GiB vectorised read). {versions}.",
         "",
-        "Method: `gpureduce.sum(x, axis=ax)`, `gpureduce.sum(x, axis=ax, variant=\"cub\")`, `cupy.sum(x, axis=ax)` "
-        "and `torch.sum(t, dim=ax)` on the same C-contiguous float32 CuPy array x (uniform in [-1, 1); t is x's "
+        f"Method: `gpureduce.{op}(x, axis=ax)`, `gpureduce.{op}(x, axis=ax, variant=\"cub\")`, "
+        f"`cupy.{op}(x, axis=ax)` and `torch.{op}(t, dim=ax)` on the same C-contiguous float32 CuPy array x "
+        "(uniform in [-1, 1); t is x's "
         f"memory through DLPack, zero-copy{'' if meta.get('torch_zero_copy', True) else ' NOT CONFIRMED'}), in "
         f"the same run. Each call is bracketed by CUDA events on CuPy's current stream (the stop event on the "
         f"stream the result is exported on); before each call a {meta.get('flush_bytes', 0) >> 20} MiB scratch "
         f"buffer is written, so the input is read from memory, not from the L2 (cold cache); "
         f"{meta.get('warmup', '?')} warm-up calls, then the median (min in brackets) of {meta.get('repeat', '?')} "
         "calls, in µs. GB/s = input bytes / gpureduce's median; '% ceiling' = that over the read ceiling above; "
-        "'read floor' = gpureduce's plain read kernel over the same bytes, timed inside the extension (cold L2, "
-        "median). 'gr / best peer' = gpureduce's median over the smaller of cupy's and torch's medians (<= 1.00: "
-        f"gpureduce at least as fast). 'correct': every result within {meta.get('rel_tol', REL_TOL):g} of "
-        "`cupy.sum(x, axis=ax, dtype=float64)`, as max |result - reference| over sum |x| along the axis "
-        "(a ✗ names the libraries outside it). Row sum = axis 1 (one value per row), column sum = axis 0.",
+        + ("'read floor' = gpureduce's plain read kernel over the same bytes" if op == "sum" else
+           "'copy floor' = a device-to-device copy of the input (a scan reads and writes every element)")
+        + ", timed inside the extension (cold L2, median). 'gr / best peer' = gpureduce's median over the smaller "
+        "of cupy's and torch's medians (<= 1.00: gpureduce at least as fast). 'correct': every result within "
+        f"{meta.get('rel_tol', REL_TOL):g} of `cupy.{op}(x, axis=ax, dtype=float64)`, as max |result - reference| "
+        f"over the {op} of |x| along the axis (a ✗ names the libraries outside it). "
+        + ("Row sum = axis 1 (one value per row), column sum = axis 0." if op == "sum" else
+           "Rows = axis 1 (each row scanned), columns = axis 0."),
         "",
         f"Command: `{meta.get('command', 'python benchmarks/bench_axis.py')}`",
         "",
@@ -270,7 +282,8 @@ def render_csv(cases):
 
 def write_outputs(out_dir, meta, cases):
     os.makedirs(out_dir, exist_ok=True)
-    stem = os.path.join(out_dir, f"axis_{slug(meta.get('device', {}).get('name', 'gpu'))}")
+    prefix = "axis" if meta.get("op", "sum") == "sum" else f"axis_{meta['op']}"
+    stem = os.path.join(out_dir, f"{prefix}_{slug(meta.get('device', {}).get('name', 'gpu'))}")
     with open(stem + ".md", "w", encoding="utf-8") as f:
         f.write(render_markdown(meta, cases, full=True))
     with open(stem + ".csv", "w", encoding="utf-8") as f:
@@ -415,7 +428,7 @@ def measure(args, shapes, axes):
                   "driver": _cuda_version(cupy.cuda.runtime.driverGetVersion()),
                   "python": platform.python_version()},
         repeat=args.repeat, warmup=args.warmup, seed=args.seed, rel_tol=REL_TOL, flush_bytes=timer.flush_bytes,
-        stream=timer.stream.ptr, dtype="float32", shapes=[list(s) for s in shapes], axes=axes,
+        stream=timer.stream.ptr, dtype="float32", shapes=[list(s) for s in shapes], axes=axes, op=args.op,
         command=" ".join(["python benchmarks/bench_axis.py", *args.argv]),
         torch_zero_copy=None, warnings=warnings,
     )
@@ -435,13 +448,15 @@ def measure(args, shapes, axes):
         for shape in shapes:
             x = rs.uniform(-1.0, 1.0, shape, dtype=cupy.float32)
             assert x.flags.c_contiguous
-            ref = cupy.sum(x, axis=axis, dtype=cupy.float64)
-            scale = cupy.maximum(cupy.sum(cupy.abs(x), axis=axis, dtype=cupy.float64), 1e-300)
+            peer = getattr(cupy, args.op)
+            ref = peer(x, axis=axis, dtype=cupy.float64)
+            scale = cupy.maximum(peer(cupy.abs(x), axis=axis, dtype=cupy.float64), 1e-300)
             case = dict(shape=list(shape), axis=axis, bytes=int(x.nbytes), out_len=int(shape[1 - axis]), libs={})
+            ours = getattr(gpureduce, args.op)
             fns = {
-                "gpureduce": lambda: gpureduce.sum(x, axis=axis),
-                "gpureduce[cub]": lambda: gpureduce.sum(x, axis=axis, variant="cub"),
-                "cupy": lambda: cupy.sum(x, axis=axis),
+                "gpureduce": lambda: ours(x, axis=axis),
+                "gpureduce[cub]": lambda: ours(x, axis=axis, variant="cub"),
+                "cupy": lambda: peer(x, axis=axis),
             }
             t = None
             if torch is not None:
@@ -450,14 +465,15 @@ def measure(args, shapes, axes):
                 except Exception:
                     t = torch.as_tensor(x, device="cuda")
                 meta["torch_zero_copy"] = meta["torch_zero_copy"] is not False and t.data_ptr() == x.data.ptr
-                fns["torch"] = lambda: torch.sum(t, dim=axis)
+                fns["torch"] = lambda: getattr(torch, args.op)(t, dim=axis)
             for name in LIBS:
                 if name not in fns:
                     continue
                 case["libs"][name] = _measure_lib(cupy, timer, fns[name], ref, scale, args.repeat, args.warmup,
                                                   torch_stream if name == "torch" else None)
             try:
-                case["read_floor_us"] = statistics.median(_core.time_device("read", x, args.repeat, args.warmup)[0])
+                floor = _core.time_device(OPS[args.op]["floor"], x, args.repeat, args.warmup)[0]
+                case["read_floor_us"] = statistics.median(floor)
             except Exception as e:
                 case["read_floor_us"] = None
                 warnings.append(f"read floor not measured: {type(e).__name__}: {e}")
@@ -475,6 +491,7 @@ def measure(args, shapes, axes):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--op", choices=sorted(OPS), default="sum", help="sum (default) or cumsum")
     p.add_argument("--repeat", type=int, default=50, help="timed calls per library and case (default 50)")
     p.add_argument("--warmup", type=int, default=5, help="untimed calls first (default 5)")
     p.add_argument("--shapes", default=DEFAULT_SHAPES,
@@ -504,7 +521,8 @@ def main(argv=None):
         gr_raised = any(c["libs"].get("gpureduce", {}).get("error") for c in cases)
 
     d = meta.get("device", {})
-    print(f"gpureduce row/column sums, float32, on {d.get('name', '?')} ({meta.get('date', '?')}, commit "
+    print(f"gpureduce row/column {OPS[meta.get('op', 'sum')]['what']}, float32, on {d.get('name', '?')} "
+          f"({meta.get('date', '?')}, commit "
           f"{meta.get('commit', '?')}); cold L2, µs = median (min) of {meta.get('repeat', '?')}")
     print()
     print(render_markdown(meta, cases, full=False))
