@@ -50,7 +50,7 @@ The bound, per output element (``eps(t) = numpy.finfo(t).eps``)::
 algorithm has and a complex multiplication's larger rounding (up to ``sqrt(5)/2 * eps`` against ``eps/2`` for
 a real one); ``CHAIN_SLACK = 4`` puts a chain's random walk about 14 standard deviations inside.  The variant
 argument matters: ``atomic_block`` over 2**24 elements folds 32776 block partials into one result in a row,
-``decoupled_lookback`` chains 8235 tile prefixes, where ``shuffle`` has a tree of depth 27.
+``decoupled_lookback`` chains 4139 tile prefixes, where ``shuffle`` has a tree of depth 27.
 
 Its limit: data crafted so that every rounding goes the same way can exceed the bound with any chain longer
 than ``(D / 4)**2``; exact-valued data (small integers, powers of two) is exact in every order and is
