@@ -18,20 +18,10 @@ template <class Tag> using tag_type = typename cuda::std::remove_reference_t<Tag
 template <class F>
 gr_status with_dtype(gr_dtype d, F &&f) {
     switch (d) {
-    case GR_BOOL: return f(tag<bool>{});
-    case GR_INT8: return f(tag<int8_t>{});
-    case GR_INT16: return f(tag<int16_t>{});
-    case GR_INT32: return f(tag<int32_t>{});
-    case GR_INT64: return f(tag<int64_t>{});
-    case GR_UINT8: return f(tag<uint8_t>{});
-    case GR_UINT16: return f(tag<uint16_t>{});
-    case GR_UINT32: return f(tag<uint32_t>{});
-    case GR_UINT64: return f(tag<uint64_t>{});
-    case GR_FLOAT16: return f(tag<__half>{});
-    case GR_FLOAT32: return f(tag<float>{});
-    case GR_FLOAT64: return f(tag<double>{});
-    case GR_COMPLEX64: return f(tag<complex64>{});
-    case GR_COMPLEX128: return f(tag<complex128>{});
+#define GR_DTYPE_TAG(CODE, TYPE) \
+    case CODE: return f(tag<TYPE>{});
+        GR_FOR_EACH_DTYPE(GR_DTYPE_TAG)
+#undef GR_DTYPE_TAG
     default: return GR_ERR_UNSUPPORTED_DTYPE;
     }
 }

@@ -72,7 +72,6 @@ struct MeanReducer {
             return convert<Out>(v.sum / static_cast<Acc>(v.count));
         }
     }
-    __host__ static V from_initial(const void *) { return identity(); }
 };
 
 template <class Acc>
@@ -113,8 +112,8 @@ struct ArgReducer {
 // nanargmin / nanargmax, as NumPy's, which fills the NaNs with +inf (nanargmax: -inf) and takes the first
 // extreme: a NaN element is read as the identity's value at its own position, so it ties with a real infinity
 // and the first of them wins.  Bit kNoNumber of the index says that no number has been seen: a combine keeps it
-// only where both sides have it.  A slice of NaNs only finishes as -1 (gpureduce/_nan.py raises NumPy's
-// "All-NaN slice encountered").
+// only where both sides have it (the identity's index, INT64_MAX, has it too).  A slice of NaNs only finishes as
+// -1 (gpureduce/_nan.py raises NumPy's "All-NaN slice encountered").
 template <class Better, class In>
 struct NanArgReducer : ArgReducer<Better, In> {
     using Base = ArgReducer<Better, In>;
@@ -122,7 +121,6 @@ struct NanArgReducer : ArgReducer<Better, In> {
     using V = typename Base::V;
     using Partials = NanArgReducer<Better, Acc>;
     static constexpr int64_t kNoNumber = int64_t(1) << 62;  // positions stay below 2^62
-    __host__ __device__ __forceinline__ static V identity() { return Base::identity(); }  // INT64_MAX: no number
     __host__ __device__ __forceinline__ static V element(const In &x, int64_t r) {
         return is_nan(x) ? V{Better::template identity<Acc>(), r | kNoNumber} : Base::element(x, r);
     }
@@ -135,7 +133,6 @@ struct NanArgReducer : ArgReducer<Better, In> {
     __host__ __device__ __forceinline__ static int64_t finish(const V &v) {
         return (v.index & kNoNumber) ? -1 : v.index;
     }
-    __host__ static V from_initial(const void *) { return identity(); }
 };
 
 // ptp: the minimum and the maximum carried together (NaN propagating, as min's and max's), subtracted once at
@@ -162,7 +159,6 @@ struct PtpReducer {
         return {Min()(a.low, b.low), Max()(a.high, b.high)};
     }
     __host__ __device__ __forceinline__ static In finish(const V &v) { return convert<In>(wrap_sub(v.high, v.low)); }
-    __host__ static V from_initial(const void *) { return identity(); }
 };
 
 // logsumexp in one read: each state holds the largest element m and s = sum(exp(x - m)) over its elements, so
@@ -193,7 +189,6 @@ struct LogSumExpReducer {
         if (v.s == Acc(0)) return convert<Out>(-cuda::std::numeric_limits<Acc>::infinity());  // nothing taken
         return convert<Out>(v.m + log(v.s));
     }
-    __host__ static V from_initial(const void *) { return identity(); }
 };
 
 // any (kAll false) and all (kAll true): NumPy's logical_or / logical_and reductions of each element's truth,
@@ -208,7 +203,6 @@ struct TruthReducer {
     __host__ __device__ __forceinline__ static V element(const In &x, int64_t) { return convert<bool>(x); }
     __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) { return kAll ? (a && b) : (a || b); }
     __host__ __device__ __forceinline__ static bool finish(const V &v) { return v; }
-    __host__ static V from_initial(const void *) { return identity(); }
 };
 
 // count_nonzero: the truths added in int64 (NumPy's intp); the partial counts are summed.
@@ -221,7 +215,6 @@ struct CountReducer {
     __host__ __device__ __forceinline__ static V element(const In &x, int64_t) { return convert<bool>(x) ? 1 : 0; }
     __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) { return a + b; }
     __host__ __device__ __forceinline__ static int64_t finish(const V &v) { return v; }
-    __host__ static V from_initial(const void *) { return identity(); }
 };
 
 // nansum / nanprod: a NaN element (a complex one: either part NaN) is read as 0 / 1, as NumPy's nansum and
@@ -435,7 +428,6 @@ struct AbsFoldReducer {
     __host__ __device__ __forceinline__ static V element(const In &x, int64_t) { return magnitude(x); }
     __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) { return Op()(a, b); }
     __host__ __device__ __forceinline__ static Out finish(const V &v) { return convert<Out>(v); }
-    __host__ static V from_initial(const void *) { return identity(); }
 };
 
 // ord 0 and any other order p, read as the parameter: (x != 0) added (a NaN is nonzero, as NumPy's x != 0), or

@@ -38,27 +38,32 @@ template <class T> struct is_complex<cplx<T>> : cuda::std::true_type {};
 using complex64 = cplx<float>;
 using complex128 = cplx<double>;
 
-// gr_dtype <-> C++ element type, for the whole enum.
+// The one list of gr_dtype <-> C++ element type, for the whole enum: X(CODE, TYPE) for each.
+#define GR_FOR_EACH_DTYPE(X)                                                                                  \
+    X(GR_BOOL, bool) X(GR_INT8, int8_t) X(GR_INT16, int16_t) X(GR_INT32, int32_t) X(GR_INT64, int64_t)        \
+    X(GR_UINT8, uint8_t) X(GR_UINT16, uint16_t) X(GR_UINT32, uint32_t) X(GR_UINT64, uint64_t)                 \
+    X(GR_FLOAT16, __half) X(GR_FLOAT32, float) X(GR_FLOAT64, double) X(GR_COMPLEX64, complex64)               \
+    X(GR_COMPLEX128, complex128)
+
 template <gr_dtype D> struct dtype_type;
+template <class T> struct dtype_of_impl;
 #define GR_DTYPE_MAP(CODE, TYPE)                                                  \
     template <> struct dtype_type<CODE> { using type = TYPE; };                   \
     template <> struct dtype_of_impl<TYPE> { static constexpr gr_dtype value = CODE; };
-template <class T> struct dtype_of_impl;
-GR_DTYPE_MAP(GR_BOOL, bool)
-GR_DTYPE_MAP(GR_INT8, int8_t)
-GR_DTYPE_MAP(GR_INT16, int16_t)
-GR_DTYPE_MAP(GR_INT32, int32_t)
-GR_DTYPE_MAP(GR_INT64, int64_t)
-GR_DTYPE_MAP(GR_UINT8, uint8_t)
-GR_DTYPE_MAP(GR_UINT16, uint16_t)
-GR_DTYPE_MAP(GR_UINT32, uint32_t)
-GR_DTYPE_MAP(GR_UINT64, uint64_t)
-GR_DTYPE_MAP(GR_FLOAT16, __half)
-GR_DTYPE_MAP(GR_FLOAT32, float)
-GR_DTYPE_MAP(GR_FLOAT64, double)
-GR_DTYPE_MAP(GR_COMPLEX64, complex64)
-GR_DTYPE_MAP(GR_COMPLEX128, complex128)
+GR_FOR_EACH_DTYPE(GR_DTYPE_MAP)
 #undef GR_DTYPE_MAP
+
+// Bytes of one element of `d` (0 for a code outside the enum).
+constexpr int64_t dtype_itemsize(gr_dtype d) {
+    switch (d) {
+#define GR_DTYPE_SIZE(CODE, TYPE) \
+    case CODE: return int64_t(sizeof(TYPE));
+        GR_FOR_EACH_DTYPE(GR_DTYPE_SIZE)
+#undef GR_DTYPE_SIZE
+    default: return 0;
+    }
+}
+
 template <class T> struct dtype_of : dtype_of_impl<T> {};
 
 // NumPy's result type for sum/prod/cumsum/cumprod with dtype=None: bool and signed ints narrower than

@@ -40,13 +40,9 @@ bool needs_order(const gr_args *a) {
     return gr::is_inexact_dtype(a->out_dtype) && (a->op == GR_OP_SUM || a->op == GR_OP_PROD);
 }
 
-// The flat scans see float32, float64, int32 and int64 only (GR_DTYPES_CORE).
-int64_t core_bytes(gr_dtype d) { return d == GR_FLOAT32 || d == GR_INT32 ? 4 : 8; }
-
 bool one_block(const gr_args *a) {
-    const int64_t wider = core_bytes(a->in_dtype) > core_bytes(a->out_dtype) ? core_bytes(a->in_dtype)
-                                                                               : core_bytes(a->out_dtype);
-    return a->n * wider <= kOneBlockBytes;
+    const int64_t in = gr::dtype_itemsize(a->in_dtype), out = gr::dtype_itemsize(a->out_dtype);
+    return a->n * (in > out ? in : out) <= kOneBlockBytes;
 }
 
 }  // namespace

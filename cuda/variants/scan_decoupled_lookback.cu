@@ -62,30 +62,34 @@ __device__ Acc fold_forward(const Status &status, int64_t p, int64_t last, Acc a
 
 // Run by all 32 lanes of warp 0 of tile `tile` > 0 once the tile's aggregate is known: publishes it, looks
 // back for the exclusive prefix, publishes the inclusive prefix, and returns the exclusive one (in every lane).
-template <class Op, class Acc, class Status>
-__device__ Acc look_back(const Status &status, int64_t tile, Acc aggregate) {
-    const unsigned lane = threadIdx.x % kWarp;
-    const Acc neutral = scan_neutral<Op, Acc>();
-    if (lane == 0) status.publish(tile, kAggregate, aggregate);
-    Acc prefix = neutral;  // of the tiles after the current window, up to `tile`
-    for (int64_t nearest = tile - 1;; nearest -= kWarp) {
-        // lane i inspects tile nearest - i: lane 0 the nearest predecessor, lane 31 the farthest
-        const int64_t pred = nearest - int64_t(lane);
-        unsigned st;
-        Acc v;
-        status.wait(pred, pred >= 0, neutral, &st, &v);
-        const unsigned done = __ballot_sync(kFullMask, st == kPrefix);
-        const int stop = done ? __ffs(done) - 1 : kWarp - 1;  // nearest PREFIX: nothing before it is needed
-        Acc x = int(lane) <= stop ? v : neutral;
-        // Fold lanes 0..31 in tile order: a higher lane is an earlier tile, so it goes on the left.
+struct DecoupledPrefix {
+    static constexpr unsigned kFirstStatus = kPrefix;
+    static constexpr int64_t kWindowTiles = 0;
+    template <class Op, class Acc, class Status>
+    __device__ static Acc exclusive(const Status &status, const Status &, int64_t tile, Acc aggregate) {
+        const unsigned lane = threadIdx.x % kWarp;
+        const Acc neutral = scan_neutral<Op, Acc>();
+        if (lane == 0) status.publish(tile, kAggregate, aggregate);
+        Acc prefix = neutral;  // of the tiles after the current window, up to `tile`
+        for (int64_t nearest = tile - 1;; nearest -= kWarp) {
+            // lane i inspects tile nearest - i: lane 0 the nearest predecessor, lane 31 the farthest
+            const int64_t pred = nearest - int64_t(lane);
+            unsigned st;
+            Acc v;
+            status.wait(pred, pred >= 0, neutral, &st, &v);
+            const unsigned done = __ballot_sync(kFullMask, st == kPrefix);
+            const int stop = done ? __ffs(done) - 1 : kWarp - 1;  // nearest PREFIX: nothing before it is needed
+            Acc x = int(lane) <= stop ? v : neutral;
+            // Fold lanes 0..31 in tile order: a higher lane is an earlier tile, so it goes on the left.
 #pragma unroll
-        for (int offset = 1; offset < kWarp; offset <<= 1) x = Op()(__shfl_down_sync(kFullMask, x, offset), x);
-        prefix = Op()(__shfl_sync(kFullMask, x, 0), prefix);
-        if (done) break;
+            for (int offset = 1; offset < kWarp; offset <<= 1) x = Op()(__shfl_down_sync(kFullMask, x, offset), x);
+            prefix = Op()(__shfl_sync(kFullMask, x, 0), prefix);
+            if (done) break;
+        }
+        if (lane == 0) status.publish(tile, kPrefix, Op()(prefix, aggregate));
+        return prefix;
     }
-    if (lane == 0) status.publish(tile, kPrefix, Op()(prefix, aggregate));
-    return prefix;
-}
+};
 
 // The window prefix P(w), w >= 1, in every lane of warp 0: the left fold of the window sums from the nearest
 // window that published its inclusive prefix.  Windows before 0 read as PREFIX (never reached: window 0
@@ -111,46 +115,32 @@ __device__ Acc window_prefix(const Status &windows, int64_t w) {
 // ordered_lookback, run by all 32 lanes of warp 0 of tile `tile` > 0: publishes the tile's aggregate, computes
 // its exclusive prefix as defined at the top of this file, publishes its window's sum and prefix when it is the
 // window's last tile, and returns the exclusive prefix (in every lane).
-template <class Op, class Acc, class Status>
-__device__ Acc ordered_look_back(const Status &tiles, const Status &windows, int64_t tile, Acc aggregate) {
-    const unsigned lane = threadIdx.x % kWarp;
-    const Acc neutral = scan_neutral<Op, Acc>();
-    const int64_t w = tile / kWarp;
-    const int j = int(tile % kWarp);
-    if (lane == 0 && j < kWarp - 1) tiles.publish(tile, kAggregate, aggregate);  // the window's later tiles read it
-    // lane i < j: the aggregate of tile 32w + i; lane j: ours; above: neutral (a warp scan's lane never reads
-    // the lanes above it, so they cannot change the lanes below)
-    unsigned st;
-    Acc v;
-    tiles.wait(w * kWarp + lane, int(lane) < j, neutral, &st, &v);
-    if (int(lane) == j) v = aggregate;
-    const Acc inclusive = warp_inclusive_scan<Op>(v, lane);
-    const Acc before_in_window = __shfl_sync(kFullMask, inclusive, j > 0 ? j - 1 : 0);
-    if (w == 0) {  // P(0) does not exist: the window's own scan is the prefix, and window 0's sum is P(1)
-        if (lane == kWarp - 1 && j == kWarp - 1) windows.publish(0, kPrefix, inclusive);
-        return before_in_window;
-    }
-    if (lane == kWarp - 1 && j == kWarp - 1) windows.publish(w, kAggregate, inclusive);  // S(w), lane 31
-    const Acc p = window_prefix<Op, Acc>(windows, w);
-    if (lane == kWarp - 1 && j == kWarp - 1) windows.publish(w, kPrefix, Op()(p, inclusive));  // P(w + 1)
-    return j == 0 ? p : Op()(p, before_in_window);
-}
-
-struct DecoupledPrefix {
-    static constexpr unsigned kFirstStatus = kPrefix;
-    static constexpr int64_t kWindowTiles = 0;
-    template <class Op, class Acc, class Status>
-    __device__ static Acc exclusive(const Status &tiles, const Status &, int64_t tile, Acc aggregate) {
-        return look_back<Op>(tiles, tile, aggregate);
-    }
-};
-
 struct OrderedPrefix {
     static constexpr unsigned kFirstStatus = kAggregate;
     static constexpr int64_t kWindowTiles = kWarp;
     template <class Op, class Acc, class Status>
     __device__ static Acc exclusive(const Status &tiles, const Status &windows, int64_t tile, Acc aggregate) {
-        return ordered_look_back<Op>(tiles, windows, tile, aggregate);
+        const unsigned lane = threadIdx.x % kWarp;
+        const Acc neutral = scan_neutral<Op, Acc>();
+        const int64_t w = tile / kWarp;
+        const int j = int(tile % kWarp);
+        if (lane == 0 && j < kWarp - 1) tiles.publish(tile, kAggregate, aggregate);  // the window's later tiles read it
+        // lane i < j: the aggregate of tile 32w + i; lane j: ours; above: neutral (a warp scan's lane never reads
+        // the lanes above it, so they cannot change the lanes below)
+        unsigned st;
+        Acc v;
+        tiles.wait(w * kWarp + lane, int(lane) < j, neutral, &st, &v);
+        if (int(lane) == j) v = aggregate;
+        const Acc inclusive = warp_inclusive_scan<Op>(v, lane);
+        const Acc before_in_window = __shfl_sync(kFullMask, inclusive, j > 0 ? j - 1 : 0);
+        if (w == 0) {  // P(0) does not exist: the window's own scan is the prefix, and window 0's sum is P(1)
+            if (lane == kWarp - 1 && j == kWarp - 1) windows.publish(0, kPrefix, inclusive);
+            return before_in_window;
+        }
+        if (lane == kWarp - 1 && j == kWarp - 1) windows.publish(w, kAggregate, inclusive);  // S(w), lane 31
+        const Acc p = window_prefix<Op, Acc>(windows, w);
+        if (lane == kWarp - 1 && j == kWarp - 1) windows.publish(w, kPrefix, Op()(p, inclusive));  // P(w + 1)
+        return j == 0 ? p : Op()(p, before_in_window);
     }
 };
 

@@ -30,45 +30,40 @@ constexpr int kWindow = kWarp * kWindowLanes;
 
 // Run by the 32 lanes of warp 0 of tile `tile`: publishes the tile's aggregate for its window's later tiles,
 // and the window's prefix P(w+1) when the tile is the window's last; returns P(w) + E(j) in every lane.
-template <class Op, class Acc, class Status>
-__device__ Acc lookahead_prefix(const Status &tiles, const Status &windows, int64_t tile, Acc aggregate) {
-    const int lane = threadIdx.x % kWarp;
-    const Acc neutral = scan_neutral<Op, Acc>();
-    const int64_t w = tile / kWindow;
-    const int j = int(tile % kWindow);
-    if (lane == 0 && j < kWindow - 1) tiles.publish(tile, kAggregate, aggregate);  // the last tile's is in S(w)
-    // lane i: tiles 64w + 2i, 64w + 2i + 1, of which those before j are needed
-    const int first = lane * kWindowLanes;
-    const int need = j - first < 0 ? 0 : j - first > kWindowLanes ? kWindowLanes : j - first;
-    Acc v[kWindowLanes];
-    tiles.template wait_each<kWindowLanes>(w * kWindow + first, need, neutral, v);
-    Acc e = neutral;
-#pragma unroll
-    for (int k = 0; k < kWindowLanes; ++k)
-        if (k < need) e = Op()(e, v[k]);
-    const Acc before = __shfl_sync(kFullMask, warp_inclusive_scan<Op>(e, unsigned(lane)), kWarp - 1);  // E(j)
-    Acc p = neutral;
-    if (w > 0) {  // P(w), published by the last tile of window w - 1
-        unsigned status;
-        windows.wait(w - 1, true, neutral, &status, &p);
-    }
-    if (j == kWindow - 1) {  // S(w) by the same shape, our own aggregate in the last place; then P(w+1)
-        Acc s = neutral;
-#pragma unroll
-        for (int k = 0; k < kWindowLanes; ++k) s = Op()(s, first + k == j ? aggregate : v[k]);
-        s = warp_inclusive_scan<Op>(s, unsigned(lane));
-        if (lane == kWarp - 1) windows.publish(w, kPrefix, w > 0 ? Op()(p, s) : s);
-    }
-    if (w == 0) return before;
-    return j == 0 ? p : Op()(p, before);
-}
-
 struct LookaheadPrefix {
     static constexpr unsigned kFirstStatus = kAggregate;
     static constexpr int64_t kWindowTiles = kWindow;
     template <class Op, class Acc, class Status>
     __device__ static Acc exclusive(const Status &tiles, const Status &windows, int64_t tile, Acc aggregate) {
-        return lookahead_prefix<Op>(tiles, windows, tile, aggregate);
+        const int lane = threadIdx.x % kWarp;
+        const Acc neutral = scan_neutral<Op, Acc>();
+        const int64_t w = tile / kWindow;
+        const int j = int(tile % kWindow);
+        if (lane == 0 && j < kWindow - 1) tiles.publish(tile, kAggregate, aggregate);  // the last tile's is in S(w)
+        // lane i: tiles 64w + 2i, 64w + 2i + 1, of which those before j are needed
+        const int first = lane * kWindowLanes;
+        const int need = j - first < 0 ? 0 : j - first > kWindowLanes ? kWindowLanes : j - first;
+        Acc v[kWindowLanes];
+        tiles.template wait_each<kWindowLanes>(w * kWindow + first, need, neutral, v);
+        Acc e = neutral;
+#pragma unroll
+        for (int k = 0; k < kWindowLanes; ++k)
+            if (k < need) e = Op()(e, v[k]);
+        const Acc before = __shfl_sync(kFullMask, warp_inclusive_scan<Op>(e, unsigned(lane)), kWarp - 1);  // E(j)
+        Acc p = neutral;
+        if (w > 0) {  // P(w), published by the last tile of window w - 1
+            unsigned status;
+            windows.wait(w - 1, true, neutral, &status, &p);
+        }
+        if (j == kWindow - 1) {  // S(w) by the same shape, our own aggregate in the last place; then P(w+1)
+            Acc s = neutral;
+#pragma unroll
+            for (int k = 0; k < kWindowLanes; ++k) s = Op()(s, first + k == j ? aggregate : v[k]);
+            s = warp_inclusive_scan<Op>(s, unsigned(lane));
+            if (lane == kWarp - 1) windows.publish(w, kPrefix, w > 0 ? Op()(p, s) : s);
+        }
+        if (w == 0) return before;
+        return j == 0 ? p : Op()(p, before);
     }
 };
 
