@@ -72,6 +72,7 @@ struct MeanReducer {
             return convert<Out>(v.sum / static_cast<Acc>(v.count));
         }
     }
+    __host__ static V from_initial(const void *) { return identity(); }
 };
 
 template <class Acc>
@@ -159,6 +160,7 @@ struct PtpReducer {
         return {Min()(a.low, b.low), Max()(a.high, b.high)};
     }
     __host__ __device__ __forceinline__ static In finish(const V &v) { return convert<In>(wrap_sub(v.high, v.low)); }
+    __host__ static V from_initial(const void *) { return identity(); }
 };
 
 // logsumexp in one read: each state holds the largest element m and s = sum(exp(x - m)) over its elements, so
@@ -189,6 +191,7 @@ struct LogSumExpReducer {
         if (v.s == Acc(0)) return convert<Out>(-cuda::std::numeric_limits<Acc>::infinity());  // nothing taken
         return convert<Out>(v.m + log(v.s));
     }
+    __host__ static V from_initial(const void *) { return identity(); }
 };
 
 // any (kAll false) and all (kAll true): NumPy's logical_or / logical_and reductions of each element's truth,
@@ -203,6 +206,7 @@ struct TruthReducer {
     __host__ __device__ __forceinline__ static V element(const In &x, int64_t) { return convert<bool>(x); }
     __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) { return kAll ? (a && b) : (a || b); }
     __host__ __device__ __forceinline__ static bool finish(const V &v) { return v; }
+    __host__ static V from_initial(const void *) { return identity(); }
 };
 
 // count_nonzero: the truths added in int64 (NumPy's intp); the partial counts are summed.
@@ -215,6 +219,7 @@ struct CountReducer {
     __host__ __device__ __forceinline__ static V element(const In &x, int64_t) { return convert<bool>(x) ? 1 : 0; }
     __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) { return a + b; }
     __host__ __device__ __forceinline__ static int64_t finish(const V &v) { return v; }
+    __host__ static V from_initial(const void *) { return identity(); }
 };
 
 // nansum / nanprod: a NaN element (a complex one: either part NaN) is read as 0 / 1, as NumPy's nansum and
@@ -428,6 +433,7 @@ struct AbsFoldReducer {
     __host__ __device__ __forceinline__ static V element(const In &x, int64_t) { return magnitude(x); }
     __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) { return Op()(a, b); }
     __host__ __device__ __forceinline__ static Out finish(const V &v) { return convert<Out>(v); }
+    __host__ static V from_initial(const void *) { return identity(); }
 };
 
 // ord 0 and any other order p, read as the parameter: (x != 0) added (a NaN is nonzero, as NumPy's x != 0), or
