@@ -378,6 +378,16 @@ class Timer:
         return times
 
 
+def one_size_setup(cupy, log2):
+    """(n, the side of its square 2-D view, a warmed Timer, the device's read and copy GB/s): what the one-size
+    tables (bench_operators.py, bench_bfloat16.py) start from."""
+    import gpureduce
+    timer = Timer(cupy)
+    timer.warm_clocks()
+    info = gpureduce.device_info()
+    return 1 << log2, 1 << (log2 // 2), timer, info["read_gbps"], info["copy_gbps"]
+
+
 def _measure_lib(cupy, timer, fn, ref, scale, repeat, warmup, stop_stream=None):
     lib = dict(times_us=None, rel_error=None, correct=None, out_dtype=None, error=None, check_note=None)
     try:

@@ -28,7 +28,7 @@ import numpy as np
 import gpureduce
 from gpureduce import testing
 from _common import commit, emit, table_arguments
-from bench_axis import Timer, _stop_stream
+from bench_axis import _stop_stream, one_size_setup
 
 def _cupy_own(op):
     return lambda cupy, x, axis: getattr(cupy, op)(x, axis=axis)
@@ -137,12 +137,7 @@ def main():
         import torch
     except ImportError:
         torch = None
-    n = 1 << args.log2
-    side = 1 << (args.log2 // 2)
-    timer = Timer(cupy)
-    timer.warm_clocks()
-    info = gpureduce.device_info()
-    read_gbps, copy_gbps = info["read_gbps"], info["copy_gbps"]
+    n, side, timer, read_gbps, copy_gbps = one_size_setup(cupy, args.log2)
     title = f"# NumPy's reduction family on 2^{args.log2} float32 (benchmarks/bench_operators.py, commit {commit()})"
     lines = [title,
              "", f"Read ceiling {read_gbps:.0f} GB/s, copy ceiling {copy_gbps:.0f} GB/s (read + write bytes); "

@@ -21,6 +21,7 @@ import numpy as np
 import dask.array as da
 
 from ._nan import operator_for_dtype
+from ._operands import dtype_kind
 from ._plan import NoValue
 from .moments import _ddof
 
@@ -58,7 +59,7 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correc
 def _moments(op, a, axis, dtype, out, ddof, keepdims, split_every, variant):
     a = _dask._array(a)
     _dask._whole_arrays_only(op, variant)  # an unknown variant fails here, not at compute()
-    if dtype is not None and np.dtype(dtype).kind != "f":
+    if dtype is not None and dtype_kind(np.dtype(dtype)) != "f":
         raise TypeError(f"{op}() with dtype={np.dtype(dtype)}: gpureduce computes a variance in a floating dtype "
                         "(float16, float32 or float64)")
     result_dtype = np.dtype(dtype) if dtype is not None else np.var(np.ones((1,), a.dtype)).dtype
@@ -74,7 +75,7 @@ def _chunk(skip_nan, variant, x, axis=None, keepdims=True, computing_meta=False,
     a count of the NaNs."""
     if computing_meta:
         return x
-    wide = np.dtype(np.complex128 if x.dtype.kind == "c" else np.float64)
+    wide = np.dtype(np.complex128 if dtype_kind(x.dtype) == "c" else np.float64)
     size = _dask._reduced_size(x.shape, axis)
     if size == 0:  # (a chunk of a non-empty array can be empty): nothing, which merges as nothing
         return {"n": _dask._filled(x, axis, 0, np.int64), "mean": _dask._filled(x, axis, 0, wide),
@@ -142,7 +143,7 @@ def _merge(a, b):
         weight = a["n"] * share  # n_a n_b / n: 0 where either part is empty
         # an empty part's placeholder mean (0) counts for nothing, even against a mean whose square overflows
         seen = np.where(weight > 0, delta, 0)
-        square = (seen * seen.conj()).real if seen.dtype.kind == "c" else seen * seen
+        square = (seen * seen.conj()).real if dtype_kind(seen.dtype) == "c" else seen * seen
         return {"n": n, "mean": a["mean"] + delta * share, "M2": a["M2"] + b["M2"] + square * weight}
 
 

@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from ._operands import intake, to_host
+from ._operands import dtype_kind, intake, to_host
 from ._registry import OPERATORS
 
 EXACT = {op.name: op.exact for op in OPERATORS if op.exact != op.name}  # nansum -> sum, ...
@@ -31,7 +31,7 @@ def operator_for(op, a):
 
 def operator_for_dtype(op, dtype):
     """The operator that runs `op` on elements of `dtype`: integers and bool hold no NaN, so nansum is sum."""
-    return EXACT[op] if op in EXACT and np.dtype(dtype).kind not in "fc" else op
+    return EXACT[op] if op in EXACT and dtype_kind(np.dtype(dtype)) not in "fc" else op
 
 
 def check_like_numpy(op, a, result, axis, where, ddof):
@@ -47,7 +47,7 @@ def check_like_numpy(op, a, result, axis, where, ddof):
     if op not in ("nanmin", "nanmax", "nanmean"):
         return
     x = intake(a)
-    if not (x.host or np.ndim(result) == 0) or x.dtype.kind not in "fc":
+    if not (x.host or np.ndim(result) == 0) or dtype_kind(x.dtype) not in "fc":
         return
     got = np.asarray(to_host(result))
     if not np.isnan(got).any():
@@ -78,7 +78,7 @@ def _warn_few_numbers(a, result, axis, where, ddof):
     are no more than ddof, for a host input, whose NaNs can be looked at.  Such a result is NaN (the kernels give
     NaN there), so the input is counted only when some result is."""
     x = intake(a)
-    if not x.host or x.dtype.kind not in "fc" or not np.isnan(np.asarray(to_host(result))).any():
+    if not x.host or dtype_kind(x.dtype) not in "fc" or not np.isnan(np.asarray(to_host(result))).any():
         return
     data = np.asarray(a)
     numbers = ~np.isnan(data) & np.broadcast_to(np.asarray(where, dtype=bool), data.shape)

@@ -7,13 +7,19 @@ from __future__ import annotations
 import math
 import os
 
+import ml_dtypes
 import numpy as np
 
 from . import _core
 from ._layout import Dim, c_strides
 from ._registry import DTYPE_NAMES, OP_NAMES
 
-DTYPES = tuple(np.dtype(name) for name in DTYPE_NAMES)  # gr_dtype code -> NumPy dtype
+# bfloat16 is no NumPy builtin: ml_dtypes gives NumPy its dtype (a user dtype of kind 'V', no np.finfo)
+BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+# the accumulator of the 16-bit floats, float32 (cuda/primitives/types.cuh: `accumulator`); others accumulate in
+# the result dtype
+ACCUMULATOR = {np.dtype(np.float16): np.dtype(np.float32), BFLOAT16: np.dtype(np.float32)}
+DTYPES = tuple(BFLOAT16 if name == "bfloat16" else np.dtype(name) for name in DTYPE_NAMES)  # gr_dtype code -> dtype
 _CODES = {dt: code for code, dt in enumerate(DTYPES)}  # hot path: a dict lookup, not dtype.name
 # What the dtype kinds NumPy cannot reduce hold, for the error message
 _KIND_NAMES = {"O": "Python objects", "U": "str", "S": "bytes", "V": "void", "M": "datetime", "m": "timedelta"}
@@ -29,12 +35,25 @@ def unsupported_dtype(dt, where="", hint="") -> TypeError:
                      f"{', '.join(DTYPE_NAMES)}{hint}")
 
 
+def dtype_kind(dt) -> str:
+    """NumPy's kind letter of a dtype, with bfloat16 a float ('f') as float16 is."""
+    return "f" if dt == BFLOAT16 else dt.kind
+
+
+def finfo(dt):
+    """numpy.finfo, which also knows bfloat16 (ml_dtypes.finfo)."""
+    return ml_dtypes.finfo(dt) if dt == BFLOAT16 else np.finfo(dt)
+
+
 def dtype_code(dt) -> int:
     """gr_dtype code of a NumPy dtype (any byte order), or TypeError naming the dtypes gpureduce knows."""
     code = _CODES.get(dt) if isinstance(dt, np.dtype) else None
     if code is not None:
         return code
     dt = np.dtype(dt)
+    code = _CODES.get(dt)  # ml_dtypes.bfloat16 given as its scalar type
+    if code is not None:
+        return code
     if dt.fields is None and dt.kind in "biufc" and dt.name in DTYPE_NAMES:
         return DTYPE_NAMES.index(dt.name)
     raise unsupported_dtype(dt)

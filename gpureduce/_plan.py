@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _core
 from ._layout import Dim, c_strides, gather_order, plan as segments_plan
-from ._operands import cast, copy_into, default_dtype, dtype_code, gather, intake, is_c_contiguous
+from ._operands import cast, copy_into, default_dtype, dtype_code, dtype_kind, gather, intake, is_c_contiguous
 from ._nan import operator_for_dtype
 from ._registry import OP_NAMES, OPERATORS, REDUCE_OPS, SCAN_OPS, resolve, variants
 from ._results import in_kind_of
@@ -153,9 +153,9 @@ def weighted_dtype(a_dtype, b, b_dtype):
     """SciPy's dtype of logsumexp(a, b=b): the common one of a's and b's (`b` a Python number does not widen a's,
     as in NumPy 2), at least floating (float64 for bool and integers); a TypeError for complex ones."""
     dtype = np.result_type(a_dtype, b if type(b) in (bool, int, float) else b_dtype)
-    if dtype.kind == "c":
+    if dtype_kind(dtype) == "c":
         raise TypeError(f"logsumexp of complex inputs is not supported (a {a_dtype}, b {b_dtype})")
-    return dtype if dtype.kind == "f" else np.dtype(np.float64)
+    return dtype if dtype_kind(dtype) == "f" else np.dtype(np.float64)
 
 
 def _weighted(x, b):
@@ -268,7 +268,7 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
         raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` "
                         "operator, or the logical_xor function instead.")
     if op in _MOMENTS:
-        if dtype is not None and np.dtype(dtype).kind != "f":
+        if dtype is not None and dtype_kind(np.dtype(dtype)) != "f":
             raise TypeError(f"{op}() with dtype={np.dtype(dtype)}: gpureduce computes a variance in a floating dtype "
                             "(float16, float32 or float64)")
         initial = 0 if ddof is None else ddof
@@ -308,9 +308,9 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=4)
     if op in ("var", "std") and _fewest_taken(red_count, mask, where, x, axes, rshape) - initial <= 0:
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=4)
-    if op == "nanmean" and dtype is not None and rt.kind not in "fc":
+    if op == "nanmean" and dtype is not None and dtype_kind(rt) not in "fc":
         raise TypeError("If a is inexact, then dtype must be inexact")
-    if op == "mean" and dtype is not None and rt.kind not in "fc":
+    if op == "mean" and dtype is not None and dtype_kind(rt) not in "fc":
         # two steps, not one plan: the sum in that dtype, then NumPy's truncating division (_integer_mean.py)
         raise TypeError(f"mean with an integer or bool dtype= ({rt}) has no single plan; gpureduce.mean runs it")
 
@@ -333,7 +333,7 @@ def _initial_bytes(initial, rt):
     """initial= as the bytes of one `rt` value, converted as NumPy converts it: a Python int or float into an
     integer dtype is truncated to an int and must fit (OverflowError, NumPy's words); anything else is cast (into
     bool: nonzero is True, 0.25 too)."""
-    if rt.kind in "iu" and isinstance(initial, (int, float)) and not isinstance(initial, (bool, np.generic)):
+    if dtype_kind(rt) in "iu" and isinstance(initial, (int, float)) and not isinstance(initial, (bool, np.generic)):
         value = int(initial)
         if not -2**63 <= value < (2**64 if rt == np.uint64 else 2**63):  # what a C long (unsigned for uint64) holds
             raise OverflowError("Python int too large to convert to C long")
@@ -427,7 +427,7 @@ def prepare_dot(a, b, *, conj, flatten, out=None, variant="auto"):
     v = _variant_for("reduce", "dot", variant)
     direct = out_desc is not None and not out_desc.host and "axes" in v.properties
     x, y, layout, direct = _reduce_layout("dot", x, (0,), y, out_desc if direct else None)
-    conj_flag = np.ones((), rt).tobytes() if conj and rt.kind == "c" else None
+    conj_flag = np.ones((), rt).tobytes() if conj and dtype_kind(rt) == "c" else None
     plan = Plan(_REDUCE, v.index, _OP_CODES["dot"], dtype_code(rt), x, y, out_desc if direct else None, layout, (),
                 conj_flag, False)
     return plan, _post(a, out, out_desc, direct, 0)

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _core
 from ._plan import AXIS_VARIANTS, _axes
+from ._operands import ACCUMULATOR, dtype_kind
 
 
 def streams_as_sum(a, dtype, out, where, variant):
@@ -23,15 +24,15 @@ def streams_as_sum(a, dtype, out, where, variant):
     a floating (or no) dtype=, an axis variant."""
     return (isinstance(a, np.ndarray) and a.nbytes > _core.STREAM_FROM_BYTES and out is None and
             (where is True) and variant in AXIS_VARIANTS["reduce"] and
-            (dtype is None or np.dtype(dtype).kind in "fc") and a.dtype.kind in "biufc")
+            (dtype is None or dtype_kind(np.dtype(dtype)) in "fc") and dtype_kind(a.dtype) in "biufc")
 
 
 def _accumulator(x_dtype, dtype):
     if dtype is not None:
         return np.dtype(dtype)
-    if x_dtype.kind in "biu":
+    if dtype_kind(x_dtype) in "biu":
         return np.dtype(np.float64)
-    return np.dtype(np.float32) if x_dtype == np.float16 else x_dtype
+    return ACCUMULATOR.get(x_dtype, x_dtype)
 
 
 def mean_by_sum(reduce, a, axis, dtype, keepdims, variant):

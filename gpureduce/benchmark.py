@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from . import _core, reductions, scans
-from ._operands import to_host
+from ._operands import dtype_kind, finfo, to_host
 from ._registry import ALL, DTYPE_NAMES, OP_NAMES, OPERATORS as _OPS, did_you_mean, variants as _variants
 
 __all__ = ["benchmark", "BenchmarkResult", "BenchmarkRow", "device_info", "parse_sizes", "series_styles", "PEERS"]
@@ -188,7 +188,7 @@ def _check_memory(sizes, dtype, kind):
 
 def _random(n, dtype, gr_op, rng):
     dt = np.dtype(dtype)
-    if dt.kind == "f":
+    if dtype_kind(dt) == "f":
         if gr_op == "prod":
             return (1 + rng.uniform(-2.0**-12, 2.0**-12, n)).astype(dt)
         return rng.uniform(-1, 1, n).astype(dt)
@@ -258,12 +258,12 @@ def _result_dtype(op, dtype):
 
 
 def _bounded(op, result_dtype):
-    return op in _BOUNDED and np.dtype(result_dtype).kind in "fc"
+    return op in _BOUNDED and dtype_kind(np.dtype(result_dtype)) in "fc"
 
 
 def _reference(host, kind, gr_op):
     """float64 (complex128) reference of a floating sum or product: NumPy on the upcast input."""
-    x = host.astype(np.complex128 if host.dtype.kind == "c" else np.float64) if host.dtype.kind in "fc" \
+    x = host.astype(np.complex128 if dtype_kind(host.dtype) == "c" else np.float64) if dtype_kind(host.dtype) in "fc" \
         else host.astype(np.int64)
     if kind == "reduce":
         return getattr(np, gr_op)(x)
@@ -309,9 +309,9 @@ def _exact_error(got, expected, chunk):
         if np.array_equal(g, e):  # the common case: one pass
             continue
         same = g == e
-        if g.dtype.kind in "fc":
+        if dtype_kind(g.dtype) in "fc":
             g_nan = np.isnan(g)
-            e_nan = np.isnan(e) if e.dtype.kind in "fc" else np.zeros_like(g_nan)
+            e_nan = np.isnan(e) if dtype_kind(e.dtype) in "fc" else np.zeros_like(g_nan)
             if np.any(g_nan & ~e_nan):
                 return math.nan
             same |= g_nan & e_nan
@@ -324,7 +324,7 @@ def _bounded_error(got, reference, bound, chunk):
     """max over elements of |got - reference| / bound, in float64 (complex128) and in chunks (a 2^28-element
     scan needs no 2 GiB temporaries); NaN where `got` has a NaN the reference has not; where the reference is
     not finite, `got` must be the same (0.0) or the error is inf."""
-    wide = np.complex128 if "c" in (got.dtype.kind, reference.dtype.kind) else np.float64
+    wide = np.complex128 if "c" in (dtype_kind(got.dtype), dtype_kind(reference.dtype)) else np.float64
     bound = np.broadcast_to(np.asarray(bound, dtype=np.float64), reference.shape).reshape(-1)
     worst = 0.0
     for i in range(0, reference.size, chunk):
@@ -395,12 +395,12 @@ def _exact_data(n, dtype, gr_op, rng):
     exact and never 0).  min, max: a random walk of +-1 steps, so that the running extremes keep changing.
     """
     dt = np.dtype(dtype)
-    if dt.kind == "b":
+    if dtype_kind(dt) == "b":
         return rng.integers(0, 2, n, dtype=np.int8).astype(bool)
-    floating = dt.kind in "fc"
+    floating = dtype_kind(dt) in "fc"
     if gr_op == "sum":
-        vals = rng.integers(0 if dt.kind == "u" else -3, 4, n, dtype=np.int8)
-        limit = 2 ** (np.finfo(dt).nmant + 1) if floating else None
+        vals = rng.integers(0 if dtype_kind(dt) == "u" else -3, 4, n, dtype=np.int8)
+        limit = 2 ** (finfo(dt).nmant + 1) if floating else None
         if limit is not None and 3 * n > limit:
             vals[rng.integers(0, -(-6 * n // limit), n, dtype=np.uint32) != 0] = 0  # sum |x| about limit / 3
             if int(np.abs(vals).sum(dtype=np.int64)) > limit:  # (never in practice) cut it where it passes
@@ -409,18 +409,18 @@ def _exact_data(n, dtype, gr_op, rng):
         return vals.astype(dt)
     if gr_op == "prod":
         if not floating:
-            if dt.kind == "u":
+            if dtype_kind(dt) == "u":
                 return (rng.integers(0, 2, n, dtype=np.int8) * 2 + 1).astype(dt)
             return (rng.integers(0, 4, n, dtype=np.int8) * 2 - 3).astype(dt)
         vals = (rng.integers(0, 2, n, dtype=np.int8) * 2 - 1).astype(dt)
-        info = np.finfo(dt)
+        info = finfo(dt)
         k = min(n // 4, min(int(info.maxexp), -int(info.minexp)) - 2)  # partial products within 2^-k .. 2^k
         vals[rng.integers(0, n, k)] *= 2
         vals[rng.integers(0, n, k)] /= 2
         return vals
     walk = np.cumsum(rng.integers(-1, 2, n, dtype=np.int8), dtype=np.int64 if n >= 2**31 else np.int32)
-    top = min(2 ** (np.finfo(dt).nmant + 1) if floating else int(np.iinfo(dt).max), 2**30)
-    if dt.kind == "u":
+    top = min(2 ** (finfo(dt).nmant + 1) if floating else int(np.iinfo(dt).max), 2**30)
+    if dtype_kind(dt) == "u":
         return (np.clip(walk, -(top // 2), top // 2) + top // 2).astype(dt)
     return np.clip(walk, -top, top).astype(dt)
 
@@ -431,10 +431,10 @@ def _poison_byte(expected, result_dtype):
     every candidate is taken (never in practice: the check then runs without poison)."""
     dt = np.dtype(result_dtype)
     expected = np.asarray(expected)
-    for byte in _FLOAT_POISON if dt.kind in "fc" else _INT_POISON:
+    for byte in _FLOAT_POISON if dtype_kind(dt) in "fc" else _INT_POISON:
         value = np.frombuffer(bytes([byte]) * dt.itemsize, dtype=dt)[0]
-        if dt.kind in "fc" and np.isnan(value):
-            clash = expected.dtype.kind in "fc" and bool(np.isnan(expected).any())
+        if dtype_kind(dt) in "fc" and np.isnan(value):
+            clash = dtype_kind(expected.dtype) in "fc" and bool(np.isnan(expected).any())
         else:
             clash = bool(np.any(expected == value))
         if not clash:
@@ -650,7 +650,7 @@ def benchmark(op="sum", variants="all", sizes=DEFAULT_SIZES, dtype="float32", re
             timing = _case(op, host, dev, names)
             exact = _exact_case(op, n, dtype, exact_rng, timing, names)
             exact.dev = _core.to_device(exact.x)
-            wide = np.dtype(dtype).kind in "iu" and gr_op in ("sum", "prod")
+            wide = dtype_kind(np.dtype(dtype)) in "iu" and gr_op in ("sum", "prod")
             out_item = np.dtype(np.int64 if wide else dtype).itemsize
             moved = host.nbytes + (n * out_item if kind == "scan" else 0)
             yardstick = "read" if kind == "reduce" else "copy"

@@ -58,6 +58,7 @@ import gpureduce
 from gpureduce import _registry
 from gpureduce._plan import NoValue, _variant_for, weighted_dtype
 from gpureduce._dask_cluster import local_cluster  # noqa: F401  (part of this module's API)
+from gpureduce._operands import dtype_kind
 from gpureduce._registry import DTYPE_NAMES
 
 try:  # NumPy >= 2.0
@@ -260,7 +261,7 @@ def mean(a, axis=None, dtype=None, keepdims=False, split_every=None, out=None, *
     _whole_arrays_only("sum", variant)  # an unknown variant fails here, not at compute()
     result_dtype = np.mean(np.ones((1,), a.dtype), dtype=dtype).dtype
     accumulate = np.dtype(dtype) if dtype is not None else (
-        a.dtype if a.dtype.kind in "fc" else np.dtype(np.float64))
+        a.dtype if dtype_kind(a.dtype) in "fc" else np.dtype(np.float64))
     return da.reduction(a, partial(_mean_chunk, variant, accumulate=accumulate),
                         partial(_mean_agg, accumulate=accumulate, result_dtype=result_dtype),
                         combine=partial(_mean_combine, accumulate=accumulate), axis=axis, keepdims=keepdims,
@@ -332,7 +333,7 @@ def _first_extreme(value_op, data, axis, keepdims, skip_nan=False):
     else:
         extreme = getattr(np, value_op)(vals, axis=ax, keepdims=True)  # NaN propagates
         tied = vals == extreme
-        if vals.dtype.kind in "fc":
+        if dtype_kind(vals.dtype) in "fc":
             tied = tied | (np.isnan(vals) & np.isnan(extreme))
     first = np.where(tied, arg, np.iinfo(arg.dtype).max).min(axis=ax, keepdims=True)
     if not keepdims:
@@ -445,11 +446,11 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, split_
     a = _array(a)
     if b is not None:
         return _weighted_logsumexp(a, axis, b, keepdims, return_sign, split_every, variant)
-    if a.dtype.kind == "c":
+    if dtype_kind(a.dtype) == "c":
         raise TypeError(f"unsupported dtype {a.dtype} of the Dask array: logsumexp has no kernel for it "
                         "(gpureduce.logsumexp takes real inputs)")
     _whole_arrays_only("logsumexp", variant)
-    result_dtype = a.dtype if a.dtype.kind == "f" else np.dtype(np.float64)
+    result_dtype = a.dtype if dtype_kind(a.dtype) == "f" else np.dtype(np.float64)
     result = da.reduction(a, partial(_lse_chunk, variant), partial(_lse_kernel, variant, result_dtype),
                           combine=partial(_lse_kernel, variant, np.float64), axis=axis, keepdims=keepdims,
                           dtype=result_dtype, split_every=split_every, meta=_meta(a, axis, keepdims, result_dtype))
@@ -549,10 +550,10 @@ def _scan(op, a, axis, dtype, out, variant):
     if op in _DTYPED_SCANS:
         result_dtype = getattr(np, op)(probe, dtype=dtype).dtype
     elif op == "logcumsumexp":
-        if a.dtype.kind == "c":
+        if dtype_kind(a.dtype) == "c":
             raise TypeError(f"unsupported dtype {a.dtype} of the Dask array: logsumexp has no kernel for it "
                             "(gpureduce.logcumsumexp takes real inputs)")
-        result_dtype = a.dtype if a.dtype.kind == "f" else np.dtype(np.float64)
+        result_dtype = a.dtype if dtype_kind(a.dtype) == "f" else np.dtype(np.float64)
     else:
         result_dtype = a.dtype
     # the step that folds the blocks before into a block, and what folds in nothing (a nan scan's carry holds no
@@ -614,12 +615,12 @@ def _fold_slice(ufunc, carry, block, out=None):
 
 def _lowest(dtype):
     dtype = np.dtype(dtype)
-    return False if dtype.kind == "b" else np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf
+    return False if dtype_kind(dtype) == "b" else np.iinfo(dtype).min if dtype_kind(dtype) in "iu" else -np.inf
 
 
 def _highest(dtype):
     dtype = np.dtype(dtype)
-    return True if dtype.kind == "b" else np.iinfo(dtype).max if dtype.kind in "iu" else np.inf
+    return True if dtype_kind(dtype) == "b" else np.iinfo(dtype).max if dtype_kind(dtype) in "iu" else np.inf
 
 
 def cumsum(a, axis=None, dtype=None, out=None, *, variant="auto"):

@@ -151,8 +151,8 @@ def dot(a, b, out=None, *, variant: str = "auto"):
     Notes
     -----
     One read of each operand.  Both are cast to NumPy's common dtype (``numpy.result_type(a, b)``) first, a copy
-    only where a dtype differs, and the products are summed in that dtype's accumulator: float16 in float32,
-    integers with wrap-around (NumPy adds them in a wider type and truncates once: the same value), bool as
+    only where a dtype differs, and the products are summed in that dtype's accumulator: float16 and bfloat16 in
+    float32, integers with wrap-around (NumPy adds them in a wider type and truncates once: the same value), bool as
     "some pair is True and True".  Floating-point sums are formed in a tree, not in BLAS's order: they differ
     from NumPy's by rounding, about ``eps * log2(n) * sum(abs(a * b))``, and are bitwise the same on every run.
     Host operands are copied to the device whole.  The result is a NumPy scalar, also for device operands (the

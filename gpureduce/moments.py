@@ -35,9 +35,9 @@ _TEMPLATE = """${summary}
     axis : None, int or tuple of ints, optional
         The axes to reduce; None (default) reduces all of them.  Negative axes count from the end.
     dtype : dtype, optional
-        The dtype the ${what} is computed and returned in: float16, float32 or float64.  Default: float64 for
-        bool and integer inputs, else `a`'s own (its real dtype for complex inputs); float16 is computed in
-        float32.
+        The dtype the ${what} is computed and returned in: float16, bfloat16, float32 or float64.  Default: float64 for
+        bool and integer inputs, else `a`'s own (its real dtype for complex inputs); float16 and bfloat16 are
+        computed in float32.
     out : numpy.ndarray or device array, optional
         Where to write the result: of the result's shape, writable, on the current device if a device array;
         another dtype is cast into it as NumPy does.

@@ -14,7 +14,7 @@ from . import _core
 from ._docs import document_variants
 from ._integer_mean import integer_mean
 from ._nan import check_like_numpy, operator_for
-from ._operands import is_dask_array
+from ._operands import dtype_kind, is_dask_array
 from ._streamed_mean import mean_by_sum, streams_as_sum
 from ._plan import AXIS_VARIANTS as _AXIS_VARIANTS, NoValue as _NoValue, prepare_reduce
 from ._registry import REDUCE_OPS
@@ -50,7 +50,7 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
     axis : None, int or tuple of ints, optional
         The axes to reduce; None (default) reduces all of them.  Negative axes count from the end.
     dtype : dtype, optional
-        The result dtype, which is also the accumulation dtype (float16 is accumulated in float32).  Default:
+        The result dtype, which is also the accumulation dtype (float16 and bfloat16 in float32).  Default:
         NumPy's (see the per-operator functions).
     out : numpy.ndarray or device array, optional
         Where to write the result: of the result's shape (with `keepdims`'s 1s if set), writable, and for a
@@ -142,7 +142,7 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
     op = operator_for(op, a)  # nanmean of integers is their mean, and so on
     if op == "mean" and streams_as_sum(a, dtype, out, where, variant):
         return mean_by_sum(reduce, a, axis, dtype, keepdims, variant)
-    if op == "mean" and dtype is not None and np.dtype(dtype).kind in "biu":
+    if op == "mean" and dtype is not None and dtype_kind(np.dtype(dtype)) in "biu":
         return integer_mean(reduce, a, axis, dtype, out, keepdims, where, variant)
     plan, post = prepare_reduce(op, a, axis, dtype, out, keepdims, initial, where, variant, ddof, ord)
     result = _core.run(plan)
@@ -207,8 +207,8 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, wh
 
     Notes
     -----
-    Integer sums wrap around on overflow, as NumPy's do; a bool sum counts the True elements.  float16 is
-    summed in float32 and rounded once.  The sum of an empty array (or axis) is `initial`, or 0.
+    Integer sums wrap around on overflow, as NumPy's do; a bool sum counts the True elements.  float16 and
+    bfloat16 are summed in float32 and rounded once.  The sum of an empty array (or axis) is `initial`, or 0.
     Floating-point sums are formed in a tree: they differ from NumPy's by rounding, about
     ``eps * log2(n) * sum(abs(a))``.
 
@@ -284,8 +284,8 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, w
 
     Notes
     -----
-    Integer products wrap around on overflow, as NumPy's do.  float16 is multiplied in float32 and rounded
-    once.  The product of an empty array (or axis) is `initial`, or 1.
+    Integer products wrap around on overflow, as NumPy's do.  float16 and bfloat16 are multiplied in float32
+    and rounded once.  The product of an empty array (or axis) is `initial`, or 1.
 
     Examples
     --------
@@ -413,8 +413,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, vari
         The axes to average over; None (default) averages all elements.  Negative axes count from the end.
     dtype : dtype, optional
         The result and accumulation dtype.  Default: float64 for bool and integers, else `a`'s dtype
-        (float16 accumulated in float32).  An integer or bool dtype works as NumPy's: the sum is taken in it
-        (wrapping around), divided by the count in float64 and truncated back to it.
+        (float16 and bfloat16 accumulated in float32).  An integer or bool dtype works as NumPy's: the sum is
+        taken in it (wrapping around), divided by the count in float64 and truncated back to it.
     out : numpy.ndarray or device array, optional
         Where to write the result: of the result's shape, writable, on the current device if a device array;
         another dtype is cast into it as NumPy does.

@@ -32,7 +32,7 @@ def scan(op: str, a, axis=None, dtype=None, out=None, *, exclusive: bool = False
         None (default) scans the array flattened in C order, like ``numpy.cumsum(a)``; an int (negative
         counts from the end) scans along that axis, every other index independently.
     dtype : dtype, optional
-        The result and accumulation dtype (sum and prod; float16 is accumulated in float32).  Default: NumPy's
+        The result and accumulation dtype (sum and prod; float16 and bfloat16 in float32).  Default: NumPy's
         (sum and prod: int64 for bool and signed integers narrower than 64 bits, uint64 for narrower
         unsigned ones, else `a`'s dtype; min and max: `a`'s dtype).
     out : numpy.ndarray or device array, optional
@@ -83,8 +83,8 @@ def scan(op: str, a, axis=None, dtype=None, out=None, *, exclusive: bool = False
     buffers; a host result is complete on return.
 
     Integer scans wrap around on overflow, as NumPy's do; NaN propagates through cummax and cummin (every
-    element from the first NaN on is NaN), and complex numbers are ordered lexicographically.  float16 is
-    accumulated in float32 and each element rounded once, so long float16 sums can differ from NumPy's,
+    element from the first NaN on is NaN), and complex numbers are ordered lexicographically.  float16 (and
+    bfloat16) is accumulated in float32 and each element rounded once, so long float16 sums can differ from NumPy's,
     which rounds at every step.  Floating-point sums and products are associated differently from NumPy's
     serial loop: they differ by rounding, about ``eps * log2(n) * cumsum(abs(a))``.  Variants not marked
     "not deterministic" give bitwise the same result on every run.  The *block-local* variants are
@@ -172,7 +172,7 @@ def cumsum(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, varia
 
     Notes
     -----
-    Integer sums wrap around on overflow, as NumPy's do.  float16 is summed in float32 and each element
+    Integer sums wrap around on overflow, as NumPy's do.  float16 and bfloat16 are summed in float32, each element
     rounded once (NumPy rounds at every step, so long float16 sums can differ).  Floating-point sums are
     associated differently from NumPy's serial loop: they differ by rounding, about
     ``eps * log2(n) * cumsum(abs(a))``.
@@ -245,8 +245,8 @@ def cumprod(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, vari
 
     Notes
     -----
-    Integer products wrap around on overflow, as NumPy's do.  float16 is multiplied in float32 and each
-    element rounded once.  Floating-point products are associated differently from NumPy's serial loop:
+    Integer products wrap around on overflow, as NumPy's do.  float16 and bfloat16 are multiplied in float32,
+    each element rounded once.  Floating-point products are associated differently from NumPy's serial loop:
     they differ by rounding.
 
     Examples
@@ -460,8 +460,8 @@ def logcumsumexp(a, axis=None, out=None, *, exclusive: bool = False, variant: st
     Returns
     -------
     numpy.ndarray, device array or `out`
-        Shape ``(a.size,)`` for ``axis=None``, else ``a.shape``: `a`'s dtype for floating inputs (float16 is
-        computed in float32 and rounded once per element), float64 for bool and integer inputs.
+        Shape ``(a.size,)`` for ``axis=None``, else ``a.shape``: `a`'s dtype for floating inputs (float16 and
+        bfloat16 are computed in float32 and rounded once per element), float64 for bool and integer inputs.
 
     Raises
     ------

@@ -51,7 +51,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, varian
     Returns
     -------
     res : numpy.generic, numpy.ndarray or device array
-        `a`'s dtype for floating inputs (float16 is computed in float32 and rounded once), float64 for bool and
+        `a`'s dtype for floating inputs (float16 and bfloat16 in float32, rounded once), float64 for bool and
         integer inputs; with `b`, the common dtype of `a` and `b`, at least floating, as SciPy's; -inf for an
         empty slice; NaN where the weighted sum is negative and `return_sign` is False, as SciPy's.  A 0-d result is a NumPy scalar; an array result is a
         ``numpy.ndarray`` for a host `a` and a device array of `a`'s kind for a device `a`.

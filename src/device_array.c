@@ -228,6 +228,13 @@ static PyObject *
 DeviceArray_cai(PyObject *op, void *closure)
 {
     DeviceArrayObject *self = DA(op);
+    if (self->dtype == GR_BFLOAT16) {
+        /* The interface has no type string for bfloat16 ('<V2' would read as raw bytes), as PyTorch's has none:
+         * AttributeError, so that consumers that probe for it move on to __dlpack__. */
+        PyErr_SetString(PyExc_AttributeError, "a bfloat16 DeviceArray has no __cuda_array_interface__ (the interface "
+                        "has no bfloat16 type string): pass it through DLPack (__dlpack__)");
+        return NULL;
+    }
     PyObject *shape = shape_tuple(self);
     PyObject *typestr = PyObject_GetAttrString((PyObject *)self->descr, "str"); /* '<f4', '|b1', ... */
     PyObject *ptr = PyLong_FromVoidPtr(self->ptr);

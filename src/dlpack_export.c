@@ -67,6 +67,7 @@ dlpack_dtype(gr_dtype dt, size_t itemsize)
     case GR_INT8: case GR_INT16: case GR_INT32: case GR_INT64: code = kDLInt; break;
     case GR_UINT8: case GR_UINT16: case GR_UINT32: case GR_UINT64: code = kDLUInt; break;
     case GR_FLOAT16: case GR_FLOAT32: case GR_FLOAT64: code = kDLFloat; break;
+    case GR_BFLOAT16: code = kDLBfloat; break;
     case GR_COMPLEX64: case GR_COMPLEX128: code = kDLComplex; break;
     default: code = kDLOpaqueHandle; break; /* unreachable: every gr_dtype is listed */
     }

@@ -19,11 +19,43 @@ static const struct {
     [GR_UINT32] = {"uint32", NPY_UINT32, 'u', 4},
     [GR_UINT64] = {"uint64", NPY_UINT64, 'u', 8},
     [GR_FLOAT16] = {"float16", NPY_FLOAT16, 'f', 2},
+    [GR_BFLOAT16] = {"bfloat16", NPY_NOTYPE, '\0', 2}, /* no builtin: matched by its type object (below) */
     [GR_FLOAT32] = {"float32", NPY_FLOAT32, 'f', 4},
     [GR_FLOAT64] = {"float64", NPY_FLOAT64, 'f', 8},
     [GR_COMPLEX64] = {"complex64", NPY_COMPLEX64, 'c', 8},
     [GR_COMPLEX128] = {"complex128", NPY_COMPLEX128, 'c', 16},
 };
+
+/* bfloat16 is no NumPy builtin: ml_dtypes registers it as a user dtype (kind 'V', its number given at
+ * registration).  Looked up once at import; NULL where ml_dtypes is missing, and then no array can hold it. */
+static PyArray_Descr *g_bfloat16; /* owned for the process's life */
+
+int
+gr_dtypes_init(void)
+{
+    if (g_bfloat16) return 0;
+    PyObject *module = PyImport_ImportModule("ml_dtypes");
+    if (!module) {
+        if (!PyErr_ExceptionMatches(PyExc_ImportError)) return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    PyObject *type = PyObject_GetAttrString(module, "bfloat16");
+    Py_DECREF(module);
+    if (!type) return -1;
+    g_bfloat16 = PyArray_DescrFromTypeObject(type);
+    Py_DECREF(type);
+    return g_bfloat16 ? 0 : -1;
+}
+
+int
+gr_dtype_available(gr_dtype dt)
+{
+    if (dt != GR_BFLOAT16 || g_bfloat16) return 1;
+    PyErr_SetString(PyExc_TypeError, "bfloat16 arrays need the ml_dtypes package, which gives NumPy its bfloat16 "
+                    "dtype (pip install ml_dtypes)");
+    return 0;
+}
 
 const char *
 gr_dtype_name(gr_dtype dt)
@@ -40,12 +72,14 @@ gr_dtype_itemsize(gr_dtype dt)
 int
 gr_dtype_to_typenum(gr_dtype dt)
 {
+    if (dt == GR_BFLOAT16) return g_bfloat16 ? g_bfloat16->type_num : NPY_NOTYPE;
     return kDtypes[dt].typenum;
 }
 
 PyArray_Descr *
 gr_dtype_descr(gr_dtype dt)
 {
+    if (dt == GR_BFLOAT16) return g_bfloat16;
     /* NumPy's builtin descriptors are singletons that live as long as NumPy: a borrowed reference is safe. */
     PyArray_Descr *d = PyArray_DescrFromType(kDtypes[dt].typenum);
     Py_XDECREF(d);
@@ -56,6 +90,7 @@ int
 gr_dtype_from_descr(PyArray_Descr *descr)
 {
     if (PyDataType_HASFIELDS(descr) || PyDataType_HASSUBARRAY(descr)) return -1;
+    if (g_bfloat16 && descr->typeobj == g_bfloat16->typeobj) return GR_BFLOAT16;
     /* By kind and size: NPY_LONG and NPY_LONGLONG are both int64 here. */
     const char kind = descr->kind;
     const npy_intp size = PyDataType_ELSIZE(descr);

@@ -49,6 +49,10 @@ void gr_outcome_keep(gr_outcome *o, cudaError_t err, const char *stage);
 int gr_outcome_raise(PyObject *module, const gr_outcome *o, const char *context);
 
 /* ---- dtypes (dtypes.c) ---- */
+/* At import: finds ml_dtypes' bfloat16 (none without ml_dtypes); -1 with an exception on other failures. */
+int gr_dtypes_init(void);
+/* 1, or 0 with a TypeError where `dt` is bfloat16 and ml_dtypes is missing. */
+int gr_dtype_available(gr_dtype dt);
 const char *gr_dtype_name(gr_dtype dt);
 size_t gr_dtype_itemsize(gr_dtype dt);
 int gr_dtype_to_typenum(gr_dtype dt);

@@ -71,7 +71,7 @@ add_owned(PyObject *module, const char *name, PyObject *value)
 static int
 core_exec(PyObject *module)
 {
-    if (PyArray_ImportNumPyAPI() < 0) return -1;
+    if (PyArray_ImportNumPyAPI() < 0 || gr_dtypes_init() < 0) return -1;
     gr_module_state *state = gr_state(module);
     state->CudaError = PyErr_NewExceptionWithDoc(
         "gpureduce.CudaError", "A CUDA runtime call failed, or no CUDA device is available.", PyExc_RuntimeError, NULL);

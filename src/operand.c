@@ -724,8 +724,8 @@ dlpack_dtype(DLDataType t, int *dt)
         {kDLBool, 8, GR_BOOL},       {kDLInt, 8, GR_INT8},        {kDLInt, 16, GR_INT16},
         {kDLInt, 32, GR_INT32},      {kDLInt, 64, GR_INT64},      {kDLUInt, 8, GR_UINT8},
         {kDLUInt, 16, GR_UINT16},    {kDLUInt, 32, GR_UINT32},    {kDLUInt, 64, GR_UINT64},
-        {kDLFloat, 16, GR_FLOAT16},  {kDLFloat, 32, GR_FLOAT32},  {kDLFloat, 64, GR_FLOAT64},
-        {kDLComplex, 64, GR_COMPLEX64}, {kDLComplex, 128, GR_COMPLEX128},
+        {kDLFloat, 16, GR_FLOAT16},  {kDLBfloat, 16, GR_BFLOAT16}, {kDLFloat, 32, GR_FLOAT32},
+        {kDLFloat, 64, GR_FLOAT64},  {kDLComplex, 64, GR_COMPLEX64}, {kDLComplex, 128, GR_COMPLEX128},
     };
     for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
         if (map[i].code == t.code && map[i].bits == t.bits) return *dt = map[i].dt, 0;
@@ -835,6 +835,7 @@ consume_capsule(PyObject *capsule, PyObject *obj, const char *role, int type, in
         PyOS_snprintf(where, sizeof(where), " in %s", role);
         return gr_unsupported_dtype(name, NULL, where, NULL);
     }
+    if (!gr_dtype_available((gr_dtype)dt)) return -1;
     if ((int)t->device.device_type != type || t->device.device_id != id) {
         PyErr_Format(PyExc_ValueError, "%s: the DLPack tensor says device (%d, %d) but __dlpack_device__() said (%d, %d)",
                      role, (int)t->device.device_type, (int)t->device.device_id, type, id);

@@ -107,6 +107,20 @@ def _numba_cuda():
     return numba_cuda
 
 
+class DLPackOnly:
+    """An array (NumPy's, PyTorch's, ...) exporting only DLPack: no __array__, no buffer protocol, no
+    __cuda_array_interface__, and no library gpureduce knows (a device result stays a gpureduce.DeviceArray)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
 # name -> function(host ndarray) -> an array of that library on the device, holding the same values
 DEVICE_LIBRARIES = {
     "cupy": lambda a: _cupy().asarray(a),

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import gpureduce
-from conftest import HAVE_GPU
+from conftest import HAVE_GPU, DLPackOnly
 from gpureduce.testing import assert_matches_numpy
 
 DTYPES = ["float32", "int32", "float64"]
@@ -16,20 +16,6 @@ DTYPES = ["float32", "int32", "float64"]
 CALLS = [("sum", {}), ("sum", dict(axis=0)), ("max", dict(axis=1, keepdims=True)), ("argmin", dict(axis=0)),
          ("mean", dict(axis=1)), ("cumsum", {}), ("cummax", dict(axis=1))]
 CALL_IDS = ["-".join([op] + [f"{k}={v}" for k, v in kw.items()]) for op, kw in CALLS]
-
-
-class DLPackOnly:
-    """A NumPy array exporting only DLPack (np.ndarray has both methods): no __array__, no buffer protocol,
-    no __cuda_array_interface__.  __dlpack_device__() says (1, 0), kDLCPU."""
-
-    def __init__(self, array):
-        self.array = array
-
-    def __dlpack__(self, **kwargs):
-        return self.array.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self):
-        return self.array.__dlpack_device__()
 
 
 class Claims(DLPackOnly):

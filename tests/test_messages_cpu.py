@@ -15,7 +15,7 @@ from gpureduce.benchmark import benchmark
 HAVE_GPU = gpureduce.device_count() > 0
 ROOT = Path(__file__).resolve().parent.parent
 DTYPE_NAMES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-               "float16", "float32", "float64", "complex64", "complex128"]
+               "float16", "bfloat16", "float32", "float64", "complex64", "complex128"]
 
 
 # ---------------------------------------------------------------- variant names

@@ -15,7 +15,7 @@ import pytest
 import gpureduce
 
 DTYPE_NAMES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-               "float16", "float32", "float64", "complex64", "complex128"]
+               "float16", "bfloat16", "float32", "float64", "complex64", "complex128"]
 REDUCTIONS = ["sum", "prod", "min", "max", "mean"]
 ARG_REDUCTIONS = ["argmin", "argmax"]
 SCANS = ["cumsum", "cumprod", "cummax", "cummin"]
@@ -362,6 +362,10 @@ assert len(_TEACHING_DTYPE_CASES) >= 10, "the teaching variants' dtype lists no 
 @pytest.mark.parametrize("source", SOURCES)
 @pytest.mark.parametrize("variant, dtype", _TEACHING_DTYPE_CASES)
 def test_teaching_variants_refuse_dtypes_outside_their_list(variant, dtype, source):
+    if dtype == "bfloat16" and source == "device":  # the CUDA Array Interface has no bfloat16 type string
+        with pytest.raises(TypeError, match=r"unsupported dtype <V2 \(void\)"):
+            gpureduce.sum(on(source, np.ones(8, dtype)), variant=variant)
+        return
     with pytest.raises(ValueError) as e:
         gpureduce.sum(on(source, np.ones(8, dtype)), variant=variant)
     for able in ABLE_VARIANTS:

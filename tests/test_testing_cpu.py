@@ -59,11 +59,11 @@ def test_for_all_variants_refuses_what_does_not_exist(kind, op, match):
 def test_for_all_dtypes_takes_the_registry_dtypes():
     mark = for_all_dtypes()
     name, dtypes = mark.args
-    assert name == "dtype" and len(dtypes) == 14
+    assert name == "dtype" and len(dtypes) == 15
     assert [dt.name for dt in dtypes] == list(DTYPE_NAMES)
     assert all(isinstance(dt, np.dtype) for dt in dtypes)
     assert mark.kwargs["ids"] == list(DTYPE_NAMES)
-    assert [dt.name for dt in for_all_dtypes("f").args[1]] == ["float16", "float32", "float64"]
+    assert [dt.name for dt in for_all_dtypes("f").args[1]] == ["float16", "bfloat16", "float32", "float64"]
     assert [dt.name for dt in for_all_dtypes("bc", name="t").args[1]] == ["bool", "complex64", "complex128"]
     with pytest.raises(ValueError, match="unknown dtype kinds 'x'"):
         for_all_dtypes("fx")

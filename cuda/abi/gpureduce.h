@@ -50,7 +50,7 @@ typedef enum gr_result_rule {
 typedef enum gr_dtype {
     GR_BOOL = 0, GR_INT8, GR_INT16, GR_INT32, GR_INT64,
     GR_UINT8, GR_UINT16, GR_UINT32, GR_UINT64,
-    GR_FLOAT16, GR_FLOAT32, GR_FLOAT64, GR_COMPLEX64, GR_COMPLEX128,
+    GR_FLOAT16, GR_BFLOAT16, GR_FLOAT32, GR_FLOAT64, GR_COMPLEX64, GR_COMPLEX128,
     GR_DTYPE_COUNT
 } gr_dtype;
 
@@ -156,9 +156,9 @@ typedef struct gr_segments {
 } gr_segments;
 
 /* Whether `variant` runs (op, in, out) along axes without a cast first.  auto: the result dtype above, `in`
- * itself for sum/prod/mean, or a widening float/complex pair (float16 -> float32/float64, float32 -> float64,
- * complex64 -> complex128).  cub: out == in, and argmin/argmax of any input.  Anything else: cast the input to
- * the result dtype first (gr_copy_strided), then out == in runs on every axis variant. */
+ * itself for sum/prod/mean, or a widening float/complex pair (float16 or bfloat16 -> float32/float64,
+ * float32 -> float64, complex64 -> complex128).  cub: out == in, and argmin/argmax of any input.  Anything else:
+ * cast the input to the result dtype first (gr_copy_strided), then out == in runs on every axis variant. */
 int gr_segments_supported(gr_kind kind, gr_variant variant, gr_op op, gr_dtype in, gr_dtype out);
 
 /* Workspace bytes, then the work, as gr_workspace_size / gr_reduce (a->n is ignored). */

@@ -27,7 +27,8 @@ gr_status with_dtype(gr_dtype d, F &&f) {
 }
 
 constexpr bool is_widening(gr_dtype in, gr_dtype out) {
-    return (in == GR_FLOAT16 && (out == GR_FLOAT32 || out == GR_FLOAT64)) || (in == GR_FLOAT32 && out == GR_FLOAT64) ||
+    return ((in == GR_FLOAT16 || in == GR_BFLOAT16) && (out == GR_FLOAT32 || out == GR_FLOAT64)) ||
+           (in == GR_FLOAT32 && out == GR_FLOAT64) ||
            (in == GR_COMPLEX64 && out == GR_COMPLEX128);
 }
 

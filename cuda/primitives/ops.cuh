@@ -47,8 +47,11 @@ __host__ __device__ __forceinline__ T wrap_mul(T a, T b) {
 template <class T>
 __host__ __device__ __forceinline__ bool is_nan(T x) {
     if constexpr (cuda::std::is_floating_point<T>::value) return x != x;
-    // __half is no floating-point type to the traits: a NaN has all exponent bits set and a nonzero mantissa
+    // __half and __nv_bfloat16 are no floating-point types to the traits: a NaN has all exponent bits set and a
+    // nonzero mantissa
     else if constexpr (cuda::std::is_same<T, __half>::value) return (static_cast<__half_raw>(x).x & 0x7fffu) > 0x7c00u;
+    else if constexpr (cuda::std::is_same<T, __nv_bfloat16>::value)
+        return (static_cast<__nv_bfloat16_raw>(x).x & 0x7fffu) > 0x7f80u;
     else if constexpr (is_complex<T>::value) return x.re != x.re || x.im != x.im;
     else return false;
 }

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda/std/type_traits>
 #include "abi/gpureduce.h"
@@ -42,8 +43,8 @@ using complex128 = cplx<double>;
 #define GR_FOR_EACH_DTYPE(X)                                                                                  \
     X(GR_BOOL, bool) X(GR_INT8, int8_t) X(GR_INT16, int16_t) X(GR_INT32, int32_t) X(GR_INT64, int64_t)        \
     X(GR_UINT8, uint8_t) X(GR_UINT16, uint16_t) X(GR_UINT32, uint32_t) X(GR_UINT64, uint64_t)                 \
-    X(GR_FLOAT16, __half) X(GR_FLOAT32, float) X(GR_FLOAT64, double) X(GR_COMPLEX64, complex64)               \
-    X(GR_COMPLEX128, complex128)
+    X(GR_FLOAT16, __half) X(GR_BFLOAT16, __nv_bfloat16) X(GR_FLOAT32, float) X(GR_FLOAT64, double)            \
+    X(GR_COMPLEX64, complex64) X(GR_COMPLEX128, complex128)
 
 template <gr_dtype D> struct dtype_type;
 template <class T> struct dtype_of_impl;
@@ -132,13 +133,15 @@ struct alignas(16) Vec16 {
     T lane[kLanes];
 };
 
-// The type arithmetic is done in.  Equal to the result type, except that float16 results are
-// accumulated in float32 (NumPy does the same; seed 004's half sum that came out 28.0 is why).
+// The type arithmetic is done in.  Equal to the result type, except that float16 and bfloat16 results are
+// accumulated in float32 (NumPy does the same for float16, PyTorch for both; seed 004's half sum that came out
+// 28.0 is why).
 template <class Out> struct accumulator { using type = Out; };
 template <> struct accumulator<__half> { using type = float; };
+template <> struct accumulator<__nv_bfloat16> { using type = float; };
 
-// Value conversion with NumPy's casting semantics where C++ has none: float16 goes through float32,
-// complex -> real keeps the real part, anything -> bool is "!= 0".
+// Value conversion with NumPy's casting semantics where C++ has none: float16 and bfloat16 go through float32
+// (rounded to nearest even), complex -> real keeps the real part, anything -> bool is "!= 0".
 template <class To, class From>
 __host__ __device__ __forceinline__ To convert(const From &x) {
     if constexpr (cuda::std::is_same<To, From>::value) {
@@ -151,10 +154,16 @@ __host__ __device__ __forceinline__ To convert(const From &x) {
         return convert<To>(static_cast<unsigned char>(byte != 0));
     } else if constexpr (cuda::std::is_same<From, __half>::value) {
         return convert<To>(__half2float(x));
+    } else if constexpr (cuda::std::is_same<From, __nv_bfloat16>::value) {
+        return convert<To>(__bfloat162float(x));
     } else if constexpr (cuda::std::is_same<To, __half>::value) {
         if constexpr (is_complex<From>::value) return __float2half(static_cast<float>(x.re));
         else if constexpr (cuda::std::is_same<From, double>::value) return __double2half(x);
         else return __float2half(static_cast<float>(x));
+    } else if constexpr (cuda::std::is_same<To, __nv_bfloat16>::value) {
+        if constexpr (is_complex<From>::value) return __float2bfloat16(static_cast<float>(x.re));
+        else if constexpr (cuda::std::is_same<From, double>::value) return __double2bfloat16(x);
+        else return __float2bfloat16(static_cast<float>(x));
     } else if constexpr (is_complex<To>::value) {
         using P = decltype(To().re);
         if constexpr (is_complex<From>::value) return To(static_cast<P>(x.re), static_cast<P>(x.im));
