@@ -102,23 +102,23 @@ __device__ __forceinline__ typename Red::V fold_contiguous(const In *row, int64_
     using Vec = Vec16<In>;
     constexpr int K = Vec::kLanes;
     constexpr bool kPairs = takes_second<Red>::value;
-    auto element = [&](const In &x, const In &y, int64_t r) {
-        if constexpr (kPairs) return Red::element(x, y, r);
-        else return element_of<Red>(x, r, param);
+    auto fold = [&](const typename Red::V &acc, const In &x, const In &y, int64_t r) {
+        if constexpr (kPairs) return Red::combine(acc, Red::element(x, y, r));
+        else return fold_element<Red>(acc, x, r, param);
     };
     const int64_t n = r1 - r0;
     const uintptr_t addr = reinterpret_cast<uintptr_t>(row + r0);
     int64_t head = int64_t((16 - addr % 16) % 16) / int64_t(sizeof(In));
     if (head > n) head = n;
     const In *other = kPairs ? row2 : row;  // what the second element of a pair is read from
-    for (int64_t i = lane; i < head; i += lanes) v = Red::combine(v, element(row[r0 + i], other[r0 + i], r0 + i));
+    for (int64_t i = lane; i < head; i += lanes) v = fold(v, row[r0 + i], other[r0 + i], r0 + i);
     const Vec *vec = reinterpret_cast<const Vec *>(row + r0 + head);
     const Vec *vec2 = reinterpret_cast<const Vec *>(other + r0 + head);
     const int64_t nv = (n - head) / K;
     auto fold_vec = [&](const Vec &x, const Vec &y, int64_t j) {
         const int64_t r = r0 + head + j * K;
 #pragma unroll
-        for (int k = 0; k < K; k++) v = Red::combine(v, element(x.lane[k], y.lane[k], r + k));
+        for (int k = 0; k < K; k++) v = fold(v, x.lane[k], y.lane[k], r + k);
     };
     int64_t j = lane;
     for (; j + (kUnroll - 1) * lanes < nv; j += kUnroll * lanes) {  // kUnroll vectors in flight per thread
@@ -136,7 +136,7 @@ __device__ __forceinline__ typename Red::V fold_contiguous(const In *row, int64_
     }
     for (; j < nv; j += lanes) fold_vec(vec[j], kPairs ? vec2[j] : vec[j], j);
     for (int64_t i = head + nv * K + lane; i < n; i += lanes)
-        v = Red::combine(v, element(row[r0 + i], other[r0 + i], r0 + i));
+        v = fold(v, row[r0 + i], other[r0 + i], r0 + i);
     return v;
 }
 
@@ -147,11 +147,26 @@ template <class In>
 constexpr bool kPackable = kVectorizable<In> && sizeof(In) < 16;
 
 // Folds elements r, r + step, ... < r1 of the segment at `base`/`mbase` into v: kUnroll loads in flight per
-// thread, each group folded as a pairwise tree (a fixed order, so results are deterministic).
+// thread, each group folded as a pairwise tree (a fixed order, so results are deterministic), or one by one
+// where the Reducer folds single elements more cheaply than it combines values (folds_elements).
 template <class Red, class In, int kUnroll>
 __device__ __forceinline__ typename Red::V fold_strided(const SegProblem &p, int64_t base, int64_t mbase, int64_t r,
                                                         int64_t r1, int64_t step, typename Red::V v) {
     using V = typename Red::V;
+    if constexpr (folds_elements<Red>::value) {
+        if (reads_in_alone(p)) {  // the elements themselves in flight, folded in one by one (fold_element)
+            const In *in = static_cast<const In *>(p.in) + base;
+            for (; r + (kUnroll - 1) * step < r1; r += kUnroll * step) {
+                In x[kUnroll];
+#pragma unroll
+                for (int k = 0; k < kUnroll; k++) x[k] = in[(r + k * step) * p.ir];
+#pragma unroll
+                for (int k = 0; k < kUnroll; k++) v = fold_element<Red>(v, x[k], r + k * step, p.param);
+            }
+            for (; r < r1; r += step) v = fold_element<Red>(v, in[r * p.ir], r, p.param);
+            return v;
+        }
+    }
     for (; r + (kUnroll - 1) * step < r1; r += kUnroll * step) {
         V x[kUnroll];
 #pragma unroll
@@ -224,10 +239,10 @@ __global__ void __launch_bounds__(256, 4) rows_kernel(SegProblem p, int group, i
                     if (sub < nv) {
 #pragma unroll
                         for (int k = 0; k < K; k++)
-                            v = Red::combine(v, element_of<Red>(x[u].lane[k], sub * K + k, p.param));
+                            v = fold_element<Red>(v, x[u].lane[k], sub * K + k, p.param);
                     }
                     for (int64_t r = nv * K + sub; r < p.R; r += group)
-                        v = Red::combine(v, element_of<Red>(static_cast<const In *>(p.in)[base[u] + r], r, p.param));
+                        v = fold_element<Red>(v, static_cast<const In *>(p.in)[base[u] + r], r, p.param);
                 }
                 for (int offset = group / 2; offset > 0; offset >>= 1) v = Red::combine(v, shfl_xor_any(v, offset));
                 const int64_t s = item0 + u * groups_per_grid;
@@ -314,8 +329,8 @@ __global__ void __launch_bounds__(kSegBlock, 8) packed_rows_kernel(SegProblem p,
         if (pair_store) {
             V v0 = Red::identity(), v1 = Red::identity();
             for (int k = 0; k < R; k++) {
-                v0 = Red::combine(v0, element_of<Red>(x.lane[k], k, p.param));
-                v1 = Red::combine(v1, element_of<Red>(x.lane[R + k], k, p.param));
+                v0 = fold_element<Red>(v0, x.lane[k], k, p.param);
+                v1 = fold_element<Red>(v1, x.lane[R + k], k, p.param);
             }
             reinterpret_cast<Pair *>(out)[j] = Pair{finish_of<Red>(Red::combine(v0, init), p.param),
                                                     finish_of<Red>(Red::combine(v1, init), p.param)};
@@ -323,14 +338,14 @@ __global__ void __launch_bounds__(kSegBlock, 8) packed_rows_kernel(SegProblem p,
         }
         for (int q = 0; q < per; q++) {
             V v = Red::identity();
-            for (int k = 0; k < R; k++) v = Red::combine(v, element_of<Red>(x.lane[q * R + k], k, p.param));
+            for (int k = 0; k < R; k++) v = fold_element<Red>(v, x.lane[q * R + k], k, p.param);
             out[(j * per + q) * p.os1] = finish_of<Red>(Red::combine(v, init), p.param);
         }
     }
     for (int64_t s = nvec * per + t; s < S; s += stride) {  // rows after the last whole vector
         V v = Red::identity();
         for (int k = 0; k < R; k++)
-            v = Red::combine(v, element_of<Red>(static_cast<const In *>(p.in)[s * R + k], k, p.param));
+            v = fold_element<Red>(v, static_cast<const In *>(p.in)[s * R + k], k, p.param);
         out[s * p.os1] = finish_of<Red>(Red::combine(v, init), p.param);
     }
 }
@@ -396,7 +411,7 @@ __global__ void __launch_bounds__(kSegBlock) packed_columns_kernel(SegProblem p,
     for (int k = 0; k < K; k++) acc[k] = Red::identity();
     auto fold_vec = [&](const Vec &x, int64_t j) {
 #pragma unroll
-        for (int k = 0; k < K; k++) acc[k] = Red::combine(acc[k], element_of<Red>(x.lane[k], (j * K + k) / C, p.param));
+        for (int k = 0; k < K; k++) acc[k] = fold_element<Red>(acc[k], x.lane[k], (j * K + k) / C, p.param);
     };
     const int64_t stride = int64_t(gridDim.x) * blockDim.x;
     int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -413,7 +428,7 @@ __global__ void __launch_bounds__(kSegBlock) packed_columns_kernel(SegProblem p,
 #pragma unroll
         for (int k = 0; k < K; k++)
             if (k == int(e % K))
-                acc[k] = Red::combine(acc[k], element_of<Red>(static_cast<const In *>(p.in)[e], e / C, p.param));
+                acc[k] = fold_element<Red>(acc[k], static_cast<const In *>(p.in)[e], e / C, p.param);
     }
 #pragma unroll
     for (int h = K / 2; h >= 1; h /= 2)  // lane k + h holds the same column as lane k while h >= C

@@ -331,6 +331,18 @@ struct MomentsReducer {
         if (kSkipNan && is_nan(x)) return identity();
         return {1, convert<M>(x), M(0), 0.0, 0.0};
     }
+    // combine(a, element(x)), without the general case's products: the element's own sums are 0
+    static constexpr bool kFoldsElements = true;
+    __host__ __device__ __forceinline__ static V fold(const V &a, const In &x) {
+        if (kSkipNan && is_nan(x)) return a;
+        const M y = convert<M>(x);
+        if (a.n == 0) return {1, y, M(0), 0.0, a.ddof};
+        const M d = y - a.pivot;
+        if constexpr (is_complex<M>::value)
+            return {a.n + 1, a.pivot, a.s + d, a.s2 + (d.re * d.re + d.im * d.im), a.ddof};
+        else
+            return {a.n + 1, a.pivot, a.s + d, a.s2 + d * d, a.ddof};
+    }
     __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) {
         const double ddof = a.ddof + b.ddof;
         if (a.n == 0) return {b.n, b.pivot, b.s, b.s2, ddof};
@@ -533,6 +545,21 @@ __host__ __device__ __forceinline__ typename Red::V element_of(const In &x, int6
     else if constexpr (reads_param<Red>::value) return Red::element(x, r, param);
     else return Red::element(x, r);
 }
+// A Reducer whose combine() of a running value with one element costs more than folding the element in directly
+// (MomentsReducer's general case, in float64) declares kFoldsElements and fold(v, x); the kernels fold each
+// element they read through fold_element.
+template <class Red, class = void>
+struct folds_elements : cuda::std::false_type {};
+template <class Red>
+struct folds_elements<Red, cuda::std::void_t<decltype(Red::kFoldsElements)>> : cuda::std::true_type {};
+
+template <class Red, class In>
+__host__ __device__ __forceinline__ typename Red::V fold_element(const typename Red::V &v, const In &x, int64_t r,
+                                                                 double param) {
+    if constexpr (folds_elements<Red>::value && !takes_second<Red>::value) return Red::fold(v, x);
+    else return Red::combine(v, element_of<Red>(x, r, param));
+}
+
 template <class Red>
 __host__ __device__ __forceinline__ typename Red::Result finish_of(const typename Red::V &v, double param) {
     if constexpr (reads_param<Red>::value) return Red::finish(v, param);
