@@ -463,24 +463,59 @@ __global__ void __launch_bounds__(kSegBlock) packed_columns_kernel(SegProblem p,
     if (threadIdx.x == 0) *ticket = 0;  // the workspace's counters are left zero
 }
 
+// kPack adjacent elements read as one load (kPack * sizeof(In) bytes, at most 16).
+template <class In, int kPack>
+struct alignas(kPack * sizeof(In)) ElementPack {
+    In e[kPack];
+};
+
 // Lanes along i1 (x: `lanes` of them), the rest of the block along r (y).  grid.x covers i1, grid.y the
-// chunks of r, grid.z (strided) i0.
-template <class Red, class In>
+// chunks of r, grid.z (strided) i0.  kPack > 1 (narrow elements, unit stride along i1: SegPlan::pack): each lane
+// reads kPack adjacent columns as one load and keeps one accumulator per column.
+template <class Red, class In, int kPack>
 __global__ void __launch_bounds__(kSegBlock) columns_kernel(SegProblem p, int lanes, int64_t chunks, int64_t L,
                                                             typename Red::V *partials, typename Red::V init) {
     using V = typename Red::V;
+    using Pack = ElementPack<In, kPack>;
     const int x = threadIdx.x % lanes, y = threadIdx.x / lanes, rows = kSegBlock / lanes;
-    const int64_t i1 = int64_t(blockIdx.x) * lanes + x, chunk = blockIdx.y;
+    const int64_t i1 = (int64_t(blockIdx.x) * lanes + x) * kPack, chunk = blockIdx.y;
     const int64_t r0 = chunk * L, r1 = r0 + L < p.R ? r0 + L : p.R;
     for (int64_t i0 = blockIdx.z; i0 < p.c0; i0 += gridDim.z) {
-        V v = Red::identity();
+        V v[kPack];
+#pragma unroll
+        for (int j = 0; j < kPack; j++) v[j] = Red::identity();
         if (i1 < p.c1) {
             const int64_t base = i0 * p.is0 + i1 * p.is1, mbase = i0 * p.ms0 + i1 * p.ms1;
-            v = fold_strided<Red, In, 8>(p, base, mbase, r0 + y, r1, rows, v);
+            if constexpr (kPack == 1) {
+                v[0] = fold_strided<Red, In, 8>(p, base, mbase, r0 + y, r1, rows, v[0]);
+            } else {  // unit stride along i1, no mask or second operand (SegPlan::pack)
+                const Pack *col = reinterpret_cast<const Pack *>(static_cast<const In *>(p.in) + base);
+                const int64_t step = p.ir / kPack;  // rows apart, in packs
+                constexpr int kUnroll = 4;
+                int64_t r = r0 + y;
+                for (; r + (kUnroll - 1) * rows < r1; r += kUnroll * rows) {
+                    Pack xs[kUnroll];
+#pragma unroll
+                    for (int u = 0; u < kUnroll; u++) xs[u] = col[(r + u * rows) * step];
+#pragma unroll
+                    for (int u = 0; u < kUnroll; u++)
+#pragma unroll
+                        for (int j = 0; j < kPack; j++)
+                            v[j] = fold_element<Red>(v[j], xs[u].e[j], r + u * rows, p.param);
+                }
+                for (; r < r1; r += rows) {
+                    const Pack xs = col[r * step];
+#pragma unroll
+                    for (int j = 0; j < kPack; j++) v[j] = fold_element<Red>(v[j], xs.e[j], r, p.param);
+                }
+            }
         }
-        v = block_fold<Red>(v, lanes);
-        if (y == 0 && i1 < p.c1) seg_store<Red>(p, i0 * p.c1 + i1, chunk, chunks, v, partials, init);
-        __syncthreads();  // block_fold's shared memory is reused by the next i0
+#pragma unroll
+        for (int j = 0; j < kPack; j++) {
+            const V w = block_fold<Red>(v[j], lanes);
+            if (y == 0 && i1 < p.c1) seg_store<Red>(p, i0 * p.c1 + i1 + j, chunk, chunks, w, partials, init);
+            __syncthreads();  // block_fold's shared memory is reused by the next column and the next i0
+        }
     }
 }
 
@@ -507,14 +542,32 @@ struct SegPlan {
     enum Kind { ROWS, BLOCK_ROWS, COLUMNS, PACKED_ROWS, PACKED_COLUMNS } kind;
     bool vec_rows = false; // ROWS: aligned unit-stride rows, read as 16-byte vectors
     int group = 1;        // ROWS: lanes per item; COLUMNS: lanes along i1
+    int pack = 1;         // COLUMNS: adjacent columns per lane (column_pack)
     int64_t chunks = 1;   // chunks of r per segment (> 1: partials + a second pass)
     int64_t L = 0;        // chunk length
     int64_t grid = 1;     // ROWS/BLOCK_ROWS: blocks; COLUMNS: blocks along i1
     int second_group = 1; // the second pass's lanes per segment
 };
 
+// COLUMNS of narrow elements (bool, 8- and 16-bit) that lie side by side (unit stride along i1), read from `in`
+// alone: each lane reads kColumnPack adjacent columns as one load of up to 16 bytes, so a warp reads a row in loads
+// as wide as a float32 warp's or wider, and keeps one accumulator per column (at most 64 bytes of them).
+constexpr int pow2_at_most(size_t n) { return n >= 16 ? 16 : n >= 8 ? 8 : n >= 4 ? 4 : n >= 2 ? 2 : 1; }
+template <class In, class V>
+constexpr int kColumnPack = sizeof(In) <= 2 ? pow2_at_most(16 / sizeof(In) < 64 / sizeof(V) ? 16 / sizeof(In)
+                                                                                              : 64 / sizeof(V)) : 1;
+
+// kColumnPack (`pack`) where the columns' layout allows it, else 1.
 template <class In>
-SegPlan seg_plan(const SegProblem &p, int sm_count) {
+int column_pack(const SegProblem &p, int pack) {
+    const uintptr_t addr = reinterpret_cast<uintptr_t>(p.in);
+    const bool fits = reads_in_alone(p) && p.is1 == 1 && p.c1 % pack == 0 && p.ir % pack == 0 &&
+                      (p.c0 == 1 || p.is0 % pack == 0) && addr % (pack * sizeof(In)) == 0;
+    return fits ? pack : 1;
+}
+
+template <class In>
+SegPlan seg_plan(const SegProblem &p, int sm_count, int column_pack_size) {
     SegPlan plan;
     // unit-stride rows read from `in` alone can be read as 16-byte vectors
     constexpr int64_t elem = int64_t(sizeof(In)), vec = 16 / elem;
@@ -535,10 +588,12 @@ SegPlan seg_plan(const SegProblem &p, int sm_count) {
         return plan;
     } else if (p.c1 > 1 && is1 < ir) {
         plan.kind = SegPlan::COLUMNS;
-        plan.group = pow2_at_least(p.c1, 32);
+        plan.pack = column_pack<In>(p, column_pack_size);
+        const int64_t lanes = p.c1 / plan.pack;  // threads along i1
+        plan.group = pow2_at_least(lanes, 32);
         const int rows = kSegBlock / plan.group;
-        const int64_t base_blocks = ceil_div(p.c1, plan.group) * (p.c0 < 65535 ? p.c0 : 65535);
-        plan.grid = ceil_div(p.c1, plan.group);
+        const int64_t base_blocks = ceil_div(lanes, plan.group) * (p.c0 < 65535 ? p.c0 : 65535);
+        plan.grid = ceil_div(lanes, plan.group);
         // chunks of at least 8 loads per thread, until the grid fills the GPU twice over
         const int64_t max_chunks = R / (int64_t(rows) * 8) > 1 ? R / (int64_t(rows) * 8) : 1;
         int64_t chunks = base_blocks >= want_blocks ? 1 : ceil_div(want_blocks * 2, base_blocks);
@@ -585,7 +640,7 @@ SegPlan seg_plan(const SegProblem &p, int sm_count) {
 template <class Red, class In>
 size_t seg_workspace(const SegProblem &p, int sm_count) {
     if (p.c0 * p.c1 == 0 || p.R == 0) return 0;
-    const SegPlan plan = seg_plan<In>(p, sm_count);
+    const SegPlan plan = seg_plan<In>(p, sm_count, kColumnPack<In, typename Red::V>);
     return plan.chunks > 1 ? align_up(size_t(p.c0 * p.c1 * plan.chunks) * sizeof(typename Red::V), GR_WORKSPACE_ALIGN) : 0;
 }
 
@@ -609,7 +664,7 @@ cudaError_t seg_run(const SegProblem &p, const void *initial, unsigned *flags, c
         fill_identity_kernel<typename Red::Partials><<<unsigned(blocks < 4096 ? blocks : 4096), kSegBlock, 0, stream>>>(p, init);
         return cudaGetLastError();
     }
-    const SegPlan plan = seg_plan<In>(p, sm_count);
+    const SegPlan plan = seg_plan<In>(p, sm_count, kColumnPack<In, V>);
     V *partials = plan.chunks > 1 ? reinterpret_cast<V *>(scratch) : nullptr;
     switch (plan.kind) {
     case SegPlan::ROWS:
@@ -638,7 +693,12 @@ cudaError_t seg_run(const SegProblem &p, const void *initial, unsigned *flags, c
         const int64_t gz = p.c0 < 65535 ? p.c0 : 65535;
         GR_CUDA_TRY(check_grid(plan.grid));
         const dim3 grid(unsigned(plan.grid), unsigned(plan.chunks), unsigned(gz));
-        columns_kernel<Red, In><<<grid, kSegBlock, 0, stream>>>(p, plan.group, plan.chunks, plan.L, partials, init);
+        if (plan.pack > 1)
+            columns_kernel<Red, In, kColumnPack<In, V>><<<grid, kSegBlock, 0, stream>>>(p, plan.group, plan.chunks,
+                                                                                       plan.L, partials, init);
+        else
+            columns_kernel<Red, In, 1><<<grid, kSegBlock, 0, stream>>>(p, plan.group, plan.chunks, plan.L, partials,
+                                                                       init);
         break;
     }
     }
