@@ -108,8 +108,9 @@ def to_numpy(a):
     ----------
     a : array_like or device array
         A NumPy array or scalar, anything ``numpy.asarray`` takes, or a device array: CuPy and
-        ``gpureduce.DeviceArray`` (``.get()``), Numba (``.copy_to_host()``), PyTorch (``.cpu().numpy()``),
-        or any other object exporting ``__cuda_array_interface__`` or DLPack.
+        ``gpureduce.DeviceArray`` (``.get()``), Numba (``.copy_to_host()``), PyTorch (``.cpu().numpy()``;
+        bfloat16 tensors as ``ml_dtypes.bfloat16`` arrays), or any other object exporting
+        ``__cuda_array_interface__`` or DLPack.
 
     Returns
     -------
@@ -133,7 +134,12 @@ def to_numpy(a):
         if callable(method):
             return np.asarray(method())
     if callable(getattr(a, "cpu", None)) and callable(getattr(a, "numpy", None)):  # PyTorch
-        return a.detach().cpu().numpy()
+        t = a.detach().cpu()
+        if str(getattr(t, "dtype", "")) == "torch.bfloat16":  # no NumPy bfloat16 in PyTorch: ml_dtypes' has its bits
+            import torch
+
+            return t.view(torch.int16).numpy().view(BFLOAT16)
+        return t.numpy()
     if hasattr(a, "__cuda_array_interface__"):  # any other device array: a device copy made by gpureduce
         from ._operands import cast, intake
 

@@ -9,7 +9,7 @@ import pytest
 
 import gpureduce
 from conftest import DLPackOnly
-from gpureduce.testing import REDUCTIONS, SCANS, assert_matches_numpy
+from gpureduce.testing import REDUCTIONS, SCANS, assert_matches_numpy, to_numpy
 
 pytestmark = pytest.mark.gpu
 
@@ -200,3 +200,13 @@ def test_device_array_result_goes_through_dlpack_not_the_array_interface(rng):
     host = r.get()
     assert host.dtype == BF16 and np.array_equal(host.view(np.uint16), back.cpu().view(torch.int16).numpy().view(
         np.uint16))
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "argmax", "var", "cumsum", "nanmax"])
+def test_assert_matches_numpy_takes_torch_bfloat16_tensors(rng, op):
+    torch = _torch()
+    host = bf16_data(rng, op, (200, 9), 0.02)
+    t = torch.from_numpy(host.view(np.int16)).view(torch.bfloat16).cuda()
+    np.testing.assert_array_equal(to_numpy(t).view(np.uint16), host.view(np.uint16))
+    result = assert_matches_numpy(op, t, axis=0)
+    assert isinstance(result, torch.Tensor) and result.dtype == (torch.int64 if op == "argmax" else torch.bfloat16)
