@@ -75,7 +75,7 @@ def _chunk(skip_nan, variant, x, axis=None, keepdims=True, computing_meta=False,
     a count of the NaNs."""
     if computing_meta:
         return x
-    wide = np.dtype(np.complex128 if dtype_kind(x.dtype) == "c" else np.float64)
+    wide = np.dtype(np.complex128 if x.dtype.kind == "c" else np.float64)
     size = _dask._reduced_size(x.shape, axis)
     if size == 0:  # (a chunk of a non-empty array can be empty): nothing, which merges as nothing
         return {"n": _dask._filled(x, axis, 0, np.int64), "mean": _dask._filled(x, axis, 0, wide),
@@ -143,7 +143,7 @@ def _merge(a, b):
         weight = a["n"] * share  # n_a n_b / n: 0 where either part is empty
         # an empty part's placeholder mean (0) counts for nothing, even against a mean whose square overflows
         seen = np.where(weight > 0, delta, 0)
-        square = (seen * seen.conj()).real if dtype_kind(seen.dtype) == "c" else seen * seen
+        square = (seen * seen.conj()).real if seen.dtype.kind == "c" else seen * seen
         return {"n": n, "mean": a["mean"] + delta * share, "M2": a["M2"] + b["M2"] + square * weight}
 
 

@@ -36,7 +36,8 @@ def unsupported_dtype(dt, where="", hint="") -> TypeError:
 
 
 def dtype_kind(dt) -> str:
-    """NumPy's kind letter of a dtype, with bfloat16 a float ('f') as float16 is."""
+    """NumPy's kind letter of a dtype, with bfloat16 a float ('f') as float16 is: for the checks that ask whether
+    a dtype is floating (ml_dtypes gives bfloat16 kind 'V'); the others may read dtype.kind."""
     return "f" if dt == BFLOAT16 else dt.kind
 
 

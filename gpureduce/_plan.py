@@ -153,7 +153,7 @@ def weighted_dtype(a_dtype, b, b_dtype):
     """SciPy's dtype of logsumexp(a, b=b): the common one of a's and b's (`b` a Python number does not widen a's,
     as in NumPy 2), at least floating (float64 for bool and integers); a TypeError for complex ones."""
     dtype = np.result_type(a_dtype, b if type(b) in (bool, int, float) else b_dtype)
-    if dtype_kind(dtype) == "c":
+    if dtype.kind == "c":
         raise TypeError(f"logsumexp of complex inputs is not supported (a {a_dtype}, b {b_dtype})")
     return dtype if dtype_kind(dtype) == "f" else np.dtype(np.float64)
 
@@ -333,7 +333,7 @@ def _initial_bytes(initial, rt):
     """initial= as the bytes of one `rt` value, converted as NumPy converts it: a Python int or float into an
     integer dtype is truncated to an int and must fit (OverflowError, NumPy's words); anything else is cast (into
     bool: nonzero is True, 0.25 too)."""
-    if dtype_kind(rt) in "iu" and isinstance(initial, (int, float)) and not isinstance(initial, (bool, np.generic)):
+    if rt.kind in "iu" and isinstance(initial, (int, float)) and not isinstance(initial, (bool, np.generic)):
         value = int(initial)
         if not -2**63 <= value < (2**64 if rt == np.uint64 else 2**63):  # what a C long (unsigned for uint64) holds
             raise OverflowError("Python int too large to convert to C long")
@@ -427,7 +427,7 @@ def prepare_dot(a, b, *, conj, flatten, out=None, variant="auto"):
     v = _variant_for("reduce", "dot", variant)
     direct = out_desc is not None and not out_desc.host and "axes" in v.properties
     x, y, layout, direct = _reduce_layout("dot", x, (0,), y, out_desc if direct else None)
-    conj_flag = np.ones((), rt).tobytes() if conj and dtype_kind(rt) == "c" else None
+    conj_flag = np.ones((), rt).tobytes() if conj and rt.kind == "c" else None
     plan = Plan(_REDUCE, v.index, _OP_CODES["dot"], dtype_code(rt), x, y, out_desc if direct else None, layout, (),
                 conj_flag, False)
     return plan, _post(a, out, out_desc, direct, 0)

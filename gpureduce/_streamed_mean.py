@@ -30,7 +30,7 @@ def streams_as_sum(a, dtype, out, where, variant):
 def _accumulator(x_dtype, dtype):
     if dtype is not None:
         return np.dtype(dtype)
-    if dtype_kind(x_dtype) in "biu":
+    if x_dtype.kind in "biu":
         return np.dtype(np.float64)
     return ACCUMULATOR.get(x_dtype, x_dtype)
 

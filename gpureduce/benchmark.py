@@ -263,7 +263,7 @@ def _bounded(op, result_dtype):
 
 def _reference(host, kind, gr_op):
     """float64 (complex128) reference of a floating sum or product: NumPy on the upcast input."""
-    x = host.astype(np.complex128 if dtype_kind(host.dtype) == "c" else np.float64) if dtype_kind(host.dtype) in "fc" \
+    x = host.astype(np.complex128 if host.dtype.kind == "c" else np.float64) if dtype_kind(host.dtype) in "fc" \
         else host.astype(np.int64)
     if kind == "reduce":
         return getattr(np, gr_op)(x)
@@ -324,7 +324,7 @@ def _bounded_error(got, reference, bound, chunk):
     """max over elements of |got - reference| / bound, in float64 (complex128) and in chunks (a 2^28-element
     scan needs no 2 GiB temporaries); NaN where `got` has a NaN the reference has not; where the reference is
     not finite, `got` must be the same (0.0) or the error is inf."""
-    wide = np.complex128 if "c" in (dtype_kind(got.dtype), dtype_kind(reference.dtype)) else np.float64
+    wide = np.complex128 if "c" in (got.dtype.kind, reference.dtype.kind) else np.float64
     bound = np.broadcast_to(np.asarray(bound, dtype=np.float64), reference.shape).reshape(-1)
     worst = 0.0
     for i in range(0, reference.size, chunk):
@@ -395,11 +395,11 @@ def _exact_data(n, dtype, gr_op, rng):
     exact and never 0).  min, max: a random walk of +-1 steps, so that the running extremes keep changing.
     """
     dt = np.dtype(dtype)
-    if dtype_kind(dt) == "b":
+    if dt.kind == "b":
         return rng.integers(0, 2, n, dtype=np.int8).astype(bool)
     floating = dtype_kind(dt) in "fc"
     if gr_op == "sum":
-        vals = rng.integers(0 if dtype_kind(dt) == "u" else -3, 4, n, dtype=np.int8)
+        vals = rng.integers(0 if dt.kind == "u" else -3, 4, n, dtype=np.int8)
         limit = 2 ** (finfo(dt).nmant + 1) if floating else None
         if limit is not None and 3 * n > limit:
             vals[rng.integers(0, -(-6 * n // limit), n, dtype=np.uint32) != 0] = 0  # sum |x| about limit / 3
@@ -409,7 +409,7 @@ def _exact_data(n, dtype, gr_op, rng):
         return vals.astype(dt)
     if gr_op == "prod":
         if not floating:
-            if dtype_kind(dt) == "u":
+            if dt.kind == "u":
                 return (rng.integers(0, 2, n, dtype=np.int8) * 2 + 1).astype(dt)
             return (rng.integers(0, 4, n, dtype=np.int8) * 2 - 3).astype(dt)
         vals = (rng.integers(0, 2, n, dtype=np.int8) * 2 - 1).astype(dt)
@@ -420,7 +420,7 @@ def _exact_data(n, dtype, gr_op, rng):
         return vals
     walk = np.cumsum(rng.integers(-1, 2, n, dtype=np.int8), dtype=np.int64 if n >= 2**31 else np.int32)
     top = min(2 ** (finfo(dt).nmant + 1) if floating else int(np.iinfo(dt).max), 2**30)
-    if dtype_kind(dt) == "u":
+    if dt.kind == "u":
         return (np.clip(walk, -(top // 2), top // 2) + top // 2).astype(dt)
     return np.clip(walk, -top, top).astype(dt)
 
@@ -650,7 +650,7 @@ def benchmark(op="sum", variants="all", sizes=DEFAULT_SIZES, dtype="float32", re
             timing = _case(op, host, dev, names)
             exact = _exact_case(op, n, dtype, exact_rng, timing, names)
             exact.dev = _core.to_device(exact.x)
-            wide = dtype_kind(np.dtype(dtype)) in "iu" and gr_op in ("sum", "prod")
+            wide = np.dtype(dtype).kind in "iu" and gr_op in ("sum", "prod")
             out_item = np.dtype(np.int64 if wide else dtype).itemsize
             moved = host.nbytes + (n * out_item if kind == "scan" else 0)
             yardstick = "read" if kind == "reduce" else "copy"

@@ -446,7 +446,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, split_
     a = _array(a)
     if b is not None:
         return _weighted_logsumexp(a, axis, b, keepdims, return_sign, split_every, variant)
-    if dtype_kind(a.dtype) == "c":
+    if a.dtype.kind == "c":
         raise TypeError(f"unsupported dtype {a.dtype} of the Dask array: logsumexp has no kernel for it "
                         "(gpureduce.logsumexp takes real inputs)")
     _whole_arrays_only("logsumexp", variant)
@@ -550,7 +550,7 @@ def _scan(op, a, axis, dtype, out, variant):
     if op in _DTYPED_SCANS:
         result_dtype = getattr(np, op)(probe, dtype=dtype).dtype
     elif op == "logcumsumexp":
-        if dtype_kind(a.dtype) == "c":
+        if a.dtype.kind == "c":
             raise TypeError(f"unsupported dtype {a.dtype} of the Dask array: logsumexp has no kernel for it "
                             "(gpureduce.logcumsumexp takes real inputs)")
         result_dtype = a.dtype if dtype_kind(a.dtype) == "f" else np.dtype(np.float64)
@@ -615,12 +615,12 @@ def _fold_slice(ufunc, carry, block, out=None):
 
 def _lowest(dtype):
     dtype = np.dtype(dtype)
-    return False if dtype_kind(dtype) == "b" else np.iinfo(dtype).min if dtype_kind(dtype) in "iu" else -np.inf
+    return False if dtype.kind == "b" else np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf
 
 
 def _highest(dtype):
     dtype = np.dtype(dtype)
-    return True if dtype_kind(dtype) == "b" else np.iinfo(dtype).max if dtype_kind(dtype) in "iu" else np.inf
+    return True if dtype.kind == "b" else np.iinfo(dtype).max if dtype.kind in "iu" else np.inf
 
 
 def cumsum(a, axis=None, dtype=None, out=None, *, variant="auto"):

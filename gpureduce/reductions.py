@@ -14,7 +14,7 @@ from . import _core
 from ._docs import document_variants
 from ._integer_mean import integer_mean
 from ._nan import check_like_numpy, operator_for
-from ._operands import dtype_kind, is_dask_array
+from ._operands import is_dask_array
 from ._streamed_mean import mean_by_sum, streams_as_sum
 from ._plan import AXIS_VARIANTS as _AXIS_VARIANTS, NoValue as _NoValue, prepare_reduce
 from ._registry import REDUCE_OPS
@@ -142,7 +142,7 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
     op = operator_for(op, a)  # nanmean of integers is their mean, and so on
     if op == "mean" and streams_as_sum(a, dtype, out, where, variant):
         return mean_by_sum(reduce, a, axis, dtype, keepdims, variant)
-    if op == "mean" and dtype is not None and dtype_kind(np.dtype(dtype)) in "biu":
+    if op == "mean" and dtype is not None and np.dtype(dtype).kind in "biu":
         return integer_mean(reduce, a, axis, dtype, out, keepdims, where, variant)
     plan, post = prepare_reduce(op, a, axis, dtype, out, keepdims, initial, where, variant, ddof, ord)
     result = _core.run(plan)

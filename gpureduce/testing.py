@@ -254,12 +254,12 @@ def _scan_identity(op, dtype):
         return dtype.type(op.endswith("prod"))
     if op == "logcumsumexp":
         return dtype.type(-np.inf)
-    if dtype_kind(dtype) == "c":
+    if dtype.kind == "c":
         raise ValueError(f"{op} of complex values has no identity, so exclusive=True has no NumPy reference")
     smallest = op == "cummax"
-    if dtype_kind(dtype) == "b":
+    if dtype.kind == "b":
         return dtype.type(not smallest)
-    if dtype_kind(dtype) in "iu":
+    if dtype.kind in "iu":
         info = np.iinfo(dtype)
         return dtype.type(info.min if smallest else info.max)
     return dtype.type(-np.inf if smallest else np.inf)
@@ -454,7 +454,7 @@ def error_bound(op, x, result_dtype, variant="auto", axis=None, *, keepdims=Fals
     >>> import numpy as np
     >>> from gpureduce.testing import error_bound
     >>> x = np.ones(1024, np.float32)
-    >>> eps = float(finfo(np.float32).eps)
+    >>> eps = float(np.finfo(np.float32).eps)
     >>> bool(np.isclose(error_bound("sum", x, np.float32), 8 * eps * 10 * 1024 + eps * 1024, rtol=1e-6))
     True
     >>> error_bound("max", x, np.float32)
@@ -741,7 +741,7 @@ def _norm_bound(x, result_dtype, variant, named):
     1/|ord|: at most L of them relative to the sum for the variant's longest chain of L additions, as they add up
     with no cancellation (terms of a few distinct values, |x|^0.5 of small integers, add their roundings up
     beyond error_bound's statistical sqrt(L) of a sum of mixed signs)."""
-    wide = x.astype(np.complex128 if dtype_kind(x.dtype) == "c" else np.float64)
+    wide = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
     options = {k: v for k, v in named.items() if k in ("axis", "keepdims", "ord")}
     order = 2.0 if options.get("ord") is None else float(options["ord"])
     with _quiet():
@@ -751,7 +751,7 @@ def _norm_bound(x, result_dtype, variant, named):
     axis = options.get("axis")
     depth = max(SLACK * math.log2(max(n, 2)), _chain("reduce", variant, "vector_norm", x, result_dtype, axis, None,
                                                      True, n))
-    rel = 4 * float(finfo(result_dtype).eps) + depth * float(finfo(np.float64).eps) * power
+    rel = 4 * float(finfo(result_dtype).eps) + depth * float(np.finfo(np.float64).eps) * power
     return reference, rel * np.abs(reference) + 4 * float(finfo(result_dtype).smallest_subnormal)
 
 
@@ -760,7 +760,7 @@ def _moments_bound(op, x, result_dtype, axis, named):
     what gpureduce's shifted sums may lose in float64, 4 log2(n) eps (1 + z^2), z the largest distance of an
     element (a possible pivot) from the mean in standard deviations (cuda/primitives/reducers.cuh: MomentsReducer);
     the NaNs of the nan forms take no part."""
-    wide = x.astype(np.complex128 if dtype_kind(x.dtype) == "c" else np.float64)
+    wide = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
     options = {k: v for k, v in named.items() if k in ("keepdims", "where", "ddof", "correction")}
     with _quiet():
         reference = np.asarray(getattr(np, op)(wide, axis=axis, **options))
@@ -768,7 +768,7 @@ def _moments_bound(op, x, result_dtype, axis, named):
         flat = flat[~np.isnan(flat)]
         spread = float(np.var(flat)) if flat.size else 0.0
         z2 = float(np.max(np.abs(flat - np.mean(flat)) ** 2)) / spread if spread > 0 else 0.0
-    rel = 8 * float(finfo(result_dtype).eps) + 4 * math.log2(max(x.size, 2)) * float(finfo(np.float64).eps) * \
+    rel = 8 * float(finfo(result_dtype).eps) + 4 * math.log2(max(x.size, 2)) * float(np.finfo(np.float64).eps) * \
         (1 + z2)
     return reference, rel * np.abs(reference) + 4 * float(finfo(result_dtype).smallest_subnormal)
 
