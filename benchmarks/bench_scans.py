@@ -15,7 +15,7 @@ import sys
 from gpureduce import benchmark
 from _common import commit, emit, table_arguments
 
-VARIANTS = ("reduce_then_scan", "decoupled_lookback", "ordered_lookback", "lookahead", "auto")
+VARIANTS = ("reduce_then_scan", "decoupled_lookback", "ordered_lookback", "lookahead", "pipelined", "auto")
 PEERS = ("cub", "torch", "cupy")
 CASES = ("float32", "float64", "int64", "int32")
 

@@ -38,7 +38,7 @@ def raises_no_device_or_runs(call):
 
 def test_registry_has_the_scan_variants():
     names = [v.name for v in SCAN]
-    assert len(names) == 11, f"expected the 11 scan variants, got {names}"
+    assert len(names) == 12, f"expected the 12 scan variants, got {names}"
     assert len(set(names)) == len(names), "scan variant names repeat"
     assert {"auto", "cub", "sequential"} <= set(names)
     for v in SCAN:

@@ -802,3 +802,35 @@ def test_strided_device_out(variant, rng):
     np.testing.assert_array_equal(cupy.asnumpy(backing[::2]), np.cumsum(host))
     assert (cupy.asnumpy(backing[1::2]) == poison(np.int64)).all(), "wrote between the strided out='s elements"
     assert got.data.ptr == backing.data.ptr
+
+
+# ---------------------------------------------------------------- the pipelined kernel's tiles and windows
+
+# cuda/variants/pipeline_tiles.cuh: 7168 elements a tile for 4-byte inputs and results, 5632 for 8-byte ones,
+# 5120 for int32 -> int64 sums and products; 64 tiles a window (scan_pipelined.cu)
+PIPELINED_TILES = {"float32": [7168], "float64": [5632], "int32": [5120, 7168], "int64": [5632]}
+
+
+@pytest.mark.parametrize("dtype", sorted(PIPELINED_TILES))
+@pytest.mark.parametrize("offset", [0, 1, 3])
+def test_pipelined_tile_and_window_edges(dtype, offset, rng):
+    """`pipelined` one element either side of its tile and window boundaries and over hundreds of tiles, with the
+    input and a poisoned out= both `offset` elements past a 16-byte boundary: its bulk copies then run with a
+    partial first tile copied element by element (any other pair of alignments runs `lookahead`)."""
+    cupy = _cupy()
+    result = {"cumsum": np.result_type(dtype, np.int64) if dtype.startswith("int") else np.dtype(dtype)}
+    result["cummax"] = np.dtype(dtype)
+    for tile in PIPELINED_TILES[dtype]:
+        for n in (tile - 1, tile + 1, 64 * tile - 1, 64 * tile + 1, 300 * tile + 7):
+            host = (rng.integers(-1000, 1000, n + offset) if dtype.startswith("int")
+                    else rng.uniform(-1, 1, n + offset)).astype(dtype)
+            x = cupy.asarray(host)[offset:]
+            assert x.data.ptr % 16 == offset * x.itemsize % 16
+            for func in ("cumsum", "cummax"):
+                for exclusive in (False, True):
+                    width = result[func].itemsize
+                    out = cupy.full(n + 16 // width, poison(result[func]), dtype=result[func])
+                    assert out.data.ptr % 16 == 0
+                    out = out[offset * width % 16 // width:][:n]  # on the input's 16-byte grid, `offset` elements in
+                    assert (out.data.ptr - offset * width) % 16 == 0
+                    assert_matches_numpy(func, x, out=out, exclusive=exclusive, variant="pipelined")

@@ -72,6 +72,12 @@ struct TileStatus<Acc, true> {  // one 64-bit word per tile: status << 32 | valu
     __device__ void publish(int64_t tile, unsigned status, Acc v) const {
         DeviceWord(word[tile]).store(Word(status) << 32 | bits_of(v), cuda::memory_order_relaxed);
     }
+    // One look at tile `tile`'s word, without waiting: its status (EMPTY if not yet published) and value.
+    __device__ unsigned peek(int64_t tile, Acc *v) const {
+        const Word w = DeviceWord(word[tile]).load(cuda::memory_order_relaxed);
+        *v = value_of<Acc>(w);
+        return unsigned(w >> 32);
+    }
     // Warp-collective: every lane waits for tile `tile` (when `exists`) to have published, and gets its status
     // and value; lanes without a tile get (PREFIX, fill).
     __device__ void wait(int64_t tile, bool exists, Acc fill, unsigned *status, Acc *v) const {
@@ -133,6 +139,11 @@ struct TileStatus<Acc, false> {  // one 128-bit word per tile: {status, value bi
     static TileStatus take(Scratch &s, int64_t tiles) { return TileStatus{s.take<WordPair>(tiles)}; }
     __device__ void publish(int64_t tile, unsigned status, Acc v) const {
         store_pair_relaxed(word + tile, status, bits_of(v));
+    }
+    __device__ unsigned peek(int64_t tile, Acc *v) const {
+        const WordPair w = load_pair_relaxed(word + tile);
+        *v = value_of<Acc>(w.value);
+        return unsigned(w.status);
     }
     __device__ void wait(int64_t tile, bool exists, Acc fill, unsigned *status, Acc *v) const {
         WordPair w{kPrefix, bits_of(fill)};

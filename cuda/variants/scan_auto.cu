@@ -2,37 +2,34 @@
 //
 // The default must give the same bits on every run (issue 14: a pytest suite comparing against numpy.cumsum
 // flaked).  decoupled_lookback and CUB group a floating prefix by timing, so floating sums and products go to
-// ordered_lookback or lookahead, which fold window totals in a fixed order; integer sums (exact whatever the
-// grouping), min and max take the fastest measured path.
+// ordered_lookback or pipelined, which fold window totals in a fixed order; exact scans (integers, min, max) take
+// the fastest measured path, pipelined too from 2^23 elements.
 //
-// Measured on an H200 (kernel time, cold L2, median of 10; benchmarks/results/scans_h200.md), cumsum, µs:
-//                 float32                        float64                  int64          int32 -> int64
-//    n     lookahead ordered   r-t-s  CUB   lookahead ordered  r-t-s  CUB   decoupled  CUB   decoupled r-t-s  CUB
-//    2^10      8.0     7.9     5.4    6.7     6.3     6.3     5.1    6.8     6.2     6.6     6.3     5.1    6.5
-//    2^14      6.8     6.7     9.1    7.5     7.1     7.2    10.0    8.1     7.1     7.2     7.0     9.1    6.8
-//    2^20     10.6    10.0    11.8   11.9    14.0    13.7    16.2   13.4    13.1    13.6    11.6    13.6   12.5
-//    2^22     20.8    18.7    20.4   20.3    33.0    30.5    35.5   30.3    30.3    32.2    25.0    27.6   28.4
-//    2^24     52.8    54.8    61.9   52.3    93.9    98.1   116.4   92.1    92.1   103.1    77.6    89.7   92.0
-//    2^28    669     714     813    690    1319    1349    1609   1309    1310    1530    1107    1184   1372
-// (ordered: ordered_lookback; r-t-s: reduce_then_scan, which reads the input twice.)  Floating sums and products
-// need a deterministic scan: ordered_lookback, whose tiles fold the earlier windows' sums in order without
-// waiting on a chain, is the fastest while most tiles are resident at once (below 2^24 elements: at 2^23
-// 31.8 vs 32.9 µs float32, 53.4 vs 53.2 float64), the lookahead scan, whose window prefixes are chained, once
-// tiles stream through the device.  Every other scan is
-// exact whatever the grouping and takes decoupled_lookback, widening int32 -> int64 sums included (its one
-// read of the narrow input beats reduce_then_scan's two at every size above one block).  An input within one tile of
-// reduce_then_scan (16 KiB of the wider type) is scanned by its single block, with no look-back at all.
+// Measured on an H200 (kernel time, cold L2, median of 10; benchmarks/results/scans_h200.md), float32 cumsum, µs:
+//    n      pipelined  lookahead  ordered  decoupled   CUB
+//    2^16        8.4        7.1      7.1       7.2     7.4
+//    2^20       12.9       10.1     10.1      10.3    11.3
+//    2^22       20.4       20.8     18.8      18.7    20.4
+//    2^23       30.0       34.5     31.7      32.3    29.7
+//    2^24       51.8       53.2     56.7      54.1    52.0
+//    2^26      151.8      176.5    186.4     179.0   180.4
+//    2^28      569.6      670.7    716.4     689.5   691.2
+// pipelined keeps one block per SM, so it pays off once there are several tiles per SM (from 2^23); below that
+// ordered_lookback (floating sums and products) and decoupled_lookback (the rest), whose tiles are all resident
+// at once, are the fastest.  Where pipelined's bulk copies cannot run (before Hopper, an output on another 16-byte
+// grid than the input), it runs lookahead.  An input within one tile of reduce_then_scan (16 KiB of the wider
+// type) is scanned by its single block, with no look-back at all.
 #include "abi/gpureduce.h"
 #include "primitives/types.cuh"
 
 extern "C" gr_status gr_impl_SCAN_decoupled_lookback(const gr_args *, size_t *, int *);
 extern "C" gr_status gr_impl_SCAN_reduce_then_scan(const gr_args *, size_t *, int *);
-extern "C" gr_status gr_impl_SCAN_lookahead(const gr_args *, size_t *, int *);
+extern "C" gr_status gr_impl_SCAN_pipelined(const gr_args *, size_t *, int *);
 extern "C" gr_status gr_impl_SCAN_ordered_lookback(const gr_args *, size_t *, int *);
 
 namespace {
 
-constexpr int64_t kLookaheadFrom = int64_t(1) << 24;
+constexpr int64_t kPipelinedFrom = int64_t(1) << 23;
 constexpr int64_t kOneBlockBytes = 256 * 64;  // one tile of reduce_then_scan: 256 threads x 64 bytes
 
 // Where the grouping of a prefix changes its bits: a floating sum or product.
@@ -49,8 +46,7 @@ bool one_block(const gr_args *a) {
 
 extern "C" gr_status gr_impl_SCAN_auto(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
     if (one_block(a)) return gr_impl_SCAN_reduce_then_scan(a, ws_bytes, cuda_error);
-    if (needs_order(a))
-        return a->n < kLookaheadFrom ? gr_impl_SCAN_ordered_lookback(a, ws_bytes, cuda_error)
-                                     : gr_impl_SCAN_lookahead(a, ws_bytes, cuda_error);
+    if (a->n >= kPipelinedFrom) return gr_impl_SCAN_pipelined(a, ws_bytes, cuda_error);
+    if (needs_order(a)) return gr_impl_SCAN_ordered_lookback(a, ws_bytes, cuda_error);
     return gr_impl_SCAN_decoupled_lookback(a, ws_bytes, cuda_error);
 }

@@ -1,0 +1,249 @@
+// pipeline_tiles.cuh -- the warp-specialised, persistent single-pass tile kernel of variant `pipelined`
+// (scan_pipelined.cu), Hopper on (sm_90: bulk copies and mbarriers, primitives/bulk_copy.cuh).
+//
+// What it fixes in the look-back tile kernel (lookback_tiles.cuh): there a block loads its tile, then holds
+// its registers and its place on the SM while it waits for its prefix, so the loads in flight drop whenever
+// tiles wait; with the waits gone (each tile scanned alone) the same kernel runs at 521 us for 2^28 floats,
+// with them at 660.  Here one block per SM runs to the end of the array:
+//   * warp 0 (the producer) draws tiles from an atomic counter, in order, and bulk-copies each into a ring of
+//     kStages shared-memory stages as soon as one is free, so loads stay in flight whatever the tiles wait for;
+//   * the other 8 warps (the consumers) reduce each tile as it lands (a thread folds its row of kItems
+//     elements, a block scan gives every thread the total before its row and the tile's aggregate, which is
+//     published at once), and finish it kLag tiles later: warp 1 gets the tile's exclusive prefix from the
+//     Prefix, every thread scans its row from it into shared memory, and one bulk store writes the tile out.
+//     Publishing aggregates kLag tiles before the prefix is needed is what removes most of the waiting;
+//   * a row is an odd number of 16-byte chunks, so the 16-byte reads and writes of a quarter warp's rows fall
+//     in 8 different bank groups (no bank conflicts, no transpose);
+//   * the result goes back into the tile's stage when it has the input's size, into one of two staging
+//     buffers when it is wider (int32 -> int64).
+// Measured at 2^28 on the H200 (benchmarks/results/scans_h200.md): float32 539 us (the lookback kernel 660),
+// float64 1120 (1290).  The first and last tile may be partial (pointer alignment, the array's end): the
+// producer's lanes copy their existing elements one by one and the consumers store them one by one.
+//
+// Deadlock-free whatever the residency: a tile waits only on tiles with smaller tickets, each drawn by a block
+// that is running and that finishes its tickets in order; a block that never runs draws none.
+#pragma once
+#include "primitives/bulk_copy.cuh"
+#include "variants/lookback_tiles.cuh"
+
+namespace gr {
+namespace {
+
+// The shape of the pipeline for an (input, result) pair of the flat scans' dtypes, chosen by measurement on the
+// H200 (the most shared memory a block may have is 227 KiB):
+//                      items/thread  stages  lag   shared memory
+//   4 -> 4 bytes            28          7     3    200 KiB ring + 7 KiB
+//   8 -> 8 bytes            22          4     1    176 KiB ring + 8 KiB
+//   4 -> 8 bytes            20          6     2    120 KiB ring + 80 KiB staging + 12 KiB
+template <class In, class Out>
+struct PipelineShape {
+    using Acc = typename accumulator<Out>::type;
+    static constexpr bool kWidening = sizeof(Out) > sizeof(In);
+    static constexpr int kConsumers = 256;
+    static constexpr int kThreads = kConsumers + kWarp;
+    static constexpr int kItems = sizeof(In) == 8 ? 22 : kWidening ? 20 : 28;
+    static constexpr int kStages = sizeof(In) == 8 ? 4 : kWidening ? 6 : 7;
+    static constexpr int kLag = sizeof(In) == 8 ? 1 : kWidening ? 2 : 3;
+    static constexpr int kTile = kConsumers * kItems;
+    static constexpr size_t kRingBytes = size_t(kStages) * kTile * sizeof(In);
+    static constexpr size_t kStagingBytes = kWidening ? 2 * size_t(kTile) * sizeof(Out) : 0;
+    static constexpr size_t kBeforeBytes = size_t(kStages) * kConsumers * sizeof(Acc);
+    static constexpr size_t kSharedBytes = kRingBytes + kStagingBytes + kBeforeBytes;
+    static_assert(kItems * sizeof(In) % 32 == 16, "a row is an odd number of 16-byte chunks (no bank conflicts)");
+    static_assert(kItems * sizeof(Out) % 16 == 0, "a result row is whole 16-byte chunks");
+    static_assert(kStages >= kLag + 3, "the lag's stages, the one being stored, and one loading");
+};
+
+// Tile `t` covers elements [start, start + kTile), of which positions [lo, hi) exist (see TileIO).
+struct TileSpan {
+    int64_t start;
+    int lo, hi;
+    bool full;
+};
+
+template <int kTile>
+__device__ __forceinline__ TileSpan tile_span(int64_t t, int64_t n, int64_t shift) {
+    TileSpan s;
+    s.start = t * kTile - shift;
+    s.lo = s.start < 0 ? int(-s.start) : 0;
+    s.hi = n - s.start < kTile ? int(n - s.start) : kTile;
+    s.full = s.lo == 0 && s.hi == kTile;
+    return s;
+}
+
+template <class Prefix, class In, class Out, class Acc, class Op>
+__global__ void __launch_bounds__(PipelineShape<In, Out>::kThreads, 1)
+    pipelined_scan_kernel(const In *in, Out *out, int64_t n, int64_t shift, bool exclusive, int64_t tiles,
+                          TileStatus<Acc> status, TileStatus<Acc> windows, unsigned *tile_counter) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    using Sh = PipelineShape<In, Out>;
+    constexpr int kStages = Sh::kStages, kItems = Sh::kItems, kTile = Sh::kTile, kConsumers = Sh::kConsumers;
+    constexpr unsigned kTileBytes = unsigned(kTile * sizeof(In));
+    constexpr int kInLanes = Vec16<In>::kLanes, kOutLanes = Vec16<Out>::kLanes;
+    extern __shared__ __align__(128) unsigned char shared[];
+    In *ring = reinterpret_cast<In *>(shared);
+    Out *staging = reinterpret_cast<Out *>(shared + Sh::kRingBytes);
+    Acc *before_row = reinterpret_cast<Acc *>(shared + Sh::kRingBytes + Sh::kStagingBytes);  // [stage][consumer]
+    __shared__ uint64_t loaded[kStages], freed[kStages];
+    __shared__ unsigned ticket[kStages];
+    __shared__ Acc tile_total[kStages];
+    __shared__ Acc warp_total[kConsumers / kWarp];
+    __shared__ Acc tile_prefix;
+    const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < kStages; ++s) {
+            mbarrier_init(&loaded[s], 1);
+            mbarrier_init(&freed[s], 1);
+        }
+        fence_proxy_async();
+    }
+    __syncthreads();
+
+    if (warp == 0) {  // the producer: stage i % kStages holds the block's i-th ticket
+        for (int i = 0;; ++i) {
+            const int s = i % kStages;
+            if (i >= kStages) mbarrier_wait(&freed[s], ((i / kStages) - 1) & 1);
+            unsigned t = 0;
+            if (lane == 0) {
+                t = atomicAdd(tile_counter, 1u);
+                // every block draws exactly one ticket past the end: the last of them leaves the counter zero
+                if (t == unsigned(tiles) + gridDim.x - 1) atomicExch(tile_counter, 0u);
+            }
+            t = __shfl_sync(kFullMask, t, 0);
+            if (t >= tiles) {
+                if (lane == 0) {
+                    ticket[s] = t;
+                    mbarrier_arrive(&loaded[s]);
+                }
+                return;
+            }
+            const TileSpan sp = tile_span<kTile>(t, n, shift);
+            In *stage = ring + s * kTile;
+            if (sp.full) {
+                if (lane == 0) {
+                    ticket[s] = t;
+                    mbarrier_arrive_expect_bytes(&loaded[s], kTileBytes);
+                    bulk_load(stage, in + sp.start, kTileBytes, &loaded[s]);
+                }
+            } else {  // an edge tile, not 16-byte aligned at its ends
+                for (int p = sp.lo + lane; p < sp.hi; p += kWarp) stage[p] = in[sp.start + p];
+                __syncwarp();
+                if (lane == 0) {
+                    ticket[s] = t;
+                    mbarrier_arrive(&loaded[s]);
+                }
+            }
+        }
+    }
+
+    // ---- the consumers: thread c owns row c of every tile, positions [c * kItems, (c + 1) * kItems) ----
+    const int c = threadIdx.x - kWarp, cw = c / kWarp;
+    const Acc neutral = scan_neutral<Op, Acc>();
+    auto read_row = [&](const In *stage, const TileSpan &sp, Acc(&x)[kItems]) {
+        const In *row = stage + c * kItems;
+        if (sp.full) {
+#pragma unroll
+            for (int k = 0; k < kItems / kInLanes; ++k) {
+                const Vec16<In> v = reinterpret_cast<const Vec16<In> *>(row)[k];
+#pragma unroll
+                for (int l = 0; l < kInLanes; ++l) x[k * kInLanes + l] = static_cast<Acc>(v.lane[l]);
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < kItems; ++i) {
+                const int p = c * kItems + i;
+                x[i] = p >= sp.lo && p < sp.hi ? static_cast<Acc>(row[i]) : neutral;
+            }
+        }
+    };
+    typename Prefix::template Cache<Acc> cache{};  // what warp 1's Prefix keeps from tile to tile
+    int stored = -1;  // the stage whose bulk store is in flight
+    int done = 0;     // tiles finished by this block
+    int end = -1;     // the iteration that met the end of the tickets
+    for (int i = 0;; ++i) {
+        const int s = i % kStages;
+        if (end < 0) {  // reduce the tile of iteration i
+            mbarrier_wait(&loaded[s], (i / kStages) & 1);
+            const unsigned t = ticket[s];
+            if (t >= tiles) {
+                end = i;
+            } else {
+                Acc x[kItems];
+                read_row(ring + s * kTile, tile_span<kTile>(t, n, shift), x);
+                const Acc mine = thread_fold<Op>(x);
+                const Acc incl = warp_inclusive_scan<Op>(mine, unsigned(lane));
+                Acc warp_before = __shfl_up_sync(kFullMask, incl, 1);
+                if (lane == 0) warp_before = neutral;
+                if (lane == kWarp - 1) warp_total[cw] = incl;
+                named_barrier(1, kConsumers);
+                Acc all = warp_total[0], before = neutral;
+#pragma unroll
+                for (int w = 1; w < kConsumers / kWarp; ++w) {
+                    if (w == cw) before = all;
+                    all = Op()(all, warp_total[w]);
+                }
+                before_row[s * kConsumers + c] = Op()(before, warp_before);
+                if (c == 0) {
+                    tile_total[s] = all;
+                    if (tiles > 1) Prefix::template publish<Op>(status, t, all);
+                }
+            }
+        }
+        const int f = i - Sh::kLag;  // finish the tile of iteration f
+        if (f >= 0 && (end < 0 || f < end)) {
+            const int fs = f % kStages;
+            const int64_t t = ticket[fs];
+            const TileSpan sp = tile_span<kTile>(t, n, shift);
+            named_barrier(1, kConsumers);  // tile_total is visible, warp_total has been read
+            if (cw == 0) {
+                const Acc p = tiles > 1 ? Prefix::template exclusive<Op>(status, windows, t, cache) : neutral;
+                if (lane == 0) tile_prefix = p;
+            }
+            named_barrier(1, kConsumers);
+            Acc x[kItems];
+            read_row(ring + fs * kTile, sp, x);
+            thread_scan<Op>(x, Op()(tile_prefix, before_row[fs * kConsumers + c]), exclusive);
+            // element 0 (tile 0, position `shift`): an exclusive scan writes the identity there
+            if (exclusive && t == 0 && c == int(shift) / kItems) set_item(x, int(shift) % kItems, Op::template identity<Acc>());
+            Out *result = Sh::kWidening ? staging + (done % 2) * kTile : reinterpret_cast<Out *>(ring + fs * kTile);
+            if (sp.full) {
+                Out *row = result + c * kItems;
+#pragma unroll
+                for (int k = 0; k < kItems / kOutLanes; ++k) {
+                    Vec16<Out> v;
+#pragma unroll
+                    for (int l = 0; l < kOutLanes; ++l) v.lane[l] = static_cast<Out>(x[k * kOutLanes + l]);
+                    reinterpret_cast<Vec16<Out> *>(row)[k] = v;
+                }
+                fence_proxy_async();
+            } else {
+#pragma unroll
+                for (int k = 0; k < kItems; ++k) {
+                    const int p = c * kItems + k;
+                    if (p >= sp.lo && p < sp.hi) out[sp.start + p] = static_cast<Out>(x[k]);
+                }
+            }
+            named_barrier(1, kConsumers);
+            if (c == 0) {
+                if (sp.full) bulk_store(out + sp.start, result, unsigned(kTile * sizeof(Out)));
+                bulk_commit();
+                bulk_wait_read<1>();  // the previous tile's store has read its stage: free it
+                if (stored >= 0) mbarrier_arrive(&freed[stored]);
+            }
+            stored = fs;
+            ++done;
+        } else if (end >= 0 && f >= end) {
+            break;
+        } else {
+            named_barrier(1, kConsumers);  // warp_total is read before the next tile's reduce writes it
+        }
+    }
+    if (c == 0) bulk_wait_all();
+#else
+    __trap();  // never launched: Pipelined::run checks the device first
+#endif
+}
+
+}  // namespace
+}  // namespace gr
