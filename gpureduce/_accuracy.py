@@ -75,11 +75,11 @@ CHAINS = {
     ("scan", "lookahead"): ("n / 262144: each window's prefix (64 tiles of 4096 or more) adds to the one "
                             "before, then a warp scan of the window's tiles, two per lane",
                             lambda n, s: max(_cdiv(n + 3, 524288) + 81, _cdiv(n + 1, 262144) + 49)),
-    # The pipelined tiles (cuda/variants/pipeline_tiles.cuh): 7168 elements of 28 per thread (4-byte types),
+    # The pipelined tiles (cuda/variants/pipeline_tiles.cuh): 9216 elements of 36 per thread (4-byte types),
     # 5632 of 22 (8-byte), 5120 of 20 (int32 -> int64); P(w) folds one window sum after another.
     ("scan", "pipelined"): ("n / 327680: each window's sum (64 tiles of 5120 or more) adds to the prefix before "
                             "it, then a warp scan of the window's tiles, two per lane",
-                            lambda n, s: _cdiv(n + 3, 327680) + 81),
+                            lambda n, s: _cdiv(n + 3, 327680) + 97),
     ("scan", "cub"): ("n / 2688: each tile's prefix adds to the one before",
                       lambda n, s: _cdiv(n, 2688) + 40),
     ("scan", "auto"): ("n / 4096: each tile's prefix adds to the one before (a look-back; floating "

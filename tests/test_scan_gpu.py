@@ -806,9 +806,9 @@ def test_strided_device_out(variant, rng):
 
 # ---------------------------------------------------------------- the pipelined kernel's tiles and windows
 
-# cuda/variants/pipeline_tiles.cuh: 7168 elements a tile for 4-byte inputs and results, 5632 for 8-byte ones,
+# cuda/variants/pipeline_tiles.cuh: 9216 elements a tile for 4-byte inputs and results, 5632 for 8-byte ones,
 # 5120 for int32 -> int64 sums and products; 64 tiles a window (scan_pipelined.cu)
-PIPELINED_TILES = {"float32": [7168], "float64": [5632], "int32": [5120, 7168], "int64": [5632]}
+PIPELINED_TILES = {"float32": [9216], "float64": [5632], "int32": [5120, 9216], "int64": [5632]}
 
 
 @pytest.mark.parametrize("dtype", sorted(PIPELINED_TILES))

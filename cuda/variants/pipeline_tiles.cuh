@@ -16,8 +16,8 @@
 //     in 8 different bank groups (no bank conflicts, no transpose);
 //   * the result goes back into the tile's stage when it has the input's size, into one of two staging
 //     buffers when it is wider (int32 -> int64).
-// Measured at 2^28 on the H200 (benchmarks/results/scans_h200.md): float32 539 us (the lookback kernel 660),
-// float64 1120 (1290).  The first and last tile may be partial (pointer alignment, the array's end): the
+// Measured at 2^28 on the H200 (benchmarks/results/scans_h200.md): float32 525 us (the look-back kernel 662),
+// int64 1061 (1291), float64 1204 (1299).  The first and last tile may be partial (pointer alignment, the array's end): the
 // producer's lanes copy their existing elements one by one and the consumers store them one by one.
 //
 // Deadlock-free whatever the residency: a tile waits only on tiles with smaller tickets, each drawn by a block
@@ -29,21 +29,15 @@
 namespace gr {
 namespace {
 
-// The shape of the pipeline for an (input, result) pair of the flat scans' dtypes, chosen by measurement on the
-// H200 (the most shared memory a block may have is 227 KiB):
-//                      items/thread  stages  lag   shared memory
-//   4 -> 4 bytes            28          7     3    200 KiB ring + 7 KiB
-//   8 -> 8 bytes            22          4     1    176 KiB ring + 8 KiB
-//   4 -> 8 bytes            20          6     2    120 KiB ring + 80 KiB staging + 12 KiB
-template <class In, class Out>
-struct PipelineShape {
+// A pipeline of kStages stages of tiles of kItems elements per consumer thread, each finished kLag tiles after it
+// is reduced, for (In, Out).
+template <class In, class Out, int kItems_, int kStages_, int kLag_>
+struct PipelineShapeOf {
     using Acc = typename accumulator<Out>::type;
     static constexpr bool kWidening = sizeof(Out) > sizeof(In);
     static constexpr int kConsumers = 256;
     static constexpr int kThreads = kConsumers + kWarp;
-    static constexpr int kItems = sizeof(In) == 8 ? 22 : kWidening ? 20 : 28;
-    static constexpr int kStages = sizeof(In) == 8 ? 4 : kWidening ? 6 : 7;
-    static constexpr int kLag = sizeof(In) == 8 ? 1 : kWidening ? 2 : 3;
+    static constexpr int kItems = kItems_, kStages = kStages_, kLag = kLag_;
     static constexpr int kTile = kConsumers * kItems;
     static constexpr size_t kRingBytes = size_t(kStages) * kTile * sizeof(In);
     static constexpr size_t kStagingBytes = kWidening ? 2 * size_t(kTile) * sizeof(Out) : 0;
@@ -53,6 +47,18 @@ struct PipelineShape {
     static_assert(kItems * sizeof(Out) % 16 == 0, "a result row is whole 16-byte chunks");
     static_assert(kStages >= kLag + 3, "the lag's stages, the one being stored, and one loading");
 };
+
+// The shape for an (input, result) pair of the flat scans' dtypes, chosen by measurement on the H200 (the most
+// shared memory a block may have is 227 KiB):
+//                    items/thread stages lag  shared memory     2^28 elements, us (tried: items/stages/lag, us)
+//   4 -> 4 bytes          36        6     2    216 + 6 KiB       524.5  (28/7/3 562, 44/5/2 530, 52/4/1 543)
+//   8 -> 8 bytes          22        4     1    176 + 8 KiB      1204 float64, 1061 int64  (18/5/2 1306,
+//                                                                 26/4/1 1220, 14/7/3 1429)
+//   4 -> 8 bytes          20        6     2    120 + 80 + 12 KiB  989  (20/5/2 998, 12/12/4 1372)
+// Larger tiles win as long as the ring keeps two or more stages loading ahead of the lag's.
+template <class In, class Out>
+using PipelineShape = PipelineShapeOf<In, Out, sizeof(In) == 8 ? 22 : (sizeof(Out) > sizeof(In) ? 20 : 36),
+                                      sizeof(In) == 8 ? 4 : 6, sizeof(In) == 8 ? 1 : 2>;
 
 // Tile `t` covers elements [start, start + kTile), of which positions [lo, hi) exist (see TileIO).
 struct TileSpan {
@@ -71,12 +77,11 @@ __device__ __forceinline__ TileSpan tile_span(int64_t t, int64_t n, int64_t shif
     return s;
 }
 
-template <class Prefix, class In, class Out, class Acc, class Op>
-__global__ void __launch_bounds__(PipelineShape<In, Out>::kThreads, 1)
+template <class Sh, class Prefix, class In, class Out, class Acc, class Op>
+__global__ void __launch_bounds__(Sh::kThreads, 1)
     pipelined_scan_kernel(const In *in, Out *out, int64_t n, int64_t shift, bool exclusive, int64_t tiles,
                           TileStatus<Acc> status, TileStatus<Acc> windows, unsigned *tile_counter) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    using Sh = PipelineShape<In, Out>;
     constexpr int kStages = Sh::kStages, kItems = Sh::kItems, kTile = Sh::kTile, kConsumers = Sh::kConsumers;
     constexpr unsigned kTileBytes = unsigned(kTile * sizeof(In));
     constexpr int kInLanes = Vec16<In>::kLanes, kOutLanes = Vec16<Out>::kLanes;

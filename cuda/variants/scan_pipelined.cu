@@ -144,7 +144,7 @@ struct Pipelined {
         bool ok = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
                   cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess &&
                   major >= 9 && size_t(optin) >= PipelineShape<In, Out>::kSharedBytes + 1024;
-        ok = ok && cudaFuncSetAttribute(pipelined_scan_kernel<Prefix, In, Out, Acc, Op>,
+        ok = ok && cudaFuncSetAttribute(pipelined_scan_kernel<PipelineShape<In, Out>, Prefix, In, Out, Acc, Op>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         int(PipelineShape<In, Out>::kSharedBytes)) == cudaSuccess;
         if (!ok) (void)cudaGetLastError();  // a refused attribute is an answer, not an error of this call
@@ -178,7 +178,7 @@ struct Pipelined {
         GR_CUDA_TRY(check_grid(p.tiles));
         GR_CUDA_TRY(p.clear(c.stream));
         const int64_t blocks = p.tiles < c.sm_count ? p.tiles : c.sm_count;  // persistent: one block per SM
-        pipelined_scan_kernel<Prefix, In, Out, Acc, Op><<<unsigned(blocks), Sh::kThreads, Sh::kSharedBytes, c.stream>>>(
+        pipelined_scan_kernel<Sh, Prefix, In, Out, Acc, Op><<<unsigned(blocks), Sh::kThreads, Sh::kSharedBytes, c.stream>>>(
             in, out, n, shift, exclusive, p.tiles, p.status, p.window_status, c.flags);
         return cudaGetLastError();
     }
