@@ -17,8 +17,9 @@
 //   * the result goes back into the tile's stage when it has the input's size, into one of two staging
 //     buffers when it is wider (int32 -> int64).
 // Measured at 2^28 on the H200 (benchmarks/results/scans_h200.md): float32 525 us (the look-back kernel 662),
-// int64 1061 (1291), float64 1204 (1299).  The first and last tile may be partial (pointer alignment, the array's end): the
-// producer's lanes copy their existing elements one by one and the consumers store them one by one.
+// int64 1061 (1291), float64 1204 (1299).  The first and last tile may be partial (pointer alignment, the
+// array's end): the producer's lanes copy their existing elements one by one and the consumers store them one by
+// one.
 //
 // Deadlock-free whatever the residency: a tile waits only on tiles with smaller tickets, each drawn by a block
 // that is running and that finishes its tickets in order; a block that never runs draws none.
@@ -210,7 +211,8 @@ __global__ void __launch_bounds__(Sh::kThreads, 1)
             read_row(ring + fs * kTile, sp, x);
             thread_scan<Op>(x, Op()(tile_prefix, before_row[fs * kConsumers + c]), exclusive);
             // element 0 (tile 0, position `shift`): an exclusive scan writes the identity there
-            if (exclusive && t == 0 && c == int(shift) / kItems) set_item(x, int(shift) % kItems, Op::template identity<Acc>());
+            if (exclusive && t == 0 && c == int(shift) / kItems)
+                set_item(x, int(shift) % kItems, Op::template identity<Acc>());
             Out *result = Sh::kWidening ? staging + (done % 2) * kTile : reinterpret_cast<Out *>(ring + fs * kTile);
             if (sp.full) {
                 Out *row = result + c * kItems;

@@ -5,15 +5,17 @@
 // ordered_lookback or pipelined, which fold window totals in a fixed order; exact scans (integers, min, max) take
 // the fastest measured path, pipelined too from 2^23 elements.
 //
-// Measured on an H200 (kernel time, cold L2, median of 10; benchmarks/results/scans_h200.md), float32 cumsum, µs:
-//    n      pipelined  lookahead  ordered  decoupled   CUB
-//    2^16        8.4        7.1      7.1       7.2     7.4
-//    2^20       12.9       10.1     10.1      10.3    11.3
-//    2^22       20.4       20.8     18.8      18.7    20.4
-//    2^23       30.0       34.5     31.7      32.3    29.7
-//    2^24       51.8       53.2     56.7      54.1    52.0
-//    2^26      151.8      176.5    186.4     179.0   180.4
-//    2^28      569.6      670.7    716.4     689.5   691.2
+// Measured on an H200 (kernel time, cold L2, median of 10; benchmarks/results/scans_h200.md), cumsum, µs:
+//                     float32                               float64
+//    n      pipelined ordered decoupled  CUB     pipelined ordered decoupled  CUB
+//    2^18      15.4      7.8      8.1     8.9      14.0      8.9      8.8     9.4
+//    2^20      23.3     10.2     10.2    11.3      14.5     13.5     13.2    13.5
+//    2^22      18.5     18.7     18.5    20.0      37.0     31.5     31.7    29.8
+//    2^23      28.5     32.3     32.9    30.9      52.3     53.9     53.0    50.0
+//    2^24      49.5     55.7     53.2    52.0      95.5     96.1     94.7    90.3
+//    2^26     171.8    185.1    178.8   176.7     317.4    344.1    331.2   330.0
+//    2^28     523      705      673     676      1213     1334     1296    1293
+// (int64 and int32 -> int64 sums: pipelined from 2^23 too, 0.71-0.87x CUB.)
 // pipelined keeps one block per SM, so it pays off once there are several tiles per SM (from 2^23); below that
 // ordered_lookback (floating sums and products) and decoupled_lookback (the rest), whose tiles are all resident
 // at once, are the fastest.  Where pipelined's bulk copies cannot run (before Hopper, an output on another 16-byte

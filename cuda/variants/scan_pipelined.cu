@@ -111,7 +111,8 @@ struct WindowFoldPrefix {
             wait_words(tiles, idx, want, neutral, v);
 #pragma unroll
             for (int q = 0; q < kFoldWindows; ++q)
-                if (q < fold) cache.prefix = Op()(cache.prefix, fold_window<Op>(v[q * kWindowLanes], v[q * kWindowLanes + 1]));
+                if (q < fold)
+                    cache.prefix = Op()(cache.prefix, fold_window<Op>(v[q * kWindowLanes], v[q * kWindowLanes + 1]));
             cache.window += fold;
             if (fold > 0 && lane == 0) windows.publish(cache.window - 1, kPrefix, cache.prefix);
             if (last) {
@@ -122,7 +123,8 @@ struct WindowFoldPrefix {
         }
     }
 };
-static_assert(WindowFoldPrefix::kWindowLanes == 2 && WindowFoldPrefix::kFoldWindows >= 1, "fold_window folds two tiles per lane");
+static_assert(WindowFoldPrefix::kWindowLanes == 2 && WindowFoldPrefix::kFoldWindows >= 1,
+              "fold_window folds two tiles per lane");
 
 template <class Prefix>
 struct Pipelined {
@@ -178,8 +180,9 @@ struct Pipelined {
         GR_CUDA_TRY(check_grid(p.tiles));
         GR_CUDA_TRY(p.clear(c.stream));
         const int64_t blocks = p.tiles < c.sm_count ? p.tiles : c.sm_count;  // persistent: one block per SM
-        pipelined_scan_kernel<Sh, Prefix, In, Out, Acc, Op><<<unsigned(blocks), Sh::kThreads, Sh::kSharedBytes, c.stream>>>(
-            in, out, n, shift, exclusive, p.tiles, p.status, p.window_status, c.flags);
+        pipelined_scan_kernel<Sh, Prefix, In, Out, Acc, Op>
+            <<<unsigned(blocks), Sh::kThreads, Sh::kSharedBytes, c.stream>>>(in, out, n, shift, exclusive, p.tiles,
+                                                                          p.status, p.window_status, c.flags);
         return cudaGetLastError();
     }
 };

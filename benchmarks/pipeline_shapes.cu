@@ -1,0 +1,102 @@
+// pipeline_shapes.cu -- the shape probe of variant `pipelined` (benchmarks/results/scans_h200.md): the library's
+// kernel (cuda/variants/pipeline_tiles.cuh) with other items per thread, stages and lags, at 2^28 elements,
+// kernel time with a cold L2 against CUB in the same process.  Not part of the build; on a Hopper machine:
+//   nvcc -std=c++17 -O3 -arch=sm_90 -I cuda -I cuda/abi -o /tmp/pipeline_shapes benchmarks/pipeline_shapes.cu
+//   /tmp/pipeline_shapes 28
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+#include <algorithm>
+#include <cstring>
+#include <cub/device/device_scan.cuh>
+#include "variants/scan_entry.cuh"
+#undef GR_SCAN_VARIANT
+#define GR_SCAN_VARIANT(name, Policy)
+#include "variants/scan_pipelined.cu"
+
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("CUDA %s at %d: %s\n", #x, __LINE__, cudaGetErrorString(e_)); exit(1);} } while (0)
+using namespace gr;
+static char *g_flush;
+template <class F>
+static float time_median(F f, int reps = 9) {
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
+    std::vector<float> t;
+    f(); CK(cudaDeviceSynchronize());
+    for (int r = 0; r < reps; ++r) {
+        CK(cudaMemsetAsync(g_flush, 1, size_t(512) << 20));
+        CK(cudaEventRecord(a)); f(); CK(cudaEventRecord(b)); CK(cudaEventSynchronize(b));
+        float ms; CK(cudaEventElapsedTime(&ms, a, b)); t.push_back(ms * 1000);
+    }
+    CK(cudaGetLastError());
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+template <class In, class Out>
+struct Bench {
+    using Acc = typename accumulator<Out>::type;
+    int64_t n; In *in; Out *out, *ref; char *ws; int sms = 0;
+    std::vector<Out> h_ref, h_out;
+    Bench(const char *name, int64_t n_) : n(n_) {
+        CK(cudaMalloc(&in, n * sizeof(In))); CK(cudaMalloc(&out, n * sizeof(Out))); CK(cudaMalloc(&ref, n * sizeof(Out)));
+        CK(cudaMalloc(&ws, size_t(64) << 20)); CK(cudaMemset(ws, 0, size_t(64) << 20));
+        CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+        std::vector<In> h(n); srand(1);
+        for (int64_t i = 0; i < n; ++i) h[i] = In((rand() % 2001) - 1000) / In(In(0.5) != 0 ? 1000 : 1);
+        CK(cudaMemcpy(in, h.data(), n * sizeof(In), cudaMemcpyHostToDevice));
+        size_t tb = 0; cub::DeviceScan::InclusiveSum(nullptr, tb, in, ref, n);
+        void *tmp; CK(cudaMalloc(&tmp, tb));
+        float t = time_median([&] { cub::DeviceScan::InclusiveSum(tmp, tb, in, ref, n); });
+        printf("\n== %s n=%lld: cub %.1f us\n", name, (long long)n, t);
+        h_ref.resize(n); h_out.resize(n);
+        CK(cudaMemcpy(h_ref.data(), ref, n * sizeof(Out), cudaMemcpyDeviceToHost)); CK(cudaFree(tmp));
+    }
+    template <int kI, int kS, int kL>
+    void run() {
+        using Sh = PipelineShapeOf<In, Out, kI, kS, kL>;
+        using P = WindowFoldPrefix;
+        auto kern = pipelined_scan_kernel<Sh, P, In, Out, Acc, Sum>;
+        CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Sh::kSharedBytes)));
+        Scratch s(ws + 4096);
+        const LookbackPlan<P, Acc> p(s, n, 0, Sh::kTile);
+        const int64_t blocks = std::min<int64_t>(p.tiles, sms);
+        auto launch = [&] {
+            CK(p.clear(0));
+            kern<<<unsigned(blocks), Sh::kThreads, Sh::kSharedBytes>>>(in, out, n, 0, false, p.tiles, p.status, p.window_status, reinterpret_cast<unsigned *>(ws));
+        };
+        CK(cudaMemset(out, 0xff, n * sizeof(Out)));
+        launch(); CK(cudaDeviceSynchronize()); CK(cudaGetLastError());
+        float t = time_median(launch);
+        CK(cudaMemcpy(h_out.data(), out, n * sizeof(Out), cudaMemcpyDeviceToHost));
+        int64_t bad = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            const double r = double(h_ref[i]), o = double(h_out[i]);
+            if (!(std::abs(r - o) <= 1e-2 * (1.0 + std::abs(r)))) ++bad;
+        }
+        printf("items %2d stages %2d lag %d  tile %6d smem %6zu  %8.1f us  bad %lld\n", kI, kS, kL, Sh::kTile, Sh::kSharedBytes, t, (long long)bad);
+    }
+};
+int main(int argc, char **argv) {
+    const int64_t n = int64_t(1) << (argc > 1 ? atoi(argv[1]) : 28);
+    CK(cudaMalloc(&g_flush, size_t(512) << 20));
+    {
+        Bench<float, float> b("float32", n);
+        b.run<28, 7, 3>(); b.run<28, 7, 2>(); b.run<28, 7, 4>(); b.run<36, 6, 2>(); b.run<36, 6, 3>();
+        b.run<20, 10, 4>(); b.run<20, 10, 6>(); b.run<44, 5, 2>(); b.run<52, 4, 1>(); b.run<28, 7, 3>();
+    }
+    {
+        Bench<double, double> b("float64", n);
+        b.run<22, 4, 1>(); b.run<18, 5, 2>(); b.run<18, 5, 1>(); b.run<14, 7, 3>(); b.run<14, 7, 2>();
+        b.run<10, 10, 4>(); b.run<10, 10, 6>(); b.run<26, 4, 1>(); b.run<22, 4, 1>();
+    }
+    {
+        Bench<int64_t, int64_t> b("int64", n);
+        b.run<22, 4, 1>(); b.run<14, 7, 3>(); b.run<10, 10, 4>();
+    }
+    {
+        Bench<int32_t, int64_t> b("int32->int64", n);
+        b.run<20, 6, 2>(); b.run<20, 6, 3>(); b.run<12, 12, 4>(); b.run<12, 12, 6>(); b.run<12, 10, 3>();
+        b.run<20, 5, 2>(); b.run<4, 20, 8>();
+    }
+    return 0;
+}
