@@ -129,10 +129,12 @@ static_assert(WindowFoldPrefix::kWindowLanes == 2 && WindowFoldPrefix::kFoldWind
 template <class Prefix>
 struct Pipelined {
     // Whether the kernel for (In, Out, Op) can run on the current device: Hopper or newer with the shared memory
-    // it asks for (set once per device).  Anything else runs `lookahead`.
+    // it asks for (set once per device), and code compiled for sm_90 or newer (a build for an older architecture
+    // runs on Hopper through its PTX, where the kernel is a stub).  Anything else runs `lookahead`.
     template <class In, class Out, class Op>
     static bool device_ready() {
         using Acc = typename accumulator<Out>::type;
+        const auto kernel = pipelined_scan_kernel<PipelineShape<In, Out>, Prefix, In, Out, Acc, Op>;
         constexpr int kDevices = 64;
         static std::atomic<signed char> state[kDevices];  // 0 unknown, 1 ready, -1 not
         int dev = 0;
@@ -146,8 +148,9 @@ struct Pipelined {
         bool ok = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
                   cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess &&
                   major >= 9 && size_t(optin) >= PipelineShape<In, Out>::kSharedBytes + 1024;
-        ok = ok && cudaFuncSetAttribute(pipelined_scan_kernel<PipelineShape<In, Out>, Prefix, In, Out, Acc, Op>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+        cudaFuncAttributes code;
+        ok = ok && cudaFuncGetAttributes(&code, kernel) == cudaSuccess && code.ptxVersion >= 90;
+        ok = ok && cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         int(PipelineShape<In, Out>::kSharedBytes)) == cudaSuccess;
         if (!ok) (void)cudaGetLastError();  // a refused attribute is an answer, not an error of this call
         state[dev].store(ok ? 1 : -1, std::memory_order_release);
