@@ -76,10 +76,13 @@ CHAINS = {
                             "before, then a warp scan of the window's tiles, two per lane",
                             lambda n, s: max(_cdiv(n + 3, 524288) + 81, _cdiv(n + 1, 262144) + 49)),
     # The pipelined tiles (cuda/variants/pipeline_tiles.cuh): 9216 elements of 36 per thread (4-byte types),
-    # 5632 of 22 (8-byte), 5120 of 20 (int32 -> int64); P(w) folds one window sum after another.
-    ("scan", "pipelined"): ("n / 327680: each window's sum (64 tiles of 5120 or more) adds to the prefix before "
-                            "it, then a warp scan of the window's tiles, two per lane",
-                            lambda n, s: _cdiv(n + 3, 327680) + 97),
+    # 5632 of 22 (8-byte), 5120 of 20 (int32 -> int64); P(w) folds one window sum after another.  Where its bulk
+    # copies cannot run it runs lookahead, whose chain is longer for large n: the bound is the longer of the two.
+    ("scan", "pipelined"): ("n / 262144: each window's sum (64 tiles of 5120 or more) adds to the prefix before "
+                            "it, then a warp scan of the window's tiles, two per lane (lookahead's where it "
+                            "falls back)",
+                            lambda n, s: max(_cdiv(n + 3, 327680) + 97, _cdiv(n + 3, 524288) + 81,
+                                             _cdiv(n + 1, 262144) + 49)),
     ("scan", "cub"): ("n / 2688: each tile's prefix adds to the one before",
                       lambda n, s: _cdiv(n, 2688) + 40),
     ("scan", "auto"): ("n / 4096: each tile's prefix adds to the one before (a look-back; floating "
