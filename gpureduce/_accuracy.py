@@ -34,6 +34,11 @@ def _cdiv(a, b):
     return -(-a // b)
 
 
+def _lookahead_chain(n):
+    """`lookahead`'s chain (windows of 64 tiles of 8192 or 4096 elements), which `pipelined` falls back to."""
+    return max(_cdiv(n + 3, 524288) + 81, _cdiv(n + 1, 262144) + 49)
+
+
 # (kind, name) -> (formula text, chain(n, sms)) for a whole contiguous array (the variant's flat kernel)
 CHAINS = {
     ("reduce", "global_baseline"): ("15 per pass of 2048-element tiles", lambda n, s: 15 * _passes(n, 11)),
@@ -74,15 +79,14 @@ CHAINS = {
                                    lambda n, s: max(_cdiv(n + 3, 262144) + 80, _cdiv(n + 1, 131072) + 48)),
     ("scan", "lookahead"): ("n / 262144: each window's prefix (64 tiles of 4096 or more) adds to the one "
                             "before, then a warp scan of the window's tiles, two per lane",
-                            lambda n, s: max(_cdiv(n + 3, 524288) + 81, _cdiv(n + 1, 262144) + 49)),
+                            lambda n, s: _lookahead_chain(n)),
     # The pipelined tiles (cuda/variants/pipeline_tiles.cuh): 9216 elements of 36 per thread (4-byte types),
     # 5632 of 22 (8-byte), 5120 of 20 (int32 -> int64); P(w) folds one window sum after another.  Where its bulk
     # copies cannot run it runs lookahead, whose chain is longer for large n: the bound is the longer of the two.
     ("scan", "pipelined"): ("n / 262144: each window's sum (64 tiles of 5120 or more) adds to the prefix before "
                             "it, then a warp scan of the window's tiles, two per lane (lookahead's where it "
                             "falls back)",
-                            lambda n, s: max(_cdiv(n + 3, 327680) + 97, _cdiv(n + 3, 524288) + 81,
-                                             _cdiv(n + 1, 262144) + 49)),
+                            lambda n, s: max(_cdiv(n + 3, 327680) + 97, _lookahead_chain(n))),
     ("scan", "cub"): ("n / 2688: each tile's prefix adds to the one before",
                       lambda n, s: _cdiv(n, 2688) + 40),
     ("scan", "auto"): ("n / 4096: each tile's prefix adds to the one before (a look-back; floating "
