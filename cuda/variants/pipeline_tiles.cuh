@@ -18,8 +18,8 @@
 //     buffers when it is wider (int32 -> int64).
 // Measured at 2^28 on the H200 (benchmarks/results/scans_h200.md): float32 525 us (the look-back kernel 662),
 // int64 1061 (1291), float64 1204 (1299).  The first and last tile may be partial (pointer alignment, the
-// array's end): the producer's lanes copy their existing elements one by one and the consumers store them one by
-// one.
+// array's end): the consumers read and write their existing elements in global memory one by one, and the stage
+// goes unused.
 //
 // Deadlock-free whatever the residency: a tile waits only on tiles with smaller tickets, each drawn by a block
 // that is running and that finishes its tickets in order; a block that never runs draws none.
@@ -92,15 +92,18 @@ __global__ void __launch_bounds__(Sh::kThreads, 1)
     Acc *before_row = reinterpret_cast<Acc *>(shared + Sh::kRingBytes + Sh::kStagingBytes);  // [stage][consumer]
     __shared__ uint64_t loaded[kStages], freed[kStages];
     __shared__ unsigned ticket[kStages];
-    __shared__ Acc tile_total[kStages];
     __shared__ Acc warp_total[kConsumers / kWarp];
     __shared__ Acc tile_prefix;
     const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
+    // A stage is free again once every consumer has arrived on it after its last access (each thread releases its
+    // own reads and writes, as the memory model asks), and, where the result is stored from the stage itself,
+    // once that bulk store has read it: one more arrival, by the thread that issued it.
+    constexpr unsigned kFreeArrivals = kConsumers + (Sh::kWidening ? 0 : 1);
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < kStages; ++s) {
             mbarrier_init(&loaded[s], 1);
-            mbarrier_init(&freed[s], 1);
+            mbarrier_init(&freed[s], kFreeArrivals);
         }
         fence_proxy_async();
     }
@@ -125,19 +128,13 @@ __global__ void __launch_bounds__(Sh::kThreads, 1)
                 return;
             }
             const TileSpan sp = tile_span<kTile>(t, n, shift);
-            In *stage = ring + s * kTile;
-            if (sp.full) {
-                if (lane == 0) {
-                    ticket[s] = t;
+            if (lane == 0) {
+                ticket[s] = t;
+                if (sp.full) {
                     mbarrier_arrive_expect_bytes(&loaded[s], kTileBytes);
-                    bulk_load(stage, in + sp.start, kTileBytes, &loaded[s]);
-                }
-            } else {  // an edge tile, not 16-byte aligned at its ends
-                for (int p = sp.lo + lane; p < sp.hi; p += kWarp) stage[p] = in[sp.start + p];
-                __syncwarp();
-                if (lane == 0) {
-                    ticket[s] = t;
-                    mbarrier_arrive(&loaded[s]);
+                    bulk_load(ring + s * kTile, in + sp.start, kTileBytes, &loaded[s]);
+                } else {
+                    mbarrier_arrive(&loaded[s]);  // an edge tile: the consumers read it from global memory
                 }
             }
         }
@@ -155,11 +152,11 @@ __global__ void __launch_bounds__(Sh::kThreads, 1)
 #pragma unroll
                 for (int l = 0; l < kInLanes; ++l) x[k * kInLanes + l] = static_cast<Acc>(v.lane[l]);
             }
-        } else {
+        } else {  // an edge tile (not 16-byte aligned at its ends) is read from global memory, element by element
 #pragma unroll
             for (int i = 0; i < kItems; ++i) {
                 const int p = c * kItems + i;
-                x[i] = p >= sp.lo && p < sp.hi ? static_cast<Acc>(row[i]) : neutral;
+                x[i] = p >= sp.lo && p < sp.hi ? static_cast<Acc>(in[sp.start + p]) : neutral;
             }
         }
     };
@@ -190,10 +187,7 @@ __global__ void __launch_bounds__(Sh::kThreads, 1)
                     all = Op()(all, warp_total[w]);
                 }
                 before_row[s * kConsumers + c] = Op()(before, warp_before);
-                if (c == 0) {
-                    tile_total[s] = all;
-                    if (tiles > 1) Prefix::template publish<Op>(status, t, all);
-                }
+                if (c == 0 && tiles > 1) Prefix::template publish<Op>(status, t, all);
             }
         }
         const int f = i - Sh::kLag;  // finish the tile of iteration f
@@ -201,7 +195,7 @@ __global__ void __launch_bounds__(Sh::kThreads, 1)
             const int fs = f % kStages;
             const int64_t t = ticket[fs];
             const TileSpan sp = tile_span<kTile>(t, n, shift);
-            named_barrier(1, kConsumers);  // tile_total is visible, warp_total has been read
+            named_barrier(1, kConsumers);  // warp_total has been read
             if (cw == 0) {
                 const Acc p = tiles > 1 ? Prefix::template exclusive<Op>(status, windows, t, cache) : neutral;
                 if (lane == 0) tile_prefix = p;
@@ -231,12 +225,13 @@ __global__ void __launch_bounds__(Sh::kThreads, 1)
                     if (p >= sp.lo && p < sp.hi) out[sp.start + p] = static_cast<Out>(x[k]);
                 }
             }
+            mbarrier_arrive(&freed[fs]);  // this thread is done with the stage (its bulk store may still read it)
             named_barrier(1, kConsumers);
             if (c == 0) {
                 if (sp.full) bulk_store(out + sp.start, result, unsigned(kTile * sizeof(Out)));
                 bulk_commit();
                 bulk_wait_read<1>();  // the previous tile's store has read its stage: free it
-                if (stored >= 0) mbarrier_arrive(&freed[stored]);
+                if (!Sh::kWidening && stored >= 0) mbarrier_arrive(&freed[stored]);
             }
             stored = fs;
             ++done;
