@@ -7,23 +7,27 @@
 // with them at 660.  Here one block per SM runs to the end of the array:
 //   * warp 0 (the producer) draws tiles from an atomic counter, in order, and bulk-copies each into a ring of
 //     kStages shared-memory stages as soon as one is free, so loads stay in flight whatever the tiles wait for;
-//   * the other 8 warps (the consumers) reduce each tile as it lands (a thread folds its row of kItems
-//     elements, a block scan gives every thread the total before its row and the tile's aggregate, which is
-//     published at once), and finish it kLag tiles later: warp 1 gets the tile's exclusive prefix from the
-//     Prefix, every thread scans its row from it into shared memory, and one bulk store writes the tile out.
+//   * 8 warps (the consumers) reduce each tile as it lands (a thread folds its row of kItems elements, a block
+//     scan gives every thread the total before its row and the tile's aggregate, which is published at once),
+//     and finish it kLag tiles later: the first consumer warp gets the tile's exclusive prefix from the Prefix,
+//     every thread scans its row from it into shared memory, and one bulk store writes the tile out.
 //     Publishing aggregates kLag tiles before the prefix is needed is what removes most of the waiting;
+//   * where the shape asks for one (float64), warp 1 is a prefix warp instead: it gets each tile's prefix ahead,
+//     in order, and leaves it in shared memory, so the round trips to other tiles' status words stay off the
+//     consumers' path (float64 at 2^28: 1067 us, 1196 with the prefix in the consumers' path);
 //   * a row is an odd number of 16-byte chunks, so the 16-byte reads and writes of a quarter warp's rows fall
 //     in 8 different bank groups (no bank conflicts, no transpose);
 //   * the result goes back into the tile's stage when it has the input's size, into one of two staging
 //     buffers when it is wider (int32 -> int64).
 // Measured at 2^28 on the H200 (benchmarks/results/scans_h200.md): float32 525 us (the look-back kernel 662),
-// int64 1061 (1291), float64 1204 (1299).  The first and last tile may be partial (pointer alignment, the
+// int64 1057 (1291), float64 1067 (1299).  The first and last tile may be partial (pointer alignment, the
 // array's end): the consumers read and write their existing elements in global memory one by one, and the stage
 // goes unused.
 //
 // Deadlock-free whatever the residency: a tile waits only on tiles with smaller tickets, each drawn by a block
 // that is running and that finishes its tickets in order; a block that never runs draws none.
 #pragma once
+#include <type_traits>
 #include "primitives/bulk_copy.cuh"
 #include "variants/lookback_tiles.cuh"
 
@@ -31,14 +35,17 @@ namespace gr {
 namespace {
 
 // A pipeline of kStages stages of tiles of kItems elements per consumer thread, each finished kLag tiles after it
-// is reduced, for (In, Out).
-template <class In, class Out, int kItems_, int kStages_, int kLag_>
+// is reduced, for (In, Out).  Its prefix is looked up by the first consumer warp when the tile is finished
+// (kPrefixLead < 0), or by a prefix warp of its own once the tile kPrefixLead after it has landed.
+template <class In, class Out, int kItems_, int kStages_, int kLag_, int kPrefixLead_ = -1>
 struct PipelineShapeOf {
     using Acc = typename accumulator<Out>::type;
     static constexpr bool kWidening = sizeof(Out) > sizeof(In);
+    static constexpr bool kPrefixWarp = kPrefixLead_ >= 0;
     static constexpr int kConsumers = 256;
-    static constexpr int kThreads = kConsumers + kWarp;
-    static constexpr int kItems = kItems_, kStages = kStages_, kLag = kLag_;
+    static constexpr int kFirstConsumer = kPrefixWarp ? 2 * kWarp : kWarp;  // after the producer (and prefix) warp
+    static constexpr int kThreads = kFirstConsumer + kConsumers;
+    static constexpr int kItems = kItems_, kStages = kStages_, kLag = kLag_, kPrefixLead = kPrefixLead_;
     static constexpr int kTile = kConsumers * kItems;
     static constexpr size_t kRingBytes = size_t(kStages) * kTile * sizeof(In);
     static constexpr size_t kStagingBytes = kWidening ? 2 * size_t(kTile) * sizeof(Out) : 0;
@@ -47,19 +54,27 @@ struct PipelineShapeOf {
     static_assert(kItems * sizeof(In) % 32 == 16, "a row is an odd number of 16-byte chunks (no bank conflicts)");
     static_assert(kItems * sizeof(Out) % 16 == 0, "a result row is whole 16-byte chunks");
     static_assert(kStages >= kLag + 3, "the lag's stages, the one being stored, and one loading");
+    static_assert(kPrefixLead < kStages, "the prefix warp never waits on a stage it holds");
 };
 
 // The shape for an (input, result) pair of the flat scans' dtypes, chosen by measurement on the H200 (the most
 // shared memory a block may have is 227 KiB):
-//                    items/thread stages lag  shared memory     2^28 elements, us (tried: items/stages/lag, us)
-//   4 -> 4 bytes          36        6     2    216 + 6 KiB       524.5  (28/7/3 562, 44/5/2 530, 52/4/1 543)
-//   8 -> 8 bytes          22        4     1    176 + 8 KiB      1204 float64, 1061 int64  (18/5/2 1306,
-//                                                                 26/4/1 1220, 14/7/3 1429)
-//   4 -> 8 bytes          20        6     2    120 + 80 + 12 KiB  989  (20/5/2 998, 12/12/4 1372)
-// Larger tiles win as long as the ring keeps two or more stages loading ahead of the lag's.
+//                 items/thread stages lag prefix  shared memory    2^28 elements, us (tried: items/stages/lag, us)
+//   4 -> 4 bytes       36        6     2  consumer  216 + 6 KiB      525  (28/7/3 562, 44/5/2 530, 52/4/1 543;
+//                                                                    prefix warp: 744-780, 44/5/1 649)
+//   float64            22        4     1  warp, 0   176 + 8 KiB     1067  (consumer 1196; 14/7/2 1062-1081,
+//                                                                    26/4/1 1099, lead 1 1106)
+//   int64              22        4     1  consumer  176 + 8 KiB     1057  (prefix warp 1080, lead 0 1164,
+//                                                                    14/7/2 1060; 18/5/2 1306, 26/4/1 1220)
+//   4 -> 8 bytes       20        6     2  consumer  120 + 80 + 12 KiB 987 (20/5/2 998, 12/12/4 1372; prefix
+//                                                                    warp 1172-1186, 20/5/1 1124)
+// Larger tiles win as long as the ring keeps two or more stages loading ahead of the lag's.  The prefix warp
+// pays where the consumers' own work is longest (float64's dependent adds); elsewhere it measured slower, for
+// reasons not yet understood (its polling is not it: starting later did not help).
 template <class In, class Out>
-using PipelineShape = PipelineShapeOf<In, Out, sizeof(In) == 8 ? 22 : (sizeof(Out) > sizeof(In) ? 20 : 36),
-                                      sizeof(In) == 8 ? 4 : 6, sizeof(In) == 8 ? 1 : 2>;
+using PipelineShape =
+    PipelineShapeOf<In, Out, sizeof(In) == 8 ? 22 : (sizeof(Out) > sizeof(In) ? 20 : 36), sizeof(In) == 8 ? 4 : 6,
+                    sizeof(In) == 8 ? 1 : 2, std::is_floating_point<In>::value && sizeof(In) == 8 ? 0 : -1>;
 
 // Tile `t` covers elements [start, start + kTile), of which positions [lo, hi) exist (see TileIO).
 struct TileSpan {
@@ -90,19 +105,21 @@ __global__ void __launch_bounds__(Sh::kThreads, 1)
     In *ring = reinterpret_cast<In *>(shared);
     Out *staging = reinterpret_cast<Out *>(shared + Sh::kRingBytes);
     Acc *before_row = reinterpret_cast<Acc *>(shared + Sh::kRingBytes + Sh::kStagingBytes);  // [stage][consumer]
-    __shared__ uint64_t loaded[kStages], freed[kStages];
+    __shared__ uint64_t loaded[kStages], prefixed[kStages], freed[kStages];
     __shared__ unsigned ticket[kStages];
+    __shared__ Acc tile_prefix[kStages];
     __shared__ Acc warp_total[kConsumers / kWarp];
-    __shared__ Acc tile_prefix;
     const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
-    // A stage is free again once every consumer has arrived on it after its last access (each thread releases its
-    // own reads and writes, as the memory model asks), and, where the result is stored from the stage itself,
-    // once that bulk store has read it: one more arrival, by the thread that issued it.
-    constexpr unsigned kFreeArrivals = kConsumers + (Sh::kWidening ? 0 : 1);
+    // A stage (its slot of the ring, ticket and tile_prefix) is free again once every thread that used it has
+    // arrived after its last access (each thread releases its own reads and writes, as the memory model asks):
+    // the consumers, lane 0 of the prefix warp, and, where the result is stored from the stage itself, the thread
+    // that issued that bulk store, once the store has read it.
+    constexpr unsigned kFreeArrivals = kConsumers + (Sh::kPrefixWarp ? 1 : 0) + (Sh::kWidening ? 0 : 1);
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < kStages; ++s) {
             mbarrier_init(&loaded[s], 1);
+            mbarrier_init(&prefixed[s], 1);
             mbarrier_init(&freed[s], kFreeArrivals);
         }
         fence_proxy_async();
@@ -140,9 +157,38 @@ __global__ void __launch_bounds__(Sh::kThreads, 1)
         }
     }
 
-    // ---- the consumers: thread c owns row c of every tile, positions [c * kItems, (c + 1) * kItems) ----
-    const int c = threadIdx.x - kWarp, cw = c / kWarp;
     const Acc neutral = scan_neutral<Op, Acc>();
+    if (Sh::kPrefixWarp && warp == 1) {  // the prefix warp: each tile's exclusive prefix, in order, to tile_prefix
+        typename Prefix::template Cache<Acc> cache{};  // what the Prefix keeps from tile to tile
+        auto ticket_of = [&](int s) {  // lane 0 alone reads the slot: it is the one that releases it
+            unsigned t = 0;
+            if (lane == 0) t = ticket[s];
+            return __shfl_sync(kFullMask, t, 0);
+        };
+        int landed = 0;  // iterations seen landed
+        int end = -1;    // the iteration whose ticket is past the end, once seen
+        for (int f = 0;; ++f) {
+            const int s = f % kStages;
+            if (f >= kStages) mbarrier_wait(&freed[s], ((f / kStages) - 1) & 1);
+            // start on tile f once tile f + kPrefixLead has landed (the tiles before it have had time to publish)
+            for (; end < 0 && landed <= f + Sh::kPrefixLead; ++landed) {
+                mbarrier_wait(&loaded[landed % kStages], (landed / kStages) & 1);
+                if (ticket_of(landed % kStages) >= tiles) end = landed;
+            }
+            if (end >= 0 && f >= end) return;
+            const unsigned t = ticket_of(s);
+            const Acc p = tiles > 1 ? Prefix::template exclusive<Op>(status, windows, t, cache) : neutral;
+            if (lane == 0) {
+                tile_prefix[s] = p;
+                mbarrier_arrive(&prefixed[s]);
+                mbarrier_arrive(&freed[s]);
+            }
+        }
+    }
+
+    // ---- the consumers: thread c owns row c of every tile, positions [c * kItems, (c + 1) * kItems) ----
+    const int c = threadIdx.x - Sh::kFirstConsumer, cw = c / kWarp;
+    typename Prefix::template Cache<Acc> cache{};  // what the first consumer warp's Prefix keeps (no prefix warp)
     auto read_row = [&](const In *stage, const TileSpan &sp, Acc(&x)[kItems]) {
         const In *row = stage + c * kItems;
         if (sp.full) {
@@ -160,7 +206,6 @@ __global__ void __launch_bounds__(Sh::kThreads, 1)
             }
         }
     };
-    typename Prefix::template Cache<Acc> cache{};  // what warp 1's Prefix keeps from tile to tile
     int stored = -1;  // the stage whose bulk store is in flight
     int done = 0;     // tiles finished by this block
     int end = -1;     // the iteration that met the end of the tickets
@@ -195,18 +240,29 @@ __global__ void __launch_bounds__(Sh::kThreads, 1)
             const int fs = f % kStages;
             const int64_t t = ticket[fs];
             const TileSpan sp = tile_span<kTile>(t, n, shift);
-            named_barrier(1, kConsumers);  // warp_total has been read
-            if (cw == 0) {
-                const Acc p = tiles > 1 ? Prefix::template exclusive<Op>(status, windows, t, cache) : neutral;
-                if (lane == 0) tile_prefix = p;
-            }
-            named_barrier(1, kConsumers);
+            // The row is read before the prefix is known where that measured faster (2^28: int32 -> int64 953 us,
+            // 987 after), after it elsewhere (float32 525 us, 542 before; int64 1057, 1073).
+            constexpr bool kReadEarly = Sh::kPrefixWarp || Sh::kWidening;
             Acc x[kItems];
-            read_row(ring + fs * kTile, sp, x);
-            thread_scan<Op>(x, Op()(tile_prefix, before_row[fs * kConsumers + c]), exclusive);
+            if (kReadEarly) read_row(ring + fs * kTile, sp, x);
+            if (Sh::kPrefixWarp) {
+                mbarrier_wait(&prefixed[fs], (f / kStages) & 1);
+            } else {
+                named_barrier(1, kConsumers);  // warp_total has been read
+                if (cw == 0) {
+                    const Acc p = tiles > 1 ? Prefix::template exclusive<Op>(status, windows, t, cache) : neutral;
+                    if (lane == 0) tile_prefix[fs] = p;
+                }
+                named_barrier(1, kConsumers);
+            }
+            if (!kReadEarly) read_row(ring + fs * kTile, sp, x);
+            thread_scan<Op>(x, Op()(tile_prefix[fs], before_row[fs * kConsumers + c]), exclusive);
             // element 0 (tile 0, position `shift`): an exclusive scan writes the identity there
             if (exclusive && t == 0 && c == int(shift) / kItems)
                 set_item(x, int(shift) % kItems, Op::template identity<Acc>());
+            // the staging buffer's store of two tiles ago has read it: thread 0 waited for that before this
+            // iteration's reduce barrier, or, when draining (no reduce), before this one
+            if (Sh::kWidening && Sh::kPrefixWarp && end >= 0) named_barrier(1, kConsumers);
             Out *result = Sh::kWidening ? staging + (done % 2) * kTile : reinterpret_cast<Out *>(ring + fs * kTile);
             if (sp.full) {
                 Out *row = result + c * kItems;
@@ -226,7 +282,7 @@ __global__ void __launch_bounds__(Sh::kThreads, 1)
                 }
             }
             mbarrier_arrive(&freed[fs]);  // this thread is done with the stage (its bulk store may still read it)
-            named_barrier(1, kConsumers);
+            named_barrier(1, kConsumers);  // the result is in the stage; warp_total is read before the next reduce
             if (c == 0) {
                 if (sp.full) bulk_store(out + sp.start, result, unsigned(kTile * sizeof(Out)));
                 bulk_commit();
