@@ -66,7 +66,7 @@ struct PipelineShapeOf {
 //                                                                    26/4/1 1099, lead 1 1106)
 //   int64              22        4     1  consumer  176 + 8 KiB     1057  (prefix warp 1080, lead 0 1164,
 //                                                                    14/7/2 1060; 18/5/2 1306, 26/4/1 1220)
-//   4 -> 8 bytes       20        6     2  consumer  120 + 80 + 12 KiB 987 (20/5/2 998, 12/12/4 1372; prefix
+//   4 -> 8 bytes       20        6     2  consumer  120 + 80 + 12 KiB 951 (20/5/2 998, 12/12/4 1372; prefix
 //                                                                    warp 1172-1186, 20/5/1 1124)
 // Larger tiles win as long as the ring keeps two or more stages loading ahead of the lag's.  The prefix warp
 // pays where the consumers' own work is longest (float64's dependent adds); elsewhere it measured slower, for

@@ -9,12 +9,14 @@
 //                     float32                               float64
 //    n      pipelined ordered decoupled  CUB     pipelined ordered decoupled  CUB
 //    2^18      15.4      7.8      8.1     8.9      14.0      8.9      8.8     9.4
-//    2^20      23.3     10.2     10.2    11.3      14.5     13.5     13.2    13.5
-//    2^22      18.5     18.7     18.5    20.0      37.0     31.5     31.7    29.8
-//    2^23      28.5     32.3     32.9    30.9      52.3     53.9     53.0    50.0
-//    2^24      49.5     55.7     53.2    52.0      95.5     96.1     94.7    90.3
-//    2^26     171.8    185.1    178.8   176.7     317.4    344.1    331.2   330.0
-//    2^28     523      705      673     676      1213     1334     1296    1293
+//    2^20      23.3     10.2     10.2    11.3      13.5     13.1     12.9    12.6
+//    2^22      18.5     18.7     18.5    20.0      31.2     30.6     30.7    30.2
+//    2^23      28.5     32.3     32.9    30.9      46.0     53.7     52.4    50.1
+//    2^24      49.5     55.7     53.2    52.0      83.2     96.7     94.3    90.4
+//    2^26     171.8    185.1    178.8   176.7     275.8    346.9    334.3   329.3
+//    2^28     523      705      673     676      1064     1338     1296    1295
+// (float64 from 2^20 re-measured at 7d40fcd, with pipelined's prefix warp; float64 at 2^20 and 2^22 is still
+// 3-10% above CUB, 0.4-1.3 us, with no variant of ours faster there.)
 // (int64 and int32 -> int64 sums: pipelined from 2^23 too, 0.71-0.87x CUB.)
 // pipelined keeps one block per SM, so it pays off once there are several tiles per SM (from 2^23); below that
 // ordered_lookback (floating sums and products) and decoupled_lookback (the rest), whose tiles are all resident
