@@ -4,7 +4,8 @@
 // elements, kernel time with a cold L2 against CUB and a device-to-device copy in the same process.  Not part of
 // the build; on a Hopper machine:
 //   nvcc -std=c++17 -O3 -arch=sm_90 -I cuda -I cuda/abi -o /tmp/pipeline_shapes benchmarks/pipeline_shapes.cu
-//   /tmp/pipeline_shapes 28
+//   /tmp/pipeline_shapes 28             (the runs of scans_h200.md)
+//   /tmp/pipeline_shapes 28 ceilings    (what reading In and writing Out alone takes, per pair)
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -34,6 +35,33 @@ static float time_median(F f, int reps = 9) {
     std::sort(t.begin(), t.end());
     return t[t.size() / 2];
 }
+// The scan's traffic without the scan: every element read as In and written as Out, 16-byte loads and stores, four
+// loads in flight per thread.  The copy ceiling of an (In, Out) pair: for int32 -> int64 a widening copy, whose
+// mix of one byte read to two written may run slower than a copy's one to one.
+template <class In, class Out>
+__global__ void convert_copy(const In *in, Out *out, int64_t n) {
+    constexpr int kIn = Vec16<In>::kLanes, kOut = Vec16<Out>::kLanes;
+    const int64_t vecs = n / kIn, stride = int64_t(gridDim.x) * blockDim.x;
+    for (int64_t v = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; v < vecs; v += 4 * stride) {
+        Vec16<In> x[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+            if (v + u * stride < vecs) x[u] = reinterpret_cast<const Vec16<In> *>(in)[v + u * stride];
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+            if (v + u * stride < vecs) {
+                Vec16<Out> *o = reinterpret_cast<Vec16<Out> *>(out + (v + u * stride) * kIn);
+#pragma unroll
+                for (int k = 0; k < kIn / kOut; ++k) {
+                    Vec16<Out> w;
+#pragma unroll
+                    for (int l = 0; l < kOut; ++l) w.lane[l] = static_cast<Out>(x[u].lane[k * kOut + l]);
+                    o[k] = w;
+                }
+            }
+    }
+}
+
 template <class In, class Out>
 struct Bench {
     using Acc = typename accumulator<Out>::type;
@@ -59,7 +87,9 @@ struct Bench {
         void *tmp; CK(cudaMalloc(&tmp, tb));
         float t = time_median([&] { cub::DeviceScan::InclusiveSum(tmp, tb, in, ref, n); });
         float tc = time_median([&] { CK(cudaMemcpyAsync(out, in, n * sizeof(In), cudaMemcpyDeviceToDevice)); });
-        printf("\n== %s pattern %d n=%lld: cub %.1f us, copy in->out %.1f us\n", name, pattern, (long long)n, t, tc);
+        float tw = time_median([&] { convert_copy<<<unsigned(sms) * 8, 256>>>(in, out, n); });
+        printf("\n== %s pattern %d n=%lld: cub %.1f us, memcpy in->out %.1f us, read In + write Out %.1f us\n", name,
+               pattern, (long long)n, t, tc, tw);
         h_ref.resize(n); h_out.resize(n);
         CK(cudaMemcpy(h_ref.data(), ref, n * sizeof(Out), cudaMemcpyDeviceToHost)); CK(cudaFree(tmp));
         h_abs.resize(n);
@@ -96,6 +126,14 @@ struct Bench {
 int main(int argc, char **argv) {
     const int64_t n = int64_t(1) << (argc > 1 ? atoi(argv[1]) : 28);
     CK(cudaMalloc(&g_flush, size_t(512) << 20));
+    if (argc > 2 && std::strcmp(argv[2], "ceilings") == 0) {  // the copy ceilings of the four pairs alone
+        Bench<float, float> f32("float32", n);
+        Bench<double, double> f64("float64", n);
+        Bench<int64_t, int64_t> i64("int64", n);
+        Bench<int32_t, int64_t> w("int32->int64", n);
+        w.run<20, 6, 2>();
+        return 0;
+    }
     // the runs of scans_h200.md's 7d40fcd section
     { Bench<float, float> b("float32", n); b.run<36, 6, 2>(); b.run<36, 6, 2, 1>(); b.run<36, 6, 2, 2>(); b.run<36, 6, 2, 3>(); b.run<44, 5, 1, 1>(); }
     { Bench<double, double> b("float64", n); b.run<22, 4, 1, 0>(); b.run<22, 4, 1>(); b.run<22, 4, 1, 1>(); b.run<14, 7, 2, 2>(); b.run<26, 4, 1, 1>(); }
