@@ -68,9 +68,9 @@ struct PipelineShapeOf {
 //                                                                    14/7/2 1060; 18/5/2 1306, 26/4/1 1220)
 //   4 -> 8 bytes       20        6     2  consumer  120 + 80 + 12 KiB 951 (20/5/2 998, 12/12/4 1372; prefix
 //                                                                    warp 1172-1186, 20/5/1 1124)
-// Larger tiles win as long as the ring keeps two or more stages loading ahead of the lag's.  The prefix warp
-// pays where the consumers' own work is longest (float64's dependent adds); elsewhere it measured slower, for
-// reasons not yet understood (its polling is not it: starting later did not help).
+// Larger tiles win as long as the ring keeps two or more stages loading ahead of the lag's.  The prefix warp paid
+// for float64 only; elsewhere it measured slower, for reasons not yet understood (its polling is not it: starting
+// it later did not help).
 template <class In, class Out>
 using PipelineShape =
     PipelineShapeOf<In, Out, sizeof(In) == 8 ? 22 : (sizeof(Out) > sizeof(In) ? 20 : 36), sizeof(In) == 8 ? 4 : 6,
