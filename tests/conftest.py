@@ -51,6 +51,24 @@ def pytest_terminal_summary(terminalreporter):
                 "(pytest --hypothesis-show-statistics adds hypothesis' own statistics per test)")
 
 
+def reduction_data(rng, dtype, shape, op):
+    """Random input for `op` of NumPy's reduction family: bool 30% true, integers in [0, 100) ([0, 3) for
+    prod), floats ~ N(0, 16) (in [0.9, 1.1] for prod, 5% NaN for the nan-functions), complex with a random
+    imaginary part (small for prod, so that long products stay finite)."""
+    dtype = np.dtype(dtype)
+    if dtype == bool:
+        return rng.random(shape) < 0.3
+    if dtype.kind in "iu":  # (bfloat16's kind is 'V')
+        top = 3 if op == "prod" else 100
+        return rng.integers(0, top, shape).astype(dtype)
+    x = rng.uniform(0.9, 1.1, shape) if op == "prod" else rng.standard_normal(shape) * 4
+    if dtype.kind == "c":
+        x = x + 1j * (rng.uniform(-0.1, 0.1, shape) if op == "prod" else rng.standard_normal(shape))
+    if op.startswith("nan") and dtype.kind != "c":
+        x[rng.random(shape) < 0.05] = np.nan
+    return x.astype(dtype)
+
+
 @pytest.fixture
 def rng():
     """Fresh random data in every test run (the seed is printed on failure)."""

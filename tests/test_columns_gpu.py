@@ -6,6 +6,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from conftest import reduction_data as data
 from gpureduce.testing import assert_matches_numpy
 
 pytestmark = pytest.mark.gpu
@@ -13,19 +14,6 @@ pytestmark = pytest.mark.gpu
 DTYPES = ["bool", "int8", "uint8", "int16", "uint16", "float16", np.dtype(ml_dtypes.bfloat16)]
 OPS = ["sum", "max", "argmax", "any", "count_nonzero", "mean", "var", "nanmax", "prod"]
 SHAPES = [(1, 8), (3, 16), (1000, 32), (257, 48), (64, 256), (33, 4112), (5, 7)]
-
-
-def data(rng, dtype, shape, op):
-    dtype = np.dtype(dtype)
-    if dtype == bool:
-        return rng.random(shape) < 0.3
-    if dtype.kind in "iu":  # (bfloat16's kind is 'V')
-        top = 3 if op == "prod" else 100
-        return rng.integers(0, top, shape).astype(dtype)
-    x = rng.uniform(0.9, 1.1, shape) if op == "prod" else rng.standard_normal(shape) * 4
-    if op.startswith("nan"):
-        x[rng.random(shape) < 0.05] = np.nan
-    return x.astype(dtype)
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
