@@ -214,12 +214,14 @@ struct LaneGroups {
 // Aligned unit-stride rows of at most `group` whole vectors, read from `in` alone (SegPlan::vec_rows): one
 // vector per lane, kItems rows per step, all loads issued before any is used.  Its own kernel: inside
 // rows_kernel its registers pushed the long-row path into local memory (a 48-byte stack; (2^14, 2^10) float32
-// row sums 29 against 24.6 us on the H200).
+// row sums 29 against 24.6 us on the H200).  Two rows per step for 8- and 16-bit elements, whose 8 or 16 lanes
+// per vector spilled with four (int8 sums of (2^20, 64): 78.6 against 53.0 us; float16 of (2^20, 32): 40.2
+// against 35.7).
 template <class Red, class In>
 __global__ void __launch_bounds__(256, 4) vector_rows_kernel(SegProblem p, int group, typename Red::V init) {
     using V = typename Red::V;
     using Vec = Vec16<In>;
-    constexpr int kItems = 4, K = Vec::kLanes;
+    constexpr int kItems = sizeof(In) <= 2 ? 2 : 4, K = Vec::kLanes;
     const LaneGroups g(group);
     const int64_t items = p.c0 * p.c1, nv = p.R / K;
     for (int64_t item0 = g.first; item0 - g.group_in_warp < items; item0 += kItems * g.per_grid) {
