@@ -93,10 +93,9 @@ __host__ __device__ __forceinline__ void seg_split(const SegProblem &p, int64_t 
 }
 
 // Folds row[r0 .. r1) (unit stride, no mask) with kLanes cooperating threads, this one being `lane`: a scalar
-// head up to 16-byte alignment, then 16-byte vector loads, kUnroll in flight per thread, then a scalar tail.
-// A Reducer of two operands reads the pairs (row[r], row2[r]), row2 aligned as row (reads_vectors).
-// Each thread folds its elements in increasing order: the association depends only on (r0, r1, the row's
-// alignment, kLanes).
+// head up to 16-byte alignment, then 16-byte vector loads, kUnroll in flight per thread, then a scalar tail.  A
+// Reducer of two operands reads the pairs (row[r], row2[r]), row2 aligned as row (reads_vectors).
+// The association order depends only on (r0, r1, the row's alignment, kLanes).
 template <class Red, class In, int kUnroll, int kLanes>
 __device__ __forceinline__ typename Red::V fold_contiguous(const In *row, int64_t r0, int64_t r1, int lane,
                                                            double param, typename Red::V v,
@@ -131,7 +130,10 @@ __device__ __forceinline__ typename Red::V fold_contiguous(const In *row, int64_
             if constexpr (kPairs) y[u] = vec2[j + u * kLanes];
         }
 #pragma unroll
-        for (int u = 0; u < kUnroll; u++) fold_vec(x[u], kPairs ? y[kPairs ? u : 0] : x[u], j + u * kLanes);
+        for (int u = 0; u < kUnroll; u++) {
+            if constexpr (kPairs) fold_vec(x[u], y[u], j + u * kLanes);
+            else fold_vec(x[u], x[u], j + u * kLanes);
+        }
     }
     for (; j < nv; j += kLanes) fold_vec(vec[j], kPairs ? vec2[j] : vec[j], j);
     for (int64_t i = head + nv * K + lane; i < n; i += kLanes)
