@@ -53,6 +53,13 @@ __device__ __forceinline__ V shfl_xor_any(const V &v, int lane_mask) {
     return shfl_words(v, [=](int w) { return __shfl_xor_sync(kFullMask, w, lane_mask); });
 }
 
+// Folds the values of each group of `width` adjacent lanes (a power of two up to the warp) into every lane of
+// the group, in place, by a butterfly of shuffles.  Every lane of the warp must call it.
+template <class Red>
+__device__ __forceinline__ void fold_lanes(typename Red::V &v, int width) {
+    for (int offset = width / 2; offset > 0; offset >>= 1) v = Red::combine(v, shfl_xor_any(v, offset));
+}
+
 // Element r of the segment whose input/mask offsets are `base`/`mbase`, or the identity if masked out; for a
 // binary operator, the pair of elements of the two operands.
 template <class Red, class In>
@@ -254,7 +261,7 @@ __global__ void __launch_bounds__(256, 4) vector_rows_kernel(SegProblem p, int g
                 for (int64_t r = nv * K + g.sub; r < p.R; r += group)
                     v = fold_element<Red>(v, static_cast<const In *>(p.in)[base[u] + r], r, p.param);
             }
-            for (int offset = group / 2; offset > 0; offset >>= 1) v = Red::combine(v, shfl_xor_any(v, offset));
+            fold_lanes<Red>(v, group);
             if (live[u] && g.sub == 0) seg_store<Red>(p, item0 + u * g.per_grid, 0, 1, v, nullptr, init);
         }
     }
@@ -290,7 +297,7 @@ __global__ void __launch_bounds__(256, 4) rows_kernel(SegProblem p, int group, i
             }
 #pragma unroll
             for (int u = 0; u < kItems; u++) {
-                for (int offset = group / 2; offset > 0; offset >>= 1) v[u] = Red::combine(v[u], shfl_xor_any(v[u], offset));
+                fold_lanes<Red>(v[u], group);
                 const int64_t s = item0 + u * groups_per_grid;
                 if (s < items && sub == 0) seg_store<Red>(p, s, 0, 1, v[u], partials, init);
             }
@@ -322,7 +329,7 @@ __global__ void __launch_bounds__(256, 4) rows_kernel(SegProblem p, int group, i
                 }
             }
         }
-        for (int offset = group / 2; offset > 0; offset >>= 1) v = Red::combine(v, shfl_xor_any(v, offset));
+        fold_lanes<Red>(v, group);
         if (live && sub == 0) seg_store<Red>(p, s, chunk, chunks, v, partials, init);
     }
 }
@@ -406,14 +413,16 @@ __device__ __forceinline__ typename Red::V block_fold(typename Red::V v, int lan
 }
 
 // Reduces the kBlock values of a block to one, which thread 0 gets: shuffles within each warp, then thread 0
-// folds the warps' values in order (one barrier, where block_fold takes one per halving).
+// folds the warps' values in order (one barrier, where block_fold takes one per halving).  block_reduce_shfl
+// (primitives/block.cuh) does the same for an Op on values a shuffle moves; this one takes a Reducer's V of any
+// type, and its second stage is sequential: a second shuffle tree took block_rows_kernel from 32 to 40 registers.
 template <class Red, int kBlock>
 __device__ __forceinline__ typename Red::V block_fold_warps(typename Red::V v) {
     using V = typename Red::V;
     constexpr int kWarps = kBlock / kWarp;
     __shared__ alignas(16) unsigned char raw[kWarps * sizeof(V)];
     V *smem = reinterpret_cast<V *>(raw);
-    for (int offset = kWarp / 2; offset > 0; offset >>= 1) v = Red::combine(v, shfl_xor_any(v, offset));
+    fold_lanes<Red>(v, kWarp);
     if (threadIdx.x % kWarp == 0) smem[threadIdx.x / kWarp] = v;
     __syncthreads();
     if (threadIdx.x == 0)
