@@ -16,13 +16,15 @@
 //     in order, and leaves it in shared memory, so the round trips to other tiles' status words stay off the
 //     consumers' path (float64 at 2^28: 1067 us, 1196 with the prefix in the consumers' path);
 //   * a row is an odd number of 16-byte chunks, so the 16-byte reads and writes of a quarter warp's rows fall
-//     in 8 different bank groups (no bank conflicts, no transpose);
-//   * the result goes back into the tile's stage when it has the input's size, into one of two staging
-//     buffers when it is wider (int32 -> int64).
+//     in 8 different bank groups (no bank conflicts, no transpose); a wider result row is an even number, and
+//     half the quarter warp stores its chunks in a rotated order;
+//   * the result goes back into the tile's stage as far as it fits: all of it when it has the input's size, the
+//     first half of it when it is twice as wide (int32 -> int64), the second half into one of two staging buffers.
+//     (Whole results in two 40 KiB staging buffers left room for 20 KiB input stages only: 951 us at 2^28.)
 // Measured at 2^28 on the H200 (benchmarks/results/scans_h200.md): float32 525 us (the look-back kernel 662),
-// int64 1057 (1291), float64 1067 (1299).  The first and last tile may be partial (pointer alignment, the
-// array's end): the consumers read and write their existing elements in global memory one by one, and the stage
-// goes unused.
+// int64 1057 (1291), float64 1067 (1299), int32 -> int64 809 (1090).  The first and last tile may be partial
+// (pointer alignment, the array's end): the consumers read and write their existing elements in global memory one
+// by one, and the stage goes unused.
 //
 // Deadlock-free whatever the residency: a tile waits only on tiles with smaller tickets, each drawn by a block
 // that is running and that finishes its tickets in order; a block that never runs draws none.
@@ -48,11 +50,14 @@ struct PipelineShapeOf {
     static constexpr int kItems = kItems_, kStages = kStages_, kLag = kLag_, kPrefixLead = kPrefixLead_;
     static constexpr int kTile = kConsumers * kItems;
     static constexpr size_t kRingBytes = size_t(kStages) * kTile * sizeof(In);
-    static constexpr size_t kStagingBytes = kWidening ? 2 * size_t(kTile) * sizeof(Out) : 0;
+    // The result rows that fit in their tile's stage; the others go to one of two staging buffers.
+    static constexpr int kInPlaceRows = int(kConsumers * sizeof(In) / sizeof(Out));
+    static constexpr size_t kStagingBytes = 2 * size_t(kConsumers - kInPlaceRows) * kItems * sizeof(Out);
     static constexpr size_t kBeforeBytes = size_t(kStages) * kConsumers * sizeof(Acc);
     static constexpr size_t kSharedBytes = kRingBytes + kStagingBytes + kBeforeBytes;
     static_assert(kItems * sizeof(In) % 32 == 16, "a row is an odd number of 16-byte chunks (no bank conflicts)");
     static_assert(kItems * sizeof(Out) % 16 == 0, "a result row is whole 16-byte chunks");
+    static_assert(kConsumers * sizeof(In) % sizeof(Out) == 0, "the stage holds whole result rows");
     static_assert(kStages >= kLag + 3, "the lag's stages, the one being stored, and one loading");
     static_assert(kPrefixLead < kStages, "the prefix warp never waits on a stage it holds");
 };
@@ -66,15 +71,17 @@ struct PipelineShapeOf {
 //                                                                    26/4/1 1099, lead 1 1106)
 //   int64              22        4     1  consumer  176 + 8 KiB     1057  (prefix warp 1080, lead 0 1164,
 //                                                                    14/7/2 1060; 18/5/2 1306, 26/4/1 1220)
-//   4 -> 8 bytes       20        6     2  consumer  120 + 80 + 12 KiB 951 (20/5/2 998, 12/12/4 1372; prefix
-//                                                                    warp 1172-1186, 20/5/1 1124)
-// Larger tiles win as long as the ring keeps two or more stages loading ahead of the lag's.  The prefix warp paid
-// for float64 only; elsewhere it measured slower, for reasons not yet understood (its polling is not it: starting
-// it later did not help).
+//   4 -> 8 bytes       36        4     1  consumer  144 + 72 + 8 KiB 809 (28/5/1 818, 20/6/2 953, prefix warp
+//                                                                    lead 1 828-843, lead 0 875-885)
+// (4 -> 8 bytes before half the result went back into the stage, with 80 KiB of staging: 20/6/2 951 us, 20/5/2
+// 998, 12/12/4 1372.)  Larger tiles win as long as the ring keeps a stage loading ahead of the lag's: the time per
+// tile grows much less than its size (4 -> 8 bytes: 3.7 us for 36 items, 2.4 for 20).  The prefix warp paid for
+// float64 only; elsewhere it measured slower, for reasons not yet understood (its polling is not it: starting it
+// later did not help).
 template <class In, class Out>
-using PipelineShape =
-    PipelineShapeOf<In, Out, sizeof(In) == 8 ? 22 : (sizeof(Out) > sizeof(In) ? 20 : 36), sizeof(In) == 8 ? 4 : 6,
-                    sizeof(In) == 8 ? 1 : 2, std::is_floating_point<In>::value && sizeof(In) == 8 ? 0 : -1>;
+using PipelineShape = PipelineShapeOf<In, Out, sizeof(In) == 8 ? 22 : 36, sizeof(Out) == 8 ? 4 : 6,
+                                      sizeof(Out) == 8 ? 1 : 2,
+                                      std::is_floating_point<In>::value && sizeof(In) == 8 ? 0 : -1>;
 
 // Tile `t` covers elements [start, start + kTile), of which positions [lo, hi) exist (see TileIO).
 struct TileSpan {
@@ -112,9 +119,10 @@ __global__ void __launch_bounds__(Sh::kThreads, 1)
     const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
     // A stage (its slot of the ring, ticket and tile_prefix) is free again once every thread that used it has
     // arrived after its last access (each thread releases its own reads and writes, as the memory model asks):
-    // the consumers, lane 0 of the prefix warp, and, where the result is stored from the stage itself, the thread
-    // that issued that bulk store, once the store has read it.
-    constexpr unsigned kFreeArrivals = kConsumers + (Sh::kPrefixWarp ? 1 : 0) + (Sh::kWidening ? 0 : 1);
+    // the consumers, lane 0 of the prefix warp, and the thread that issued the bulk store of the result (or of
+    // its first part) from the stage, once the store has read it.
+    constexpr unsigned kFreeArrivals = kConsumers + (Sh::kPrefixWarp ? 1 : 0) + 1;
+    constexpr int kInPlaceRows = Sh::kInPlaceRows, kStagedRows = kConsumers - kInPlaceRows;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < kStages; ++s) {
@@ -260,18 +268,27 @@ __global__ void __launch_bounds__(Sh::kThreads, 1)
             // element 0 (tile 0, position `shift`): an exclusive scan writes the identity there
             if (exclusive && t == 0 && c == int(shift) / kItems)
                 set_item(x, int(shift) % kItems, Op::template identity<Acc>());
-            // the staging buffer's store of two tiles ago has read it: thread 0 waited for that before this
-            // iteration's reduce barrier, or, when draining (no reduce), before this one
-            if (Sh::kWidening && Sh::kPrefixWarp && end >= 0) named_barrier(1, kConsumers);
-            Out *result = Sh::kWidening ? staging + (done % 2) * kTile : reinterpret_cast<Out *>(ring + fs * kTile);
+            // A wider result overwrites other threads' input rows once they have all been read, and the staging
+            // buffer once its store of two tiles ago has read it (thread 0 waits for that before its next barrier):
+            // the consumers' prefix lookup has two barriers after the early read; a prefix warp needs one here.
+            if (Sh::kWidening && Sh::kPrefixWarp) named_barrier(1, kConsumers);
+            Out *const in_place = reinterpret_cast<Out *>(ring + fs * kTile);
+            Out *const staged = staging + (done % 2) * (kStagedRows * kItems);
             if (sp.full) {
-                Out *row = result + c * kItems;
+                Out *row = c < kInPlaceRows ? in_place + c * kItems : staged + (c - kInPlaceRows) * kItems;
+                // Rows of 2 (mod 4) 16-byte chunks put a quarter warp's stores in 4 bank groups twice over; its
+                // second four threads store their chunks one later (the last first) to use the other 4 (int32 ->
+                // int64 at 2^28: 983 -> 953 us with 20 items, 838 -> 819 with 28, 811 -> 809 with 36).
+                constexpr int kChunks = kItems / kOutLanes;
+                const bool shifted = kChunks % 4 == 2 && (c >> 2) % 2 == 1;
 #pragma unroll
-                for (int k = 0; k < kItems / kOutLanes; ++k) {
+                for (int k = 0; k < kChunks; ++k) {
+                    const int j = k + 1 == kChunks ? 0 : k + 1;
                     Vec16<Out> v;
 #pragma unroll
-                    for (int l = 0; l < kOutLanes; ++l) v.lane[l] = static_cast<Out>(x[k * kOutLanes + l]);
-                    reinterpret_cast<Vec16<Out> *>(row)[k] = v;
+                    for (int l = 0; l < kOutLanes; ++l)
+                        v.lane[l] = static_cast<Out>(shifted ? x[j * kOutLanes + l] : x[k * kOutLanes + l]);
+                    reinterpret_cast<Vec16<Out> *>(row)[shifted ? j : k] = v;
                 }
                 fence_proxy_async();
             } else {
@@ -284,10 +301,15 @@ __global__ void __launch_bounds__(Sh::kThreads, 1)
             mbarrier_arrive(&freed[fs]);  // this thread is done with the stage (its bulk store may still read it)
             named_barrier(1, kConsumers);  // the result is in the stage; warp_total is read before the next reduce
             if (c == 0) {
-                if (sp.full) bulk_store(out + sp.start, result, unsigned(kTile * sizeof(Out)));
+                if (sp.full) {
+                    bulk_store(out + sp.start, in_place, kTileBytes);
+                    if (kStagedRows > 0)
+                        bulk_store(out + sp.start + kInPlaceRows * kItems, staged,
+                                   unsigned(kStagedRows * kItems * sizeof(Out)));
+                }
                 bulk_commit();
-                bulk_wait_read<1>();  // the previous tile's store has read its stage: free it
-                if (!Sh::kWidening && stored >= 0) mbarrier_arrive(&freed[stored]);
+                bulk_wait_read<1>();  // the previous tile's stores have read its stage: free it
+                if (stored >= 0) mbarrier_arrive(&freed[stored]);
             }
             stored = fs;
             ++done;

@@ -17,7 +17,7 @@
 //    2^28     523      705      673     676      1064     1338     1296    1295
 // (float64 from 2^20 re-measured at 7d40fcd, with pipelined's prefix warp; float64 at 2^20 and 2^22 is still
 // 3-10% above CUB, 0.4-1.3 us, with no variant of ours faster there.)
-// (int64 and int32 -> int64 sums: pipelined from 2^23 too, 0.71-0.87x CUB.)
+// (int64 and int32 -> int64 sums: pipelined from 2^23 too, 0.70-0.87x and 0.59-0.77x CUB.)
 // pipelined keeps one block per SM, so it pays off once there are several tiles per SM (from 2^23); below that
 // ordered_lookback (floating sums and products) and decoupled_lookback (the rest), whose tiles are all resident
 // at once, are the fastest.  Where pipelined's bulk copies cannot run (before Hopper, an output on another 16-byte
