@@ -7,6 +7,7 @@
 //   /tmp/pipeline_shapes 28             (the runs of scans_h200.md)
 //   /tmp/pipeline_shapes 28 ceilings    (what reading In and writing Out alone takes, per pair; for the widening
 //                                        pairs also with every store coalesced)
+//   /tmp/pipeline_shapes 28 library     (the library's shape of each pair)
 //   /tmp/pipeline_shapes 28 widening    (int32 -> int64: the shapes that half the result stored in place allows)
 #include <cstdio>
 #include <cstdlib>
@@ -185,6 +186,13 @@ int main(int argc, char **argv) {
         Bench<int64_t, int64_t> i64("int64", n);
         Bench<int32_t, int64_t> w("int32->int64", n);
         w.run<36, 4, 1>();
+        return 0;
+    }
+    if (argc > 2 && std::strcmp(argv[2], "library") == 0) {  // the library's shape of each pair
+        { Bench<float, float> b("float32", n); b.run<36, 6, 2>(); }
+        { Bench<double, double> b("float64", n); b.run<22, 4, 1, 0>(); }
+        { Bench<int64_t, int64_t> b("int64", n); b.run<22, 4, 1>(); }
+        { Bench<int32_t, int64_t> b("int32->int64", n); b.run<36, 4, 1>(); }
         return 0;
     }
     if (argc > 2 && std::strcmp(argv[2], "widening") == 0) {  // int32 -> int64 shapes, half the result in place
