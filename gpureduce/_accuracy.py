@@ -80,9 +80,10 @@ CHAINS = {
     ("scan", "lookahead"): ("n / 262144: each window's prefix (64 tiles of 4096 or more) adds to the one "
                             "before, then a warp scan of the window's tiles, two per lane",
                             lambda n, s: _lookahead_chain(n)),
-    # The pipelined tiles (cuda/variants/pipeline_tiles.cuh): 9216 elements of 36 per thread (4-byte types),
-    # 5632 of 22 (8-byte), 5120 of 20 (int32 -> int64); P(w) folds one window sum after another.  Where its bulk
-    # copies cannot run it runs lookahead, whose chain is longer for large n: the bound is the longer of the two.
+    # The pipelined tiles (cuda/variants/pipeline_tiles.cuh): 9216 elements of 36 per thread (4-byte inputs,
+    # int32 -> int64 included), 5632 of 22 (8-byte); P(w) folds one window sum after another.  The bound counts
+    # windows of 64 tiles of 5120 (fewer elements than any tile, so never fewer windows).  Where its bulk copies
+    # cannot run it runs lookahead, whose chain is longer for large n: the bound is the longer of the two.
     ("scan", "pipelined"): ("n / 262144: each window's sum (64 tiles of 5120 or more) adds to the prefix before "
                             "it, then a warp scan of the window's tiles, two per lane (lookahead's where it "
                             "falls back)",
