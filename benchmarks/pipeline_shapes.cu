@@ -159,7 +159,7 @@ struct Bench {
         auto kern = pipelined_scan_kernel<Sh, P, In, Out, Acc, Sum>;
         CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, int(Sh::kSharedBytes)));
         Scratch s(ws + 4096);
-        const LookbackPlan<P, Acc> p(s, n, 0, Sh::kTile);
+        const LookbackPlan<P, TileStatus<Acc>> p(s, n, 0, Sh::kTile);
         const int64_t blocks = std::min<int64_t>(p.tiles, sms);
         auto launch = [&] {
             CK(p.clear(0));

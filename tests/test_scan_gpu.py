@@ -723,6 +723,27 @@ def test_default_scan_repeats_bitwise_at_scale(op, dtype, n, rng):
     del first, x
 
 
+# ---------------------------------------------------------------- status words left by earlier launches
+
+@pytest.mark.parametrize("variant", ["decoupled_lookback", "ordered_lookback", "lookahead", "auto"])
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_status_words_of_earlier_launches_are_not_read(variant, dtype, rng):
+    """The look-back tile kernels no longer clear their status words before a launch (below 2048 tiles): each
+    launch tags its own (cuda/variants/tile_status.cuh).  Scans of other data, of the same size and of a larger
+    one, and a reduction leave their words in the workspace; the next scan must take none of them."""
+    cupy = _cupy()
+    sizes = [2**24 + 3, 2**16 + 1, 2**21 + 5, 2**16 + 1, 2**21 + 5, 2**24 + 3, 2**21 + 5]  # 9 to 4097 tiles
+    for step, n in enumerate(sizes):
+        host = rng.integers(-1000, 1000, n).astype(dtype)
+        x = cupy.asarray(host)
+        got = gpureduce.cumsum(x, variant=variant).get()
+        ref = np.cumsum(host)
+        wrong = np.flatnonzero(got != ref)
+        assert wrong.size == 0, (f"{variant} {dtype} n={n} (step {step}): {wrong.size} elements wrong, "
+                                 f"first {wrong[0]}: got {got[wrong[0]]}, expected {ref[wrong[0]]}")
+        gpureduce.sum(x)  # a reduction's partials between the scans
+
+
 # ---------------------------------------------------------------- 64-bit lengths
 
 @pytest.mark.slow

@@ -161,7 +161,7 @@ struct Pipelined {
     static cudaError_t workspace(int64_t n, int sm_count, size_t *bytes) {
         using Acc = typename accumulator<Out>::type;
         Scratch s(nullptr);
-        LookbackPlan<Prefix, Acc> p(s, n, kMaxTileShift<In>, PipelineShape<In, Out>::kTile);
+        LookbackPlan<Prefix, TileStatus<Acc>> p(s, n, kMaxTileShift<In>, PipelineShape<In, Out>::kTile);
         size_t fallback = 0;
         GR_CUDA_TRY((Lookback<LookaheadPrefix>::template workspace<In, Out, Op>(n, sm_count, &fallback)));
         *bytes = s.used > fallback ? s.used : fallback;
@@ -178,10 +178,10 @@ struct Pipelined {
         if (!aligned || !device_ready<In, Out, Op>())
             return Lookback<LookaheadPrefix>::template run<In, Out, Op>(in, out, n, exclusive, c);
         Scratch s(c.scratch);
-        const LookbackPlan<Prefix, Acc> p(s, n, shift, Sh::kTile);
+        const LookbackPlan<Prefix, TileStatus<Acc>> p(s, n, shift, Sh::kTile);
         if (s.used > c.scratch_bytes) return cudaErrorInvalidValue;
         GR_CUDA_TRY(check_grid(p.tiles));
-        GR_CUDA_TRY(p.clear(c.stream));
+        GR_CUDA_TRY(p.clear(c.stream));  // TileStatus: needed before every launch
         const int64_t blocks = p.tiles < c.sm_count ? p.tiles : c.sm_count;  // persistent: one block per SM
         pipelined_scan_kernel<Sh, Prefix, In, Out, Acc, Op>
             <<<unsigned(blocks), Sh::kThreads, Sh::kSharedBytes, c.stream>>>(in, out, n, shift, exclusive, p.tiles,
