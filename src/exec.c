@@ -262,7 +262,10 @@ gr_exec_reserve_workspace(PyObject *module, gr_exec *ex, size_t bytes)
     ex->workspace = NULL;
     ex->workspace_bytes = 0;
     cudaError_t err = cudaMalloc(&ex->workspace, want);
-    if (err == cudaSuccess) err = cudaMemset(ex->workspace, 0, GR_WORKSPACE_ZEROED_BYTES);
+    /* all of it, once: the look-back scans read status words before their launch writes them (their tags tell
+     * stale words apart, cuda/variants/tile_status.cuh), and no kernel should read memory nothing wrote
+     * (compute-sanitizer initcheck) */
+    if (err == cudaSuccess) err = cudaMemset(ex->workspace, 0, want);
     if (err != cudaSuccess) {
         if (ex->workspace) (void)cudaFree(ex->workspace);
         ex->workspace = NULL;

@@ -101,7 +101,8 @@ gr_dtype gr_default_result_dtype(gr_kind kind, gr_op op, gr_dtype in);
 
 /* Workspace: every call takes a device buffer from the caller.  Its first GR_WORKSPACE_ZEROED_BYTES bytes
  * hold counters and flags: they must be zero on entry, and every successful call leaves them zero again
- * (after a failed call the caller re-zeroes them).  The rest is scratch. */
+ * (after a failed call the caller re-zeroes them).  The rest is scratch and may hold anything on entry (the
+ * look-back scans tell their own status words from stale ones by a tag of the launch). */
 #define GR_WORKSPACE_ZEROED_BYTES 256
 #define GR_WORKSPACE_ALIGN 256
 
