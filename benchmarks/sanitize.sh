@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# compute-sanitizer over gpureduce (benchmarks/sanitizer_sweep.py): memcheck, initcheck and synccheck over the
-# whole sweep, racecheck (slow: it instruments every shared-memory access) over its small sizes.  0 findings
-# required; every result is also compared with NumPy.  Writes OUT/sanitizers.md (a table: tool, calls, errors,
-# time) and each tool's log; exit status 1 on any finding, failed call, or a tool past SANITIZER_TIMEOUT seconds
-# (default 240).
+# compute-sanitizer over gpureduce (benchmarks/sanitizer_sweep.py): memcheck, initcheck (all but `pipelined`,
+# below) and synccheck over the whole sweep, racecheck (slow: it instruments every shared-memory access) over its
+# small sizes.  0 findings required; every result is also compared with NumPy.  Writes OUT/sanitizers.md (a
+# table: tool, calls, errors, time) and each tool's log; exit status 1 on any finding, failed call, or a tool past
+# SANITIZER_TIMEOUT seconds (default 240).
 #
 #   OUT=/some/dir bash benchmarks/sanitize.sh        (on the GPU machine, gpureduce installed)
 set -uo pipefail
@@ -18,7 +18,14 @@ table="$OUT/sanitizers.md"
 } >"$table"
 rc=0
 for tool in memcheck initcheck racecheck synccheck; do
-    case $tool in racecheck) sweep=${RACECHECK_SWEEP:---quick} ;; *) sweep= ;; esac
+    # initcheck does not count the bulk copies (cp.async.bulk) by which `pipelined` stores its result as writes:
+    # every element of it reads as uninitialized when copied back, though it equals NumPy's (H200, 2026-11-25).
+    # memcheck, racecheck and synccheck check `pipelined`.
+    case $tool in
+        racecheck) sweep=${RACECHECK_SWEEP:---quick} ;;
+        initcheck) sweep="--skip pipelined" ;;
+        *) sweep= ;;
+    esac
     log="$OUT/sanitizer_$tool.txt"
     t0=$(date +%s)
     # from /tmp: the installed gpureduce, not the clone's source folder

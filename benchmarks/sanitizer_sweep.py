@@ -3,9 +3,10 @@
 reductions and scans over transposed and sliced views, where=, out= and the strided copies behind casts.
 
 Every result is compared with NumPy as it goes (a wrong answer is a finding too); the last line says how many
-calls were made.  --quick keeps the sizes small (for racecheck and synccheck, which are slow).
+calls were made.  --quick keeps the sizes small (for racecheck, which is slow), but for `pipelined`, which needs
+whole tiles to run its bulk copies.  --skip leaves variants out (sanitize.sh says why, per tool).
 
-    python benchmarks/sanitizer_sweep.py [--quick]
+    python benchmarks/sanitizer_sweep.py [--quick] [--skip VARIANT[,VARIANT...]]
 """
 from __future__ import annotations
 
@@ -21,6 +22,9 @@ from gpureduce.testing import assert_matches_numpy
 
 SIZES = (1, 33, 1025, 100_003)
 QUICK_SIZES = (1, 33, 1025)
+# `pipelined` bulk-copies whole tiles only (9216 or 5632 elements, cuda/variants/pipeline_tiles.cuh): its quick
+# sizes take in a few tiles and a partial one
+PIPELINED_QUICK_SIZES = (1025, 20_003)
 # a few dtypes of each kind a variant may list: narrow, wide, half, complex
 PICK = ("int8", "int32", "int64", "uint16", "float16", "float32", "float64", "complex64")
 REDUCE_FUNCS = {"sum": "sum", "prod": "prod", "min": "min", "max": "max"}
@@ -36,11 +40,13 @@ def data(rng, dtype, shape):
     return rng.integers(-2, 3, shape).astype(dtype)
 
 
-def sweep(quick):
+def sweep(quick, skip=()):
     rng = np.random.default_rng(12)
     calls = 0
-    sizes = QUICK_SIZES if quick else SIZES
     for v in gpureduce.variants():
+        if v.name in skip:
+            continue
+        sizes = SIZES if not quick else PIPELINED_QUICK_SIZES if v.name == "pipelined" else QUICK_SIZES
         funcs = REDUCE_FUNCS if v.kind == "reduce" else SCAN_FUNCS
         for op in v.ops:
             name = funcs.get(op)
@@ -85,12 +91,17 @@ def sweep(quick):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--quick", action="store_true", help="small sizes only (racecheck, synccheck)")
+    p.add_argument("--quick", action="store_true", help="small sizes only (racecheck)")
+    p.add_argument("--skip", default="", help="variants to leave out, comma-separated")
     args = p.parse_args(argv)
+    skip = {name for name in args.skip.split(",") if name}
+    unknown = skip - {v.name for v in gpureduce.variants()}
+    if unknown:
+        p.error(f"--skip: no variant named {', '.join(sorted(unknown))}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
-        calls = sweep(args.quick)
+        calls = sweep(args.quick, skip)
     print(f"sanitizer sweep: {calls} calls, every result as NumPy's")
     return 0
 
