@@ -162,7 +162,7 @@ struct Bench {
         const LookbackPlan<P, TileStatus<Acc>> p(s, n, 0, Sh::kTile);
         const int64_t blocks = std::min<int64_t>(p.tiles, sms);
         auto launch = [&] {
-            CK(p.clear(0));
+            CK(p.prepare(0));
             kern<<<unsigned(blocks), Sh::kThreads, Sh::kSharedBytes>>>(in, out, n, 0, false, p.tiles, p.status, p.window_status, reinterpret_cast<unsigned *>(ws));
         };
         CK(cudaMemset(out, 0xff, n * sizeof(Out)));

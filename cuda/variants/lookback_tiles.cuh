@@ -11,7 +11,7 @@
 // One read and one write of the data: the bound is a device-to-device copy.
 //
 // Tile status words: TaggedTileStatus (tile_status.cuh), so no launch clears them first; the arrays are zeroed
-// anyway for launches of many tiles, where it pays (LookbackPlan::kWarmFromTiles).  The tile counter lives in the
+// anyway for launches of many tiles, where it pays (LookbackPlan::prepare).  The tile counter lives in the
 // zeroed workspace flags and the tile that draws the last ticket puts it back to zero.
 //
 // Everything here is in an unnamed namespace on purpose: each variant file gets its own kernels, so two files
@@ -108,13 +108,14 @@ struct LookbackPlan {
           window_status(Status::take(s, windows)) {
         status_bytes = s.used - status_bytes;
     }
-    cudaError_t clear(cudaStream_t stream) const {
-        return status_bytes ? cudaMemsetAsync(statuses, 0, status_bytes, stream) : cudaSuccess;
+    // Readies the arrays for a launch, in its stream: a TileStatus array must be zeroed.  Tagged words need no
+    // clearing, but the memset also brings the arrays into L2, where the publishes and polls find them; its 2.4 us
+    // pay from about kWarmFromTiles tiles (float64 ordered_lookback at 2^23, 2048 tiles, was still faster without
+    // it; a tagged `pipelined` at 2^28, 29,000 tiles, took 680 us in float32 without it, 525 with).
+    cudaError_t prepare(cudaStream_t stream) const {
+        const bool zero = !Status::kTagged || tiles > kWarmFromTiles;
+        return zero && status_bytes ? cudaMemsetAsync(statuses, 0, status_bytes, stream) : cudaSuccess;
     }
-    // Tagged words need no clearing, but the memset also brings the arrays into L2, where the publishes and polls
-    // find them; its 2.4 us pay from about this many tiles (float64 ordered_lookback at 2^23, 2048 tiles, was
-    // still faster without it; a tagged `pipelined` at 2^28, 29,000 tiles, took 680 us in float32 without it,
-    // 525 with).
     static constexpr int64_t kWarmFromTiles = 2048;
 };
 // The Policy of a look-back variant (scan_entry.cuh), from its Prefix:
@@ -143,7 +144,7 @@ struct Lookback {
         Scratch s(c.scratch);
         const LookbackPlan<Prefix, TaggedTileStatus<Acc>> p(s, n, shift, T::kTile);
         GR_CUDA_TRY(check_grid(p.tiles));
-        if (p.tiles > p.kWarmFromTiles) GR_CUDA_TRY(p.clear(c.stream));
+        GR_CUDA_TRY(p.prepare(c.stream));
         lookback_scan_kernel<Prefix, In, Out, Acc, Op><<<unsigned(p.tiles), T::kThreads, 0, c.stream>>>(
             in, out, n, shift, exclusive, p.status, p.window_status, c.flags);
         return cudaGetLastError();

@@ -181,7 +181,7 @@ struct Pipelined {
         const LookbackPlan<Prefix, TileStatus<Acc>> p(s, n, shift, Sh::kTile);
         if (s.used > c.scratch_bytes) return cudaErrorInvalidValue;
         GR_CUDA_TRY(check_grid(p.tiles));
-        GR_CUDA_TRY(p.clear(c.stream));  // TileStatus: needed before every launch
+        GR_CUDA_TRY(p.prepare(c.stream));
         const int64_t blocks = p.tiles < c.sm_count ? p.tiles : c.sm_count;  // persistent: one block per SM
         pipelined_scan_kernel<Sh, Prefix, In, Out, Acc, Op>
             <<<unsigned(blocks), Sh::kThreads, Sh::kSharedBytes, c.stream>>>(in, out, n, shift, exclusive, p.tiles,

@@ -7,7 +7,7 @@
 //   * otherwise one 128-bit word, {status, value}, with single 128-bit ld/st.relaxed.gpu.b128 (a flag with a
 //     separate value needed release/acquire fences: 1.8x slower at 2^28).
 // Two kinds of array:
-//   * TileStatus: zeroed before each launch by a cudaMemsetAsync in the same stream (LookbackPlan::clear);
+//   * TileStatus: zeroed before each launch by a cudaMemsetAsync in the same stream (LookbackPlan::prepare);
 //   * TaggedTileStatus: each word carries a 62-bit tag of its launch (launch_tag), so a word an earlier or
 //     aborted launch left, or whatever else the workspace held, reads as EMPTY and nothing needs clearing.  The
 //     memset costs 2.4 us of every call on the H200 (an empty kernel 2.9-3.1 us, 5.4-5.5 with an 8 KiB memset
@@ -77,13 +77,14 @@ __device__ __forceinline__ T value_of(Word b) {
 }
 
 // The status array that a launch finds cleared: laid out in the workspace by take(), all zero bytes EMPTY, and
-// zeroed by LookbackPlan::clear before every launch.  `pipelined` keeps it: at 2^28 its int64 cumsum took 1058 us
+// zeroed by LookbackPlan::prepare before every launch.  `pipelined` keeps it: at 2^28 its int64 cumsum took 1058 us
 // with these words, 1284-1320 with TaggedTileStatus (memset kept), its int32 -> int64 799 against 922-937.
 template <class Acc, bool kPacked = sizeof(Acc) == 4>
 struct TileStatus;
 
 template <class Acc>
 struct TileStatus<Acc, true> {  // one 64-bit word per tile: status << 32 | value bits
+    static constexpr bool kTagged = false;
     Word *word;
     static TileStatus take(Scratch &s, int64_t tiles) { return TileStatus{s.take<Word>(tiles)}; }
     __device__ void publish(int64_t tile, unsigned status, Acc v) const {
@@ -152,6 +153,7 @@ __device__ __forceinline__ WordPair load_pair_relaxed(const WordPair *p) {
 
 template <class Acc>
 struct TileStatus<Acc, false> {  // one 128-bit word per tile: {status, value bits}
+    static constexpr bool kTagged = false;
     WordPair *word;
     static TileStatus take(Scratch &s, int64_t tiles) { return TileStatus{s.take<WordPair>(tiles)}; }
     __device__ void publish(int64_t tile, unsigned status, Acc v) const {
@@ -194,6 +196,7 @@ struct TileStatus<Acc, false> {  // one 128-bit word per tile: {status, value bi
 // reads as EMPTY.
 template <class Acc>
 struct TaggedTileStatus {
+    static constexpr bool kTagged = true;
     WordPair *word;
     Word tag;
     static TaggedTileStatus take(Scratch &s, int64_t tiles) {
