@@ -141,7 +141,8 @@ def memory_info() -> tuple[int, int]:
 def resource_stats() -> dict[str, int]:
     """What gpureduce holds on the current device: pool_in_use, pool_reserved (bytes of the CUDA memory pool),
     exec_device_bytes, pinned_bytes (held by cached execution contexts), pinned_results_in_use and
-    pinned_results_idle (pinned host memory of NumPy results, process-wide), execs, execs_leased."""
+    pinned_results_idle (pinned host memory of NumPy results, process-wide), execs, execs_leased, operands_kept
+    (asynchronous calls whose operands are held until their work is done: src/keepalive.c)."""
 
 def to_device(a: Any, /) -> DeviceArray:
     """A C-ordered copy of the host array `a` in the current device's memory, complete on return."""

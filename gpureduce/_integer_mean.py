@@ -28,8 +28,10 @@ def _count(a, x, axis, keepdims, where, sum_):
         return math.prod(x.shape[i] for i in axes)
     if isinstance(where, (bool, np.bool_)):
         return 0
-    if not hasattr(where, "__array_namespace__") and not hasattr(where, "__cuda_array_interface__") and \
-            not hasattr(where, "__dlpack__"):
+    # __dlpack__ before __cuda_array_interface__: reading a DeviceArray's interface marks it as read by a
+    # consumer of unknown stream (its memory is then freed only after the whole device is done)
+    if not hasattr(where, "__array_namespace__") and not hasattr(where, "__dlpack__") and \
+            not hasattr(where, "__cuda_array_interface__"):
         where = np.asarray(where)
     xp = _namespace(where)
     full = xp.broadcast_to(where, tuple(x.shape))

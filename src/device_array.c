@@ -4,11 +4,16 @@
  * is produced on) and goes back there (cudaFreeAsync on that same stream) when the array dies, so a result
  * costs no cudaMalloc once the pool is warm.  The array exports that stream through
  * __cuda_array_interface__ v3 and orders a consumer's stream after it in __dlpack__; get() / __array__
- * bring the values home (DLPack export: dlpack_export.c).  The stream must outlive the array, so gpureduce
- * only ever gives its results a default stream (legacy or per-thread, which cannot be destroyed) or the
- * device's own stream (exec.c), which lives as long as the module (kept alive by every DeviceArray through
- * its type), ordered after the work that produced them: a caller's temporary stream may be destroyed
- * before the result.
+ * bring the values home (DLPack export: dlpack_export.c).  The stream must outlive the array: it is the
+ * caller's own stream (PyTorch's, whose streams are never destroyed, or CuPy's, whose Stream object the array
+ * holds), the legacy default stream, or the device's own stream (exec.c), which lives as long as the module (kept
+ * alive by every DeviceArray through its type), ordered after the work that produced the array.
+ *
+ * The free is ordered after every read enqueued on that stream.  A DLPack consumer on another stream may still
+ * have reads enqueued when it lets go, on a stream it may since have destroyed: an array exported so is freed
+ * only after the whole device is done (a synchronisation, the GIL let go; results handed back in the caller's
+ * kind are exported to the stream they live on, and never pay it).  A __cuda_array_interface__ consumer is held,
+ * as the interface says, to order its work after the exported stream and to keep the array while it reads.
  */
 #include "ext.h"
 
@@ -22,6 +27,12 @@ typedef struct {
     int ndim;
     int64_t size;
     int64_t shape[GR_MAX_NDIM];
+    /* The stream object of the caller's library when the stream is one it may destroy (a CuPy Stream): held so
+     * that the stream outlives the array, which is freed there. */
+    PyObject *stream_owner;
+    /* Exported through DLPack to a consumer on another stream (or one that named none): that consumer's reads
+     * may still be enqueued when the array dies, so the free waits for the whole device first. */
+    int foreign_consumer;
 } DeviceArrayObject;
 
 #define DA(op) ((DeviceArrayObject *)(op))
@@ -40,7 +51,7 @@ nbytes_of(const DeviceArrayObject *self)
 
 PyObject *
 gr_device_array_empty(PyObject *module, int ndim, const int64_t *shape, gr_dtype dtype, int device,
-                      cudaStream_t stream)
+                      cudaStream_t stream, PyObject *stream_owner)
 {
     if (ndim < 0 || ndim > GR_MAX_NDIM) {
         PyErr_Format(PyExc_ValueError, "a DeviceArray has at most %d dimensions, not %d", GR_MAX_NDIM, ndim);
@@ -68,6 +79,8 @@ gr_device_array_empty(PyObject *module, int ndim, const int64_t *shape, gr_dtype
     self->dtype = dtype;
     self->device = device;
     self->stream = stream;
+    Py_XINCREF(stream_owner);
+    self->stream_owner = stream_owner;
     self->ndim = ndim;
     self->size = size;
     for (int i = 0; i < ndim; i++) self->shape[i] = shape[i];
@@ -88,6 +101,12 @@ int
 gr_is_device_array(PyObject *module, PyObject *obj)
 {
     return Py_TYPE(obj) == (PyTypeObject *)gr_state(module)->DeviceArrayType;
+}
+
+PyObject *
+gr_device_array_stream_owner(PyObject *array)
+{
+    return DA(array)->stream_owner;
 }
 
 void
@@ -135,6 +154,13 @@ DeviceArray_dealloc(PyObject *op)
         int current = -1;
         cudaError_t err = cudaGetDevice(&current);
         if (err == cudaSuccess && current != self->device) err = cudaSetDevice(self->device);
+        /* A consumer on another stream names no stream of ours to wait for, nor can a handle it gave be trusted
+         * now (it may have destroyed that stream): the device finishes everything first, the GIL let go. */
+        if (err == cudaSuccess && self->foreign_consumer) {
+            Py_BEGIN_ALLOW_THREADS
+            err = cudaDeviceSynchronize();
+            Py_END_ALLOW_THREADS
+        }
         if (err == cudaSuccess) err = cudaFreeAsync(self->ptr, self->stream);
         if (err != cudaSuccess) write_unraisable_cuda(err, "freeing the memory of a gpureduce.DeviceArray");
         if (current >= 0 && current != self->device && cudaSetDevice(current) != cudaSuccess)
@@ -142,6 +168,7 @@ DeviceArray_dealloc(PyObject *op)
         self->ptr = NULL;
     }
     Py_CLEAR(self->descr);
+    Py_CLEAR(self->stream_owner); /* after the free enqueued on its stream */
     type->tp_free(op);
     Py_DECREF(type); /* instances of a heap type own a reference to it */
 }
@@ -151,6 +178,7 @@ DeviceArray_traverse(PyObject *op, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(op));
     Py_VISIT(DA(op)->descr);
+    Py_VISIT(DA(op)->stream_owner);
     return 0;
 }
 
@@ -372,7 +400,8 @@ device_array_copy(PyObject *module, DeviceArrayObject *self)
 {
     int previous;
     if (gr_enter_device(module, self->device, &previous) < 0) return NULL;
-    PyObject *copy = gr_device_array_empty(module, self->ndim, self->shape, self->dtype, self->device, self->stream);
+    PyObject *copy = gr_device_array_empty(module, self->ndim, self->shape, self->dtype, self->device, self->stream,
+                                           self->stream_owner);
     if (copy) {
         cudaError_t err = cudaMemcpyAsync(DA(copy)->ptr, self->ptr, nbytes_of(self), cudaMemcpyDeviceToDevice,
                                           self->stream);
@@ -401,7 +430,9 @@ DeviceArray_dlpack(PyObject *op, PyObject *args, PyObject *kwargs)
     }
     else Py_INCREF(exported);
     PyObject *capsule = NULL;
-    if (req.sync && req.consumer != self->stream) {
+    if (!req.sync || req.consumer != self->stream || req.consumer == cudaStreamPerThread)
+        exported->foreign_consumer = 1;
+    if (req.sync && (req.consumer != self->stream || req.consumer == cudaStreamPerThread)) {
         int previous;
         if (gr_enter_device(module, self->device, &previous) < 0) goto done;
         gr_exec *ex = gr_exec_acquire(module, self->device);

@@ -208,27 +208,40 @@ gr_exec_acquire(PyObject *module, int device)
         }
     }
     g_leased[device]++; /* from here on, gr_exec_release hands it back */
-    if (ex->dirty && ex->workspace) {
-        err = cudaMemset(ex->workspace, 0, GR_WORKSPACE_ZEROED_BYTES);
-        if (err != cudaSuccess) {
-            gr_exec_release(ex);
-            return (gr_exec *)gr_raise_cuda(module, err, "resetting the workspace");
-        }
-    }
+    /* a failed call may have left the counters mid-count: zeroed again on the next call's own stream */
+    if (ex->dirty && ex->zero_bytes < GR_WORKSPACE_ZEROED_BYTES) ex->zero_bytes = GR_WORKSPACE_ZEROED_BYTES;
     ex->dirty = 0;
     return ex;
+}
+
+/* Whether work on `stream` is ordered after work enqueued earlier on `previous` without an event: only when both
+ * are one stream.  The per-thread default stream is a different stream in each host thread under one handle, so
+ * equal handles prove nothing there. */
+static int
+same_stream(cudaStream_t previous, cudaStream_t stream)
+{
+    return previous == stream && stream != cudaStreamPerThread;
 }
 
 int
 gr_exec_begin(PyObject *module, gr_exec *ex, cudaStream_t stream)
 {
-    if (ex->last_stream && ex->last_stream != stream) {
-        cudaError_t err = cudaStreamWaitEvent(stream, ex->done, 0);
+    cudaError_t err = cudaSuccess;
+    if (ex->last_stream && !same_stream(ex->last_stream, stream)) err = cudaStreamWaitEvent(stream, ex->done, 0);
+    if (err != cudaSuccess) {
+        gr_raise_cuda(module, err, "ordering after the previous use of the workspace");
+        return -1;
+    }
+    /* Zeroed on the stream the work runs on, after the buffers' previous use: a memset on the legacy stream is not
+     * ordered before a kernel on a non-blocking stream (PyTorch's side streams, CuPy's non_blocking=True). */
+    if (ex->zero_bytes && ex->workspace) {
+        err = cudaMemsetAsync(ex->workspace, 0, ex->zero_bytes, stream);
         if (err != cudaSuccess) {
-            gr_raise_cuda(module, err, "ordering after the previous use of the workspace");
+            gr_raise_cuda(module, err, "zeroing the workspace");
             return -1;
         }
     }
+    ex->zero_bytes = 0;
     return 0;
 }
 
@@ -262,17 +275,16 @@ gr_exec_reserve_workspace(PyObject *module, gr_exec *ex, size_t bytes)
     ex->workspace = NULL;
     ex->workspace_bytes = 0;
     cudaError_t err = cudaMalloc(&ex->workspace, want);
-    /* all of it, once: the look-back scans read status words before their launch writes them (their tags tell
-     * stale words apart, cuda/variants/tile_status.cuh), and no kernel should read memory nothing wrote
-     * (compute-sanitizer initcheck) */
-    if (err == cudaSuccess) err = cudaMemset(ex->workspace, 0, want);
     if (err != cudaSuccess) {
-        if (ex->workspace) (void)cudaFree(ex->workspace);
         ex->workspace = NULL;
         gr_raise_cuda(module, err, "allocating the workspace");
         return -1;
     }
     ex->workspace_bytes = want;
+    /* all of it, once, by gr_exec_begin on the call's stream: the look-back scans read status words before their
+     * launch writes them (their tags tell stale words apart, cuda/variants/tile_status.cuh), and no kernel should
+     * read memory nothing wrote (compute-sanitizer initcheck) */
+    ex->zero_bytes = want;
     return 0;
 }
 
@@ -379,8 +391,9 @@ gr_py_resource_stats(PyObject *module, PyObject *unused)
     if (err != cudaSuccess) return gr_raise_cuda(module, err, "reading the memory pool's attributes");
     unsigned long long results_in_use = 0, results_idle = 0;
     gr_pinned_results_stats(&results_in_use, &results_idle);
-    return Py_BuildValue("{sKsKsKsKsKsKsisi}", "pool_in_use", (unsigned long long)used, "pool_reserved",
+    return Py_BuildValue("{sKsKsKsKsKsKsisisi}", "pool_in_use", (unsigned long long)used, "pool_reserved",
                          (unsigned long long)reserved, "exec_device_bytes", exec_device, "pinned_bytes", pinned,
                          "pinned_results_in_use", results_in_use, "pinned_results_idle", results_idle,
-                         "execs", g_pool_count[device], "execs_leased", g_leased[device]);
+                         "execs", g_pool_count[device], "execs_leased", g_leased[device],
+                         "operands_kept", gr_kept_count());
 }

@@ -21,6 +21,7 @@ typedef struct {
     PyObject *OutOfMemoryError; /* gpureduce.OutOfMemoryError: CudaError and MemoryError */
     PyObject *DeviceArrayType; /* gpureduce.DeviceArray (device_array.c) */
     PyObject *OperandType;     /* gpureduce._core.Operand (operand.c) */
+    int counted;               /* counted among the live instances that share the process's CUDA resources */
 } gr_module_state;
 
 gr_module_state *gr_state(PyObject *module);
@@ -117,6 +118,7 @@ typedef struct gr_exec {
     void *ring[GR_RING_CHUNKS];             /* pinned staging chunks of large host transfers (transfer.c) ... */
     cudaEvent_t ring_done[GR_RING_CHUNKS];  /* ... each free again once its event has passed */
     int dirty;    /* a call failed: re-zero the workspace counters before reuse */
+    size_t zero_bytes; /* the workspace's first bytes to zero before its next use, on that use's stream */
     cudaEvent_t hop;           /* orders one stream after another (gr_stream_wait) */
     cudaEvent_t done;          /* recorded after the last work that used these buffers ... */
     cudaStream_t last_stream;  /* ... on this stream (NULL: idle, nothing to wait for) */
@@ -130,8 +132,9 @@ typedef struct gr_exec {
 gr_exec *gr_exec_acquire(PyObject *module, int device);
 void gr_exec_release(gr_exec *ex);
 /* Bracket the device work of a call that runs on `stream`: begin orders it after the buffers' previous
- * use if that was on another stream (0, or -1 with CudaError); end records that use (no GIL needed), or
- * notes that the buffers are idle when the call synchronised `stream` (`synchronised`). */
+ * use if that was on another stream, and zeroes what of the workspace must be (0, or -1 with CudaError); end
+ * records that use (no GIL needed), or notes that the buffers are idle when the call synchronised `stream`
+ * (`synchronised`).  Every use of an exec's workspace lies between the two. */
 int gr_exec_begin(PyObject *module, gr_exec *ex, cudaStream_t stream);
 cudaError_t gr_exec_end(gr_exec *ex, cudaStream_t stream, int synchronised);
 /* Grow a buffer of the exec to at least `bytes` (never per call once warm).  0 or -1 with CudaError set. */
@@ -199,9 +202,11 @@ cudaError_t gr_stream_wait(gr_exec *ex, cudaStream_t waiter, cudaStream_t produc
 /* The gpureduce.DeviceArray type, created for `module` (its exec slot stores it in the module state). */
 PyObject *gr_device_array_type_new(PyObject *module);
 /* A new DeviceArray owning uninitialised memory allocated on `stream`, where the work that fills it must be
- * enqueued; it exports `stream` and frees the memory there.  `device` must be current.  NULL on error. */
+ * enqueued; it exports `stream` and frees the memory there.  `stream_owner` (may be NULL): the object that keeps
+ * `stream` alive (a CuPy Stream), held as long as the array.  `device` must be current.  NULL on error. */
 PyObject *gr_device_array_empty(PyObject *module, int ndim, const int64_t *shape, gr_dtype dtype, int device,
-                                cudaStream_t stream);
+                                cudaStream_t stream, PyObject *stream_owner);
+PyObject *gr_device_array_stream_owner(PyObject *array); /* borrowed; NULL when none */
 int gr_is_device_array(PyObject *module, PyObject *obj);
 /* What a DeviceArray is: its memory, dtype, shape (C order), device and stream. */
 void *gr_device_array_data(PyObject *array);
@@ -229,9 +234,25 @@ int gr_dlpack_parse_request(PyObject *args, PyObject *kwargs, int device, gr_dlp
 /* A capsule of `view`, keeping `owner` alive until the consumer deletes the tensor.  NULL on error. */
 PyObject *gr_dlpack_capsule(const gr_dlpack_view *view, PyObject *owner, int versioned, int copied);
 
+/* ---- operands kept alive until the work that reads them is done (keepalive.c; with the GIL) ---- */
+/* Hold a reference to `obj` until `stream` passes the point enqueued now.  0, or -1 with CudaError (then the
+ * stream was waited for instead). */
+int gr_keep_until_done(PyObject *module, PyObject *obj, cudaStream_t stream);
+void gr_kept_collect(void);     /* let go of what the device is done with (every call does, first) */
+int gr_kept_count(void);        /* how many are held (resource_stats) */
+void gr_kept_release_all(void); /* module teardown: waits for the work, then lets go of everything */
+
 /* ---- the one intake (operand.c) ---- */
 /* Where an operand came from: decides how it is read and released. */
 typedef enum { GR_FROM_NUMPY, GR_FROM_CAI, GR_FROM_DLPACK, GR_FROM_GPUREDUCE } gr_protocol;
+/* What an operand's stream says about the caller, who reads and frees the memory afterwards:
+ *   NONE       no stream named (host memory; a CUDA Array Interface without one): the caller's stream is unknown
+ *   PRODUCER   the stream a CUDA Array Interface v3 producer named
+ *   CALLER     the current stream of the caller's library (PyTorch, CuPy), asked for in the DLPack exchange:
+ *              its allocator frees in order on that stream
+ *   HANDSHAKE  the legacy stream a DLPack producer of unknown habits was told to order its work before
+ *   OWN        a gpureduce.DeviceArray's own stream */
+typedef enum { GR_STREAM_NONE, GR_STREAM_PRODUCER, GR_STREAM_CALLER, GR_STREAM_HANDSHAKE, GR_STREAM_OWN } gr_stream_origin;
 
 /* One array operand of a call (input, where= or out=), read without touching the device: a host ndarray
  * (aligned, native byte order) or device memory read in place. */
@@ -247,12 +268,17 @@ typedef struct gr_operand {
     int device;           /* the device the producer named (DLPack, DeviceArray); -1 when unknown or host */
     int has_stream;       /* the producer named a stream (CAI v3), or was told ours (DLPack) ... */
     cudaStream_t stream;  /* ... this one: our work is enqueued on it */
+    gr_stream_origin origin;
     gr_protocol protocol;
 } gr_operand;
 
 /* Read `obj` (`role` names it in errors: "the input", "where=", "out=") into a new _core.Operand object
  * holding a gr_operand and what keeps its memory alive.  NULL with an exception. */
 PyObject *gr_intake(PyObject *module, PyObject *obj, const char *role);
+/* What keeps an operand's stream alive (a CuPy Stream object, a DeviceArray's owner): borrowed, NULL when none. */
+PyObject *gr_operand_stream_owner(PyObject *operand);
+/* A host operand's values as the NumPy array it reads (a new reference; None for device memory). */
+PyObject *gr_operand_host_array(PyObject *operand);
 /* The gr_operand inside a _core.Operand (NULL with TypeError naming `role` if `obj` is not one). */
 const gr_operand *gr_operand_of(PyObject *module, PyObject *obj, const char *role);
 /* 0 if `ptr` is device (or managed) memory of `device`, else -1 with a ValueError naming `what`. */
@@ -261,6 +287,9 @@ int gr_check_device_pointer(PyObject *module, const void *ptr, int device, const
  * (skipped for empty operands). */
 int gr_check_operand_device(PyObject *module, const gr_operand *o, int device, const char *what);
 PyObject *gr_operand_type_new(PyObject *module);
+/* What the intake keeps for the process (the cache of unversioned DLPack producers), made at module exec.  0, or
+ * -1 with an exception. */
+int gr_operand_init(void);
 
 /* ---- the one runner (run.c) ---- */
 #define GR_KIND_COPY 2 /* a plan kind beside GR_KIND_REDUCE and GR_KIND_SCAN: a strided copy with a cast */

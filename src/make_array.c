@@ -24,13 +24,18 @@ gr_py_to_device(PyObject *module, PyObject *obj)
     ex = gr_exec_acquire(module, device);
     if (!ex) goto fail;
     PyArray_Descr *descr = gr_dtype_descr(in->dtype);
+    /* The values the intake read, not `obj` converted again: a second conversion may give another array (an
+     * __array__ that answers differently each time), and the byte count below is the intake's. */
+    PyObject *read = gr_operand_host_array(operand);
+    if (!read) goto fail;
     Py_INCREF(descr); /* PyArray_FromAny steals it */
-    contiguous = PyArray_FromAny(obj, descr, 0, 0, NPY_ARRAY_CARRAY_RO, NULL);
+    contiguous = PyArray_FromAny(read, descr, 0, 0, NPY_ARRAY_CARRAY_RO, NULL);
+    Py_DECREF(read);
     if (!contiguous) goto fail;
     const void *src = PyArray_DATA((PyArrayObject *)contiguous);
     const size_t bytes = (size_t)in->size * gr_dtype_itemsize(in->dtype);
     if (gr_exec_reserve_transfer(module, ex, bytes) < 0) goto fail;
-    array = gr_device_array_empty(module, in->ndim, in->shape, in->dtype, device, ex->stream);
+    array = gr_device_array_empty(module, in->ndim, in->shape, in->dtype, device, ex->stream, NULL);
     if (!array) goto fail;
     void *dst = gr_device_array_data(array);
     cudaError_t err, done;
@@ -97,7 +102,7 @@ gr_py_empty(PyObject *module, PyObject *args, PyObject *kwargs)
     if (device < 0) goto done;
     const cudaStream_t stream = gr_device_stream(module, device);
     if (!stream) goto done;
-    array = gr_device_array_empty(module, dims.len, shape, (gr_dtype)dt, device, stream);
+    array = gr_device_array_empty(module, dims.len, shape, (gr_dtype)dt, device, stream, NULL);
     if (array && byte >= 0) {
         /* Enqueued on the array's stream, which every consumer orders after (CAI v3, DLPack, get()). */
         cudaError_t err = cudaMemsetAsync(gr_device_array_data(array), (int)byte, bytes, stream);

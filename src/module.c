@@ -68,10 +68,15 @@ add_owned(PyObject *module, const char *name, PyObject *value)
     return rc;
 }
 
+/* Module objects alive that share the process's CUDA resources (streams, execs, pools: exec.c, keepalive.c,
+ * pinned_results.c).  A re-import (the module dropped from sys.modules and imported again) makes a second one
+ * while the first may still be referenced: the resources go only with the last. */
+static int g_instances;
+
 static int
 core_exec(PyObject *module)
 {
-    if (PyArray_ImportNumPyAPI() < 0 || gr_dtypes_init() < 0) return -1;
+    if (PyArray_ImportNumPyAPI() < 0 || gr_dtypes_init() < 0 || gr_operand_init() < 0) return -1;
     gr_module_state *state = gr_state(module);
     state->CudaError = PyErr_NewExceptionWithDoc(
         "gpureduce.CudaError", "A CUDA runtime call failed, or no CUDA device is available.", PyExc_RuntimeError, NULL);
@@ -110,6 +115,8 @@ core_exec(PyObject *module)
         PyModule_AddIntConstant(module, "STREAM_TAIL_PIECES", GR_STREAM_TAIL_PIECES) < 0 ||
         PyModule_AddIntConstant(module, "STREAM_FROM_BYTES", (long)GR_PINNED_SMALL) < 0)
         return -1;
+    gr_state(module)->counted = 1;
+    g_instances++;
     return 0;
 }
 
@@ -136,13 +143,22 @@ core_clear(PyObject *module)
 static void
 core_free(void *module)
 {
+    gr_module_state *state = gr_state((PyObject *)module);
+    const int counted = state && state->counted;
     core_clear((PyObject *)module);
+    if (!counted || --g_instances > 0) return; /* another instance still uses the streams and pools */
+    gr_kept_release_all();
     gr_exec_release_all();
     gr_pinned_results_release_idle();
 }
 
 static PyModuleDef_Slot core_slots[] = {
     {Py_mod_exec, core_exec},
+#ifdef Py_mod_multiple_interpreters
+    /* The CUDA resources and the caches of PyTorch's and CuPy's functions are the process's, held for one
+     * interpreter: a subinterpreter's import raises ImportError instead of sharing (or freeing) them. */
+    {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED},
+#endif
     {0, NULL},
 };
 

@@ -31,6 +31,7 @@ typedef struct {
     gr_operand op;
     PyObject *obj;        /* what the caller passed */
     PyObject *keep;       /* keeps the memory alive: the host ndarray, the device object, or the base Operand */
+    PyObject *stream_owner; /* keeps op.stream alive where its library may destroy it (a CuPy Stream) */
     void *dl_managed;     /* a consumed DLPack tensor, deleted with the operand */
     int dl_versioned;
     PyObject *shape_t, *strides_t; /* built on first access */
@@ -61,6 +62,7 @@ Operand_dealloc(PyObject *self)
     OP(self)->dl_managed = NULL;
     Py_CLEAR(OP(self)->obj);
     Py_CLEAR(OP(self)->keep);
+    Py_CLEAR(OP(self)->stream_owner);
     Py_CLEAR(OP(self)->shape_t);
     Py_CLEAR(OP(self)->strides_t);
     type->tp_free(self);
@@ -73,6 +75,7 @@ Operand_traverse(PyObject *self, visitproc visit, void *arg)
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(OP(self)->obj);
     Py_VISIT(OP(self)->keep);
+    Py_VISIT(OP(self)->stream_owner);
     return 0;
 }
 
@@ -188,6 +191,18 @@ Operand_array(PyObject *self, void *closure)
     return view;
 }
 
+PyObject *
+gr_operand_stream_owner(PyObject *operand)
+{
+    return OP(operand)->stream_owner;
+}
+
+PyObject *
+gr_operand_host_array(PyObject *operand)
+{
+    return Operand_array(operand, NULL);
+}
+
 static const char *const kProtocolNames[] = {
     [GR_FROM_NUMPY] = "numpy", [GR_FROM_CAI] = "cuda_array_interface", [GR_FROM_DLPACK] = "dlpack",
     [GR_FROM_GPUREDUCE] = "gpureduce"};
@@ -232,6 +247,8 @@ Operand_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (!v) return NULL;
     v->op = OP(self)->op;
     v->op.ndim = (int)ndim;
+    Py_XINCREF(OP(self)->stream_owner);
+    v->stream_owner = OP(self)->stream_owner;
     if (read_int64s(args[0], v->op.shape, (int)ndim, "shape") < 0 ||
         read_int64s(args[1], v->op.strides, (int)ndim, "strides") < 0) {
         Py_DECREF(v);
@@ -486,9 +503,12 @@ intake_device_array(PyObject *obj, OperandObject *self)
     if (set_layout(o, ndim, shape, strides, itemsize, "the input") < 0) return -1;
     o->ptr = gr_device_array_data(obj);
     o->has_stream = 1;
+    o->origin = GR_STREAM_OWN;
     o->protocol = GR_FROM_GPUREDUCE;
     Py_INCREF(obj);
     self->keep = obj;
+    Py_XINCREF(gr_device_array_stream_owner(obj));
+    self->stream_owner = gr_device_array_stream_owner(obj);
     return 0;
 }
 
@@ -649,6 +669,7 @@ intake_cai(PyObject *obj, PyObject *cai, const char *role, OperandObject *self)
                                    "default stream or 2 for the per-thread default stream");
         o->has_stream = 1;
         o->stream = stream_from_number(s);
+        o->origin = GR_STREAM_PRODUCER;
     }
     if (check_alignment(role, ptr, itemsize) < 0) return -1;
     o->ptr = (void *)(uintptr_t)ptr;
@@ -677,6 +698,18 @@ take_exception(void)
     Py_XDECREF(type);
     Py_XDECREF(tb);
     return value;
+#endif
+}
+
+/* Set `exc` (stolen; a normalised exception or NULL) as the exception being raised. */
+static void
+restore_exception(PyObject *exc)
+{
+    if (!exc) return;
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(exc);
+#else
+    PyErr_Restore((PyObject *)Py_NewRef(Py_TYPE(exc)), exc, NULL);
 #endif
 }
 
@@ -755,39 +788,62 @@ dlpack_device(PyObject *obj, const char *role, int *type, int *id)
     return ok ? 0 : -1;
 }
 
-/* Producers that refuse max_version= (DLPack < 1.0): asked without it from then on. */
-static PyObject *g_unversioned_types; /* a set of types, owned by the module's lifetime */
+/* Producers that refuse max_version= (DLPack < 1.0): asked without it from then on.  A set of types, made at
+ * module exec (gr_operand_init) so no call finds it half made. */
+static PyObject *g_unversioned_types;
+/* The protocol's names, interned once (a lookup per call would allocate; one made lazily could be left half made
+ * by a MemoryError, and the next call would look a NULL name up). */
+static PyObject *g_dlpack_name, *g_dlpack_device_name, *g_cai_name;
 
-static PyObject *
-call_dlpack(PyObject *obj)
+int
+gr_operand_init(void)
 {
-    static PyObject *kw_versioned, *kw_plain, *name;
-    if (!name) {
-        name = PyUnicode_InternFromString("__dlpack__");
-        kw_versioned = Py_BuildValue("{s:i,s:(ii)}", "stream", 1, "max_version", GR_DLPACK_MAJOR, GR_DLPACK_MINOR);
-        kw_plain = Py_BuildValue("{s:i}", "stream", 1);
-        g_unversioned_types = PySet_New(NULL);
-        if (!name || !kw_versioned || !kw_plain || !g_unversioned_types) return NULL;
-    }
-    PyObject *method = PyObject_GetAttr(obj, name);
+    if (!g_dlpack_name && !(g_dlpack_name = PyUnicode_InternFromString("__dlpack__"))) return -1;
+    if (!g_dlpack_device_name && !(g_dlpack_device_name = PyUnicode_InternFromString("__dlpack_device__")))
+        return -1;
+    if (!g_cai_name && !(g_cai_name = PyUnicode_InternFromString("__cuda_array_interface__"))) return -1;
+    if (!g_unversioned_types && !(g_unversioned_types = PySet_New(NULL))) return -1;
+    return 0;
+}
+
+/* obj.__dlpack__(stream=<stream>, max_version=(1, x)), or without max_version for a producer that refuses it.
+ * A TypeError marks the producer's type as unversioned only when the same call without max_version then
+ * succeeds: a TypeError for another reason (a dtype it cannot export, say) is that reason, raised as is. */
+static PyObject *
+call_dlpack(PyObject *obj, unsigned long long stream)
+{
+    PyObject *method = PyObject_GetAttr(obj, g_dlpack_name);
     if (!method) return NULL;
-    PyObject *capsule = NULL;
-    const int plain = PySet_Contains(g_unversioned_types, (PyObject *)Py_TYPE(obj));
-    if (plain == 0) {
-        PyObject *empty = PyTuple_New(0);
-        capsule = empty ? PyObject_Call(method, empty, kw_versioned) : NULL;
-        Py_XDECREF(empty);
-        if (!capsule && PyErr_ExceptionMatches(PyExc_TypeError)) { /* an older producer: no max_version */
-            PyErr_Clear();
-            (void)PySet_Add(g_unversioned_types, (PyObject *)Py_TYPE(obj));
-        }
-        else {
-            Py_DECREF(method);
-            return capsule;
-        }
-    }
     PyObject *empty = PyTuple_New(0);
-    capsule = empty ? PyObject_Call(method, empty, kw_plain) : NULL;
+    PyObject *kw = Py_BuildValue("{s:K}", "stream", stream);
+    PyObject *kw_versioned = kw ? PyDict_Copy(kw) : NULL;
+    PyObject *version = Py_BuildValue("(ii)", GR_DLPACK_MAJOR, GR_DLPACK_MINOR);
+    PyObject *capsule = NULL;
+    if (!empty || !kw_versioned || !version || PyDict_SetItemString(kw_versioned, "max_version", version) < 0)
+        goto done;
+    const int plain = PySet_Contains(g_unversioned_types, (PyObject *)Py_TYPE(obj));
+    if (plain < 0) goto done;
+    if (plain) {
+        capsule = PyObject_Call(method, empty, kw);
+        goto done;
+    }
+    capsule = PyObject_Call(method, empty, kw_versioned);
+    if (capsule || !PyErr_ExceptionMatches(PyExc_TypeError)) goto done;
+    PyObject *versioned_error = take_exception(); /* an older producer, or another TypeError: ask once more */
+    capsule = PyObject_Call(method, empty, kw);
+    if (capsule) {
+        Py_XDECREF(versioned_error);
+        if (PySet_Add(g_unversioned_types, (PyObject *)Py_TYPE(obj)) < 0) PyErr_Clear(); /* only a cache */
+    }
+    else if (PyErr_ExceptionMatches(PyExc_TypeError)) { /* not about max_version: the first answer stands */
+        PyErr_Clear();
+        restore_exception(versioned_error);
+    }
+    else Py_XDECREF(versioned_error);
+done:
+    Py_XDECREF(version);
+    Py_XDECREF(kw_versioned);
+    Py_XDECREF(kw);
     Py_XDECREF(empty);
     Py_DECREF(method);
     return capsule;
@@ -797,7 +853,7 @@ call_dlpack(PyObject *obj)
  * memory of CUDA device `id` (the producer's word), to be read on `stream`. */
 static int
 consume_capsule(PyObject *capsule, PyObject *obj, const char *role, int type, int id, cudaStream_t stream,
-                OperandObject *self)
+                gr_stream_origin origin, OperandObject *self)
 {
     gr_operand *o = &self->op;
     DLTensor *t = NULL;
@@ -868,14 +924,18 @@ consume_capsule(PyObject *capsule, PyObject *obj, const char *role, int type, in
     o->device = id;
     o->has_stream = 1;
     o->stream = stream;
+    o->origin = origin;
     o->protocol = GR_FROM_DLPACK;
     Py_INCREF(obj);
     self->keep = obj;
     return 0;
 }
 
+/* A DLPack exporter's tensor, the producer told to order its work before `stream` (a CUDA stream number:
+ * 1 legacy, 2 per-thread, else a handle), where the work then runs. */
 static int
-intake_dlpack(PyObject *module, PyObject *obj, const char *role, OperandObject *self)
+intake_dlpack(PyObject *module, PyObject *obj, const char *role, unsigned long long stream, gr_stream_origin origin,
+              OperandObject *self)
 {
     int type = 0, id = 0;
     if (dlpack_device(obj, role, &type, &id) < 0) return -1;
@@ -896,10 +956,14 @@ intake_dlpack(PyObject *module, PyObject *obj, const char *role, OperandObject *
                      role, Py_TYPE(obj)->tp_name, type, id, (int)kDLCUDA, (int)kDLCUDAManaged);
         return -1;
     }
-    PyObject *capsule = call_dlpack(obj);
-    if (!capsule) return reraise(role, "__dlpack__(stream=1)", obj);
-    /* the producer ordered the legacy default stream after its work (stream=1): we read there */
-    const int rc = consume_capsule(capsule, obj, role, type, id, cudaStreamLegacy, self);
+    PyObject *capsule = call_dlpack(obj, stream);
+    if (!capsule) {
+        char what[64];
+        PyOS_snprintf(what, sizeof(what), "__dlpack__(stream=%llu)", stream);
+        return reraise(role, what, obj);
+    }
+    /* the producer ordered `stream` after its work: we read there */
+    const int rc = consume_capsule(capsule, obj, role, type, id, stream_from_number(stream), origin, self);
     Py_DECREF(capsule); /* a consumed tensor is ours now; an unconsumed one is deleted by the capsule */
     return rc;
 }
@@ -997,9 +1061,94 @@ intake_torch(PyObject *obj, const char *role, OperandObject *self)
     }
     /* PyTorch's default stream is the legacy default stream (handle 0) */
     const cudaStream_t stream = handle == 0 ? cudaStreamLegacy : (cudaStream_t)(uintptr_t)handle;
-    const int rc = consume_capsule(capsule, obj, role, kDLCUDA, id, stream, self);
+    const int rc = consume_capsule(capsule, obj, role, kDLCUDA, id, stream, GR_STREAM_CALLER, self);
     Py_DECREF(capsule);
     return rc;
+}
+
+/* ---------------------------------------------------------------- CuPy arrays
+
+ * CuPy works on its current stream, which may be a non-blocking one: its arrays are asked for that stream in the
+ * DLPack exchange (nothing to order when CuPy's work is there already) and the work runs there, so what CuPy does
+ * next on its stream, out= read back included, comes after it, and CuPy's memory pool frees in that order too.
+ * Looked up once cupy is imported. */
+static struct {
+    int state; /* 0: not looked up yet, 1: ready, -1: treat CuPy arrays as any DLPack producer */
+    PyObject *ndarray_type, *current_stream, *ptr;
+} g_cupy;
+
+static void
+cupy_lookup(void)
+{
+    PyObject *name = PyUnicode_FromString("cupy");
+    PyObject *cupy = name ? PyImport_GetModule(name) : NULL; /* NULL, no error, when cupy is not imported */
+    Py_XDECREF(name);
+    if (!cupy) {
+        PyErr_Clear();
+        return; /* no CuPy array can exist yet; look again next time */
+    }
+    PyObject *cuda = PyObject_GetAttrString(cupy, "cuda");
+    g_cupy.ndarray_type = PyObject_GetAttrString(cupy, "ndarray");
+    g_cupy.current_stream = cuda ? PyObject_GetAttrString(cuda, "get_current_stream") : NULL;
+    g_cupy.ptr = PyUnicode_InternFromString("ptr");
+    Py_XDECREF(cuda);
+    Py_DECREF(cupy);
+    PyErr_Clear();
+    g_cupy.state = g_cupy.ndarray_type && PyType_Check(g_cupy.ndarray_type) && g_cupy.current_stream && g_cupy.ptr
+                       ? 1
+                       : -1; /* kept for the module's life: a few references */
+}
+
+static int
+is_cupy_array(PyObject *obj)
+{
+    if (g_cupy.state == 0) cupy_lookup();
+    return g_cupy.state == 1 && PyObject_TypeCheck(obj, (PyTypeObject *)g_cupy.ndarray_type);
+}
+
+/* CuPy's current stream as a DLPack stream number (its null stream, handle 0, is the legacy one: 1); the Stream
+ * object in *owner (a new reference), which keeps the CUDA stream alive as long as it is held. */
+static int
+cupy_stream_number(const char *role, PyObject *obj, unsigned long long *number, PyObject **owner)
+{
+    PyObject *stream = PyObject_CallNoArgs(g_cupy.current_stream);
+    PyObject *ptr = stream ? PyObject_GetAttr(stream, g_cupy.ptr) : NULL;
+    const unsigned long long handle = ptr ? PyLong_AsUnsignedLongLong(ptr) : 0;
+    Py_XDECREF(ptr);
+    if (!ptr || PyErr_Occurred()) {
+        Py_XDECREF(stream);
+        return reraise(role, "CuPy's current stream (cupy.cuda.get_current_stream())", obj);
+    }
+    *number = handle == 0 ? 1 : handle;
+    *owner = stream;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- ndarray subclasses
+
+ * NumPy gives a subclass its own answers (a masked array skips its masked elements, a matrix keeps 2-d results,
+ * a subclass's methods decide): its data read as a plain array would be a silent wrong answer.  numpy.memmap is
+ * a plain array in a file, whose reductions NumPy answers as a plain array's.  gpureduce's Python layer reads
+ * masked arrays by numpy.ma's rules (gpureduce/_subclasses.py); what reaches the intake here is refused. */
+static int
+refuse_subclass(PyObject *obj, const char *role)
+{
+    static PyObject *memmap;
+    if (!memmap) {
+        PyObject *np = PyImport_ImportModule("numpy");
+        memmap = np ? PyObject_GetAttrString(np, "memmap") : NULL; /* kept for the module's life */
+        Py_XDECREF(np);
+        if (!memmap) return -1;
+    }
+    if (PyArray_CheckExact(obj) || PyObject_TypeCheck(obj, (PyTypeObject *)memmap)) return 0;
+    char tname[200];
+    PyErr_Format(PyExc_TypeError,
+                 "%s: %s is an ndarray subclass, which NumPy answers by the subclass's own rules (a masked array "
+                 "skips its masked elements, a matrix keeps 2-d results); gpureduce reads plain arrays here: pass "
+                 "numpy.asarray(a) to reduce its values as a plain array (numpy.ma.filled(a, value) or a.compressed() "
+                 "for a masked array)",
+                 role, type_name(obj, tname, sizeof(tname)));
+    return -1;
 }
 
 /* ---------------------------------------------------------------- the entry */
@@ -1014,13 +1163,6 @@ has_attr(PyObject *obj, PyObject *name)
 PyObject *
 gr_intake(PyObject *module, PyObject *obj, const char *role)
 {
-    static PyObject *s_dlpack, *s_dlpack_device, *s_cai;
-    if (!s_cai) {
-        s_dlpack = PyUnicode_InternFromString("__dlpack__");
-        s_dlpack_device = PyUnicode_InternFromString("__dlpack_device__");
-        s_cai = PyUnicode_InternFromString("__cuda_array_interface__");
-        if (!s_dlpack || !s_dlpack_device || !s_cai) return NULL;
-    }
     OperandObject *self = operand_new(module, obj);
     if (!self) return NULL;
     const int is_out = !strcmp(role, "out=");
@@ -1029,16 +1171,25 @@ gr_intake(PyObject *module, PyObject *obj, const char *role)
         rc = intake_device_array(obj, self);
     }
     else if (PyArray_Check(obj)) {
-        rc = intake_host(obj, role, self);
+        /* where= and out= are read as NumPy's ufuncs read them (a subclass's data); the arrays reduced are not */
+        const int plain_only = strcmp(role, "where=") && !is_out;
+        rc = plain_only && refuse_subclass(obj, role) < 0 ? -1 : intake_host(obj, role, self);
     }
     else if (is_cuda_torch_tensor(obj)) {
         rc = intake_torch(obj, role, self);
     }
-    else if (has_attr(obj, s_dlpack) && has_attr(obj, s_dlpack_device)) {
-        rc = intake_dlpack(module, obj, role, self);
+    else if (is_cupy_array(obj)) {
+        unsigned long long stream = 1;
+        rc = cupy_stream_number(role, obj, &stream, &self->stream_owner) < 0
+                 ? -1
+                 : intake_dlpack(module, obj, role, stream, GR_STREAM_CALLER, self);
+    }
+    else if (has_attr(obj, g_dlpack_name) && has_attr(obj, g_dlpack_device_name)) {
+        /* a producer whose current stream is unknown: told the legacy default stream, where the work runs */
+        rc = intake_dlpack(module, obj, role, 1, GR_STREAM_HANDSHAKE, self);
     }
     else {
-        PyObject *cai = PyObject_GetAttr(obj, s_cai); /* an instance attribute is fine too */
+        PyObject *cai = PyObject_GetAttr(obj, g_cai_name); /* an instance attribute is fine too */
         if (cai) {
             rc = intake_cai(obj, cai, role, self);
             Py_DECREF(cai);

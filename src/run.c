@@ -20,10 +20,12 @@
  *   finish    the result: `out`, a NumPy scalar (0-d), a NumPy array (host input), or a DeviceArray
  *             (device input; gpureduce/_results.py hands it back in the input's own kind)
  *
- * Streams: the work runs on the stream the input named (CUDA Array Interface v3, or the legacy default stream
- * a DLPack producer was told), else on the one a device out= named, else on the device's own stream.  A new
- * DeviceArray lives on the work stream when that is a default stream (it cannot be destroyed), else on the
- * device's own stream, ordered after the work.  A call that touches host memory completes before it returns.
+ * Streams: the work runs on the stream the input named (CUDA Array Interface v3, the current stream of a
+ * PyTorch or CuPy caller, or the legacy default stream a DLPack producer was told), else on the one a device
+ * out= named, else on the device's own stream.  A new DeviceArray lives on the work stream when that is the
+ * legacy default stream (it cannot be destroyed), else on the device's own stream, ordered after the work.  A
+ * call that touches host memory, or writes an out= whose caller's stream is unknown, completes before it returns;
+ * an asynchronous one keeps the operands that another allocator could free under its kernels (keepalive.c).
  *
  * The plan (a tuple; gpureduce/_plan.py names its fields):
  *   0 kind: KIND_REDUCE, KIND_SCAN or KIND_COPY     1 variant index       2 operator
@@ -240,6 +242,9 @@ make_result(PyObject *module, gr_job *j)
     if (j->out) {
         j->rk = RESULT_OUT;
         j->a.out = j->out->ptr;
+        /* Which stream the caller reads out= on is unknown (no stream named, or a DLPack producer that was told
+         * the legacy stream): the call completes before it returns, so every stream sees the values. */
+        if (j->out->origin == GR_STREAM_NONE || j->out->origin == GR_STREAM_HANDSHAKE) j->sync = 1;
         j->result = PyTuple_GET_ITEM(j->plan, 6);
         j->result = PyObject_GetAttrString(j->result, "obj"); /* what the caller passed */
         return j->result ? 0 : -1;
@@ -271,9 +276,21 @@ make_result(PyObject *module, gr_job *j)
         return 0;
     }
     j->rk = RESULT_DEVICE;
-    const cudaStream_t home =
-        (j->stream == cudaStreamLegacy || j->stream == cudaStreamPerThread) ? j->stream : j->ex->stream;
-    j->result = gr_device_array_empty(module, j->res_ndim, j->res_shape, j->a.out_dtype, j->device, home);
+    /* Where the array lives and is freed: the caller's own stream (PyTorch's or CuPy's current one, or a
+     * DeviceArray's that lives on it), where the caller reads it next and where a free comes after those reads, its
+     * stream object held where the library may destroy the stream (CuPy); else the legacy stream, which cannot be
+     * destroyed; else the device's own stream, ordered after the work.  Never the per-thread default stream:
+     * another thread that frees or exports the array would name its own. */
+    cudaStream_t home = j->ex->stream;
+    PyObject *stream_owner = NULL;
+    if (j->stream == cudaStreamLegacy) home = j->stream;
+    else if ((j->in->origin == GR_STREAM_CALLER || j->in->origin == GR_STREAM_OWN) && j->in->stream == j->stream &&
+             j->stream != cudaStreamPerThread) {
+        home = j->stream;
+        stream_owner = gr_operand_stream_owner(PyTuple_GET_ITEM(j->plan, 4));
+    }
+    j->result = gr_device_array_empty(module, j->res_ndim, j->res_shape, j->a.out_dtype, j->device, home,
+                                      stream_owner);
     if (!j->result) return -1;
     j->a.out = gr_device_array_data(j->result);
     if (home != j->stream) { /* allocated on `home`: the work waits for that, and `home` for the work */
@@ -527,11 +544,29 @@ gr_job_complete(gr_job *j)
     gr_outcome_keep(o, gr_exec_end(j->ex, j->stream, j->sync && gr_outcome_ok(o)), "recording the end of the work");
 }
 
+/* Whether the caller may free `o` as soon as the call returns without pulling memory from under the work still
+ * running on `stream`: only where its allocator frees in order on that very stream. */
+static int
+freed_in_order(const gr_operand *o, cudaStream_t stream)
+{
+    if (!o || o->is_host) return 1;
+    return (o->origin == GR_STREAM_CALLER || o->origin == GR_STREAM_OWN) && o->stream == stream &&
+           stream != cudaStreamPerThread;
+}
+
 PyObject *
 gr_job_finish(PyObject *module, gr_job *j)
 {
     PyObject *result = NULL;
     if (j->interrupted) { /* the signal handler's exception (KeyboardInterrupt) is set: it wins */
+        job_free(j);
+        return NULL;
+    }
+    /* An asynchronous call whose operands another allocator could free under the kernels: the plan holds them
+     * until the stream has passed the work (keepalive.c). */
+    if (gr_outcome_ok(&j->outcome) && !j->sync &&
+        !(freed_in_order(j->in, j->stream) && freed_in_order(j->mask, j->stream) && freed_in_order(j->out, j->stream)) &&
+        gr_keep_until_done(module, j->plan, j->stream) < 0) {
         job_free(j);
         return NULL;
     }
@@ -570,6 +605,7 @@ gr_job_signal_raised(gr_job *j)
 PyObject *
 gr_py_run(PyObject *module, PyObject *plan)
 {
+    gr_kept_collect(); /* the operands of earlier calls whose work is done */
     gr_job *j = gr_job_prepare(module, plan);
     if (!j) return NULL;
     PyThreadState *saved = PyEval_SaveThread();

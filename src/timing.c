@@ -222,6 +222,7 @@ gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
     if (gr_exec_reserve_pinned(module, ex, GR_RESULT_BYTES) < 0 ||
         (!transfer && gr_exec_reserve_staging(module, ex, out_bytes > in_bytes ? out_bytes : in_bytes) < 0))
         goto fail;
+    if (gr_exec_begin(module, ex, ex->stream) < 0) goto fail;
     a.workspace = ex->workspace;
     a.workspace_bytes = ex->workspace_bytes;
     a.out = what == TIME_SCAN ? ex->staging : ex->result;
@@ -269,6 +270,7 @@ gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
         if (err == cudaSuccess) err = freed;
     }
     Py_END_ALLOW_THREADS
+    if (err == cudaSuccess) err = gr_exec_end(ex, ex->stream, 0); /* the next call on another stream waits for it */
     if (err != cudaSuccess) {
         gr_raise_cuda(module, err, "time_device");
         goto fail;
