@@ -33,10 +33,20 @@ typedef struct {
     int64_t strip;          /* SLABS: columns per launch, `width` or (rows wider than half a chunk) a part of it */
     int64_t pieces;         /* PIECES: pieces per row */
     int downloads;          /* the results go to the host chunk by chunk (scans; reductions of ROWS into an array) */
+    gr_dtype work_dtype;    /* what partials, carries and running rows are held in: the result dtype's accumulator
+                               (float16, bfloat16 -> float32) for sums, products and their scans, else the result
+                               dtype; cast to the result dtype once, where the caller's results are made */
+    int cast_in;            /* PIECES, SLABS: no kernel reads the input into the work dtype (CUB's, logcumsumexp's),
+                               so a chunk from the input is cast to it first, behind dev_carry's first row */
+    const void *initial;    /* initial= in the work dtype (host memory), or NULL */
+    char work_initial[16];  /* its bytes, where the work dtype is not the result dtype */
     void *dev_in;           /* the chunk as uploaded (input dtype) */
-    void *dev_carry;        /* scans cut into pieces: the carry, then the piece in the result dtype */
-    void *dev_out;          /* scans: the chunk's result (one element more: the carry slot) */
-    void *partials;         /* reductions cut into pieces: one result per piece of the row */
+    void *dev_carry;        /* the carried element or row, then the chunk behind it, in the work dtype */
+    void *dev_out;          /* scans: the chunk's result in the work dtype (one element or row more: the carry slot);
+                               SLABS reductions into another dtype: the strip's running row in the work dtype */
+    void *partials;         /* reductions cut into pieces: one result per piece of the row (work dtype), and the
+                               row's combined result before its cast where the result dtype is another */
+    void *dev_cast;         /* scans whose result dtype is not the work dtype: the chunk's results cast, to go home */
 } gr_streaming;
 
 struct gr_job {

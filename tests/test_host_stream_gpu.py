@@ -7,9 +7,11 @@ column sum), whole rows behind the running result carried as one more row.  Thes
 of those boundaries, for every dtype family, operator and variant, and hold the results to NumPy's (integers
 exactly, floats within gpureduce.testing.error_bound, which counts the extra roundings of the chunks).  A child
 process caps the device memory gpureduce may use (GPUREDUCE_DEVICE_MEMORY_LIMIT) far below the arrays it
-reduces and scans.
+reduces and scans.  float16 and bfloat16 partials, carries and running rows are held in float32 (issue 36): the
+streamed results are held to the same data's as a device array.
 """
 import json
+import math
 import os
 import subprocess
 import sys
@@ -20,7 +22,14 @@ import pytest
 
 import gpureduce
 from gpureduce import _core
-from gpureduce.testing import assert_matches_numpy
+from gpureduce.testing import assert_matches_numpy, error_bound, to_numpy
+
+try:
+    import ml_dtypes
+
+    BF16 = np.dtype(ml_dtypes.bfloat16)
+except ImportError:
+    BF16 = None
 
 pytestmark = pytest.mark.gpu
 
@@ -30,10 +39,17 @@ FROM = _core.STREAM_FROM_BYTES
 RESULT_ITEMSIZE = {"sum": 8, "prod": 8}  # integer sums and products widen to 64 bits
 
 
+def is_half(dtype):
+    return dtype == np.float16 or (BF16 is not None and dtype == BF16)
+
+
 def chunk_elements(op, dtype):
     """Elements per chunk of a whole-array call of `op` on `dtype` (a scan's result comes home chunk by chunk:
-    the wider of input and result decides; a reduction's chunk is the input's)."""
+    the wider of input and result decides; a reduction's chunk is the input's).  float16 and bfloat16 sums and
+    products, and their scans, are carried in float32 (src/stream_host.c: work_dtype): 4 bytes an element."""
     dtype = np.dtype(dtype)
+    if is_half(dtype) and op.replace("cum", "") in ("sum", "prod"):
+        return CHUNK // 4
     if not op.startswith("cum"):
         return CHUNK // dtype.itemsize
     out = RESULT_ITEMSIZE.get(op.replace("cum", ""), dtype.itemsize) if dtype.kind in "biu" else dtype.itemsize
@@ -288,3 +304,167 @@ def test_pinned_results_limit():
         print(json.dumps({"err": err}))
     """, {"GPUREDUCE_PINNED_RESULTS_LIMIT": "-1"})
     assert bad["err"] and "GPUREDUCE_PINNED_RESULTS_LIMIT" in bad["err"], bad
+
+
+# ---------------------------------------------------------------- issue 36: float16 and bfloat16 carried in float32
+
+
+def half_dtype(name):
+    if name == "bfloat16" and BF16 is None:
+        pytest.skip("bfloat16 needs ml_dtypes")
+    return BF16 if name == "bfloat16" else np.dtype(name)
+
+
+def on_device(fn, x, **kwargs):
+    """`fn` on a device copy of `x` (a gpureduce.DeviceArray: reduced or scanned whole on the device, its float16
+    accumulated in float32 and rounded once), brought home."""
+    return to_numpy(fn(_core.to_device(x), **kwargs))
+
+
+@pytest.mark.parametrize("variant", ["auto", "cub"])
+@pytest.mark.parametrize("extra", [0, 1], ids=["issue", "odd"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_streamed_half_sum_of_ones_then_minus_ones_is_zero(dtype, extra, variant):
+    """Issue 36: gpureduce.sum(np.concatenate([np.ones(2**22), -np.ones(2**22)]).astype(np.float16)) gave nan; NumPy
+    and the same data as a device array give 0.0.  The host array streams as a row cut into pieces, and the old code
+    held each piece's partial in the result dtype: in float16 the pieces of +1s summed to inf, those of -1s to -inf,
+    and inf + -inf is nan.  In bfloat16 (float32's range) the issue's partials are powers of two, exact, and the old
+    code was right; one +1 and one -1 more (`odd`) made a piece's partial 2^22 - 2, which bfloat16 rounds to 2^22,
+    and the old result was 2.0 (float16: nan again).  Held in float32, every partial is exact and the result is the
+    device array's, 0.0, with `cub` too (its kernels read no float16 into float32: each piece is cast first).
+    The cumsum of the same data climbs to 2^22 (inf in float16 from 65520 on) and comes back down to 0: the old
+    float16 carry, inf once a piece ended above 65504, kept every later element inf; each element is now its
+    exact prefix rounded once, as on the device."""
+    dt = half_dtype(dtype)
+    n = 2**22 + extra
+    x = np.concatenate([np.ones(n), -np.ones(n)]).astype(dt)
+    assert x.nbytes > FROM and x.size > chunk_elements("sum", dt)  # streamed, a row cut into pieces
+    streamed, device = gpureduce.sum(x, variant=variant), on_device(gpureduce.sum, x, variant=variant)
+    assert streamed.dtype == dt and device.dtype == dt
+    assert float(device) == 0.0
+    assert float(streamed) == 0.0, f"streamed {dtype} sum ({variant}): {streamed}, the device array's 0.0"
+    streamed, device = gpureduce.cumsum(x, variant=variant), on_device(gpureduce.cumsum, x, variant=variant)
+    with np.errstate(over="ignore"):
+        want = np.cumsum(x.astype(np.float64)).astype(dt)  # every prefix exact in float32, then rounded once
+    assert streamed.dtype == dt and float(streamed[-1]) == 0.0, f"streamed {dtype} cumsum ends in {streamed[-1]}"
+    want = want.astype(np.float32)  # compared in float32, which holds every float16 and bfloat16 value (inf too)
+    np.testing.assert_array_equal(device.astype(np.float32), want)
+    np.testing.assert_array_equal(streamed.astype(np.float32), want)
+
+
+# The three shapes a host array streams in (src/job.h), each reduced or scanned along `axis`:
+HALF_SHAPES = {
+    "pieces": ((3 * 2**21 + 7,), -1),  # a row longer than a chunk, cut into pieces: a partial (or carry) each
+    "rows": ((24, 2**17 + 3), -1),     # rows shorter than a chunk: whole rows per chunk, nothing carried
+    "slabs": ((2**18, 32), 0),         # a column reduction of a C-ordered matrix: chunks of rows behind a running row
+}
+
+
+def along(shape, axis, profile):
+    """`profile` (one value per position along `axis`) laid along `axis` of `shape`, C-ordered."""
+    ax = axis % len(shape)
+    return np.ascontiguousarray(np.broadcast_to(profile.reshape([-1 if i == ax else 1 for i in range(len(shape))]),
+                                                shape))
+
+
+def climb_and_return(shape, axis, dtype):
+    """Small integers whose prefix sums along `axis` climb far past float16's 65504 and come back: +k over the first
+    half of the axis, -k over the second (k = 1, 2, 3 across it), 0 for an odd last element.  Every sum is 0 and
+    every prefix an integer below 2^24, exact in float32 in any association: the device's and the streamed results
+    are exactly the exact ones rounded once."""
+    ax = axis % len(shape)
+    steps = np.zeros(shape[ax])
+    steps[:shape[ax] // 2], steps[shape[ax] // 2:2 * (shape[ax] // 2)] = 1, -1
+    kept = tuple(side for i, side in enumerate(shape) if i != ax)
+    k = np.expand_dims(1 + np.arange(math.prod(kept)).reshape(kept) % 3, ax)  # 1, 2, 3 across the axis
+    return (along(shape, axis, steps) * k).astype(dtype)
+
+
+def lopsided(shape, axis, rng):
+    """Random float16 values, positive over the first half of `axis` and negative over the second (magnitudes
+    uniform in [0.5, 1.5)): partial sums in the millions (pieces) or hundreds of thousands (slabs), sums of a few
+    hundred."""
+    m = shape[axis % len(shape)]
+    sign = along(shape, axis, np.where(np.arange(m) < m // 2, 1.0, -1.0))
+    return (sign * rng.uniform(0.5, 1.5, shape)).astype(np.float16)
+
+
+def grow_and_shrink(shape, axis):
+    """Factors whose running product along `axis` climbs far past 65504 and comes back below 1: 20480 factors
+    1 + 2^-10 first (their product about e^20, 4.9e8), 40960 factors 1 - 2^-11 last (about e^-20), ones between.
+    Every product is finite in float32; the whole one, about 0.985, in float16."""
+    m = shape[axis % len(shape)]
+    factors = np.ones(m)
+    factors[:20480], factors[m - 40960:] = 1 + 2.0**-10, 1 - 2.0**-11
+    return along(shape, axis, factors).astype(np.float16)
+
+
+def assert_within_float32_bound(op, x, axis, streamed, device):
+    """Both finite, and each within gpureduce.testing.error_bound (float32 accumulation, one float16 rounding) of the
+    float64 result: the streamed result may differ from the device's by the association of its float32 sum (pieces
+    or chunks of rows, against the device's own tiles), by no more than that."""
+    reference = getattr(np, op)(x.astype(np.float64), axis=axis)
+    bound = error_bound(op, x, x.dtype, axis=axis, reference=reference)
+    for name, got in (("device", device), ("streamed", streamed)):
+        got = np.asarray(got).astype(np.float64)
+        assert np.isfinite(got).all(), f"{name} float16 {op} along {axis}: {got[~np.isfinite(got)][:5]} (not finite)"
+        error = np.abs(got - reference)
+        assert (error <= bound).all(), f"{name} float16 {op}: error {error.max():.3g} > bound {bound.max():.3g}"
+
+
+@pytest.mark.parametrize("shape_name", list(HALF_SHAPES))
+def test_float16_sums_and_products_are_carried_in_float32(shape_name, rng):
+    """float16 sums and products of host arrays whose partial results pass 65504, in the three streamed shapes,
+    against the same data as a device array.  The old code (partials and running rows in float16): pieces gave nan
+    (a piece's sum or product inf, a later one's -inf or 0, and inf + -inf or inf * 0 is nan), slabs gave inf (the
+    running row inf after the first chunk of rows, and inf ever after); whole rows carry nothing and were right."""
+    shape, axis = HALF_SHAPES[shape_name]
+    x = climb_and_return(shape, axis, np.float16)
+    assert x.nbytes > FROM
+    streamed, device = gpureduce.sum(x, axis=axis), on_device(gpureduce.sum, x, axis=axis)
+    assert np.asarray(streamed).dtype == np.float16
+    np.testing.assert_array_equal(device, np.zeros_like(device))  # every partial exact: 0 in any association
+    np.testing.assert_array_equal(streamed, device)
+    x = lopsided(shape, axis, rng)
+    assert_within_float32_bound("sum", x, axis, gpureduce.sum(x, axis=axis), on_device(gpureduce.sum, x, axis=axis))
+    x = grow_and_shrink(shape, axis)
+    assert_within_float32_bound("prod", x, axis, gpureduce.prod(x, axis=axis),
+                                on_device(gpureduce.prod, x, axis=axis))
+
+
+@pytest.mark.parametrize("shape_name", list(HALF_SHAPES))
+def test_float16_cumsum_is_carried_in_float32(shape_name):
+    """A float16 cumsum whose prefixes climb past 65504 (inf in float16 from 65520 on, on the device too) and come
+    back to 0, in the three streamed shapes.  The prefixes are integers below 2^24, exact in float32, so the bound is
+    0: every element is its exact prefix rounded once, as on the device.  The old code carried the last float16
+    result into the next piece or chunk of rows: once that was inf, every later element was inf where the device's
+    is finite (pieces, slabs); whole rows carry nothing and were right."""
+    shape, axis = HALF_SHAPES[shape_name]
+    x = climb_and_return(shape, axis, np.float16)
+    streamed, device = gpureduce.cumsum(x, axis=axis), on_device(gpureduce.cumsum, x, axis=axis)
+    with np.errstate(over="ignore"):
+        want = np.cumsum(x.astype(np.float64), axis=axis).astype(np.float16)
+    assert streamed.dtype == np.float16 and np.isfinite(device).any() and not np.isfinite(device).all()
+    finite = np.isfinite(device)
+    assert np.isfinite(streamed[finite]).all(), \
+        f"{np.count_nonzero(~np.isfinite(streamed[finite]))} streamed elements inf or nan where the device's are finite"
+    np.testing.assert_array_equal(device, want)
+    np.testing.assert_array_equal(streamed, device)
+
+
+@pytest.mark.parametrize("shape_name", list(HALF_SHAPES))
+def test_float16_min_max_and_integer_sums_stream_exactly(shape_name, rng):
+    """What carries no rounding stays exact in the three streamed shapes: float16 min and max (held in float16: they
+    pick an element), int16 sums and cumsums (int64, wrapping exactly), equal to the device array's and NumPy's."""
+    shape, axis = HALF_SHAPES[shape_name]
+    x = (rng.standard_normal(shape) * 1000).astype(np.float16)
+    for fn, np_fn in ((gpureduce.min, np.min), (gpureduce.max, np.max)):
+        streamed = fn(x, axis=axis)
+        np.testing.assert_array_equal(streamed, on_device(fn, x, axis=axis))
+        np.testing.assert_array_equal(streamed, np_fn(x, axis=axis))
+    i = climb_and_return(shape, axis, np.int16)
+    for fn, np_fn in ((gpureduce.sum, np.sum), (gpureduce.cumsum, np.cumsum)):
+        streamed = fn(i, axis=axis)
+        assert np.asarray(streamed).dtype == np.int64
+        np.testing.assert_array_equal(streamed, on_device(fn, i, axis=axis))
+        np.testing.assert_array_equal(streamed, np_fn(i, axis=axis))

@@ -4,8 +4,9 @@ Streaming a host array through the device is mostly host-side bookkeeping: which
 pieces of a row, slabs of rows), where every chunk starts, which element or row is carried into the next chunk,
 where each chunk's result goes home.  The harness compiles stream_host.c (and host_copy.c) against CPU stand-ins
 for the CUDA calls and the kernels (deferred, as on a GPU: what is enqueued runs only when an event or the
-stream is synchronised), runs 40 streamed reductions and scans of every shape (wide columns strip by strip too), and compares each with
-the same kernel stand-in run over the whole input at once; then transfer.c's uploads and downloads make a round
+stream is synchronised), runs 60 streamed reductions and scans of every shape (wide columns strip by strip too;
+float16 ones, whose partials and carries are float32), and compares each with the same kernel stand-in run over the
+whole input at once; then transfer.c's uploads and downloads make a round
 trip of 45 sizes around their boundaries (and just past a multiple of parts x 4096 bytes for every number of
 parts host_copy.c may split a copy into), into pageable and pinned destinations.  The kernels are the GPU
 suite's.
@@ -56,4 +57,4 @@ def harness(tmp_path_factory):
 def test_every_streamed_shape_matches_the_whole_array(harness):
     done = subprocess.run([str(harness)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
-    assert "130 of 130 streamed calls and round trips came out right" in done.stdout, done.stdout
+    assert "150 of 150 streamed calls and round trips came out right" in done.stdout, done.stdout

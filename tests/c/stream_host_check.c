@@ -108,17 +108,52 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
 
 /* ---------------------------------------------------------------- the kernels, as loops (double: data is exact) */
 
+static float h2f(uint16_t h)
+{
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+    uint32_t bits; float f;
+    if (exp == 0x1fu) bits = sign | 0x7f800000u | (man << 13);
+    else if (exp) bits = sign | ((exp + 112u) << 23) | (man << 13);
+    else { f = (float)man * 0x1p-24f; memcpy(&bits, &f, 4); bits |= sign; }
+    memcpy(&f, &bits, 4); return f;
+}
+static uint16_t f2h(double v) /* round to nearest even, via exhaustive search of the neighbours */
+{
+    /* brute: find the float16 nearest to v (ties to even) among all finite values */
+    static float table[65536]; static int ready;
+    if (!ready) { for (int i = 0; i < 65536; i++) table[i] = h2f((uint16_t)i); ready = 1; }
+    if (v != v) return 0x7e00;
+    if (v >= 65520.0) return 0x7c00;
+    if (v <= -65520.0) return 0xfc00;
+    uint16_t best = 0; double bd = 1e300;
+    /* positive magnitudes 0..0x7bff are monotonic: binary search */
+    double a = v < 0 ? -v : v;
+    int lo = 0, hi = 0x7bff;
+    while (lo < hi) { int mid = (lo + hi + 1) / 2; if (table[mid] <= a) lo = mid; else hi = mid - 1; }
+    for (int c = lo; c <= lo + 1 && c <= 0x7bff; c++) {
+        double d = a - table[c]; if (d < 0) d = -d;
+        if (d < bd || (d == bd && (c & 1) == 0)) { bd = d; best = (uint16_t)c; }
+    }
+    return (uint16_t)(best | (v < 0 ? 0x8000 : 0));
+}
 static double get(const void *p, gr_dtype dt, int64_t i)
 {
     switch (dt) {
+    case GR_FLOAT16: return h2f(((const uint16_t *)p)[i]);
+    case GR_FLOAT32: return ((const float *)p)[i];
     case GR_INT32: return ((const int32_t *)p)[i];
     case GR_INT64: return (double)((const int64_t *)p)[i];
     default: return ((const double *)p)[i];
     }
 }
+static long g_launch_bad_pair;
+static int g_cub;
+static int bad_pair(const gr_args *a) { return g_cub && a->in_dtype != a->out_dtype && a->in_dtype == GR_FLOAT16; }
 static void put(void *p, gr_dtype dt, int64_t i, double v)
 {
     switch (dt) {
+    case GR_FLOAT16: ((uint16_t *)p)[i] = f2h(v); break;
+    case GR_FLOAT32: ((float *)p)[i] = (float)v; break;
     case GR_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
     case GR_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
     default: ((double *)p)[i] = v;
@@ -170,6 +205,9 @@ static gr_status
 launch_later(op_kind kind, const gr_args *a, const gr_segments *s)
 {
     if (!a->out || (!a->in && s->reduce_count > 0)) return GR_ERR_INVALID_ARGUMENT;
+    if (bad_pair(a)) { g_launch_bad_pair++; return GR_ERR_UNSUPPORTED_DTYPE; }
+    /* a launch into float16 from float32 never happens: the segment kernels have no such pair */
+    if (a->out_dtype == GR_FLOAT16 && a->in_dtype != GR_FLOAT16) { g_launch_bad_pair++; return GR_ERR_UNSUPPORTED_DTYPE; }
     g_launches++;
     queued *q = enqueue(kind);
     q->a = *a, q->s = *s;
@@ -201,12 +239,14 @@ gr_status gr_workspace_size(const gr_args *a, size_t *b, int *e) { (void)a, (voi
 gr_status gr_reduce_segments_workspace(const gr_args *a, const gr_segments *s, size_t *b, int *e)
 {
     (void)a, (void)s, (void)e;
+    if (bad_pair(a)) return GR_ERR_UNSUPPORTED_DTYPE;
     *b = 512;
     return GR_OK;
 }
 gr_status gr_scan_segments_workspace(const gr_args *a, const gr_segments *s, size_t *b, int *e)
 {
     (void)a, (void)s, (void)e;
+    if (bad_pair(a)) return GR_ERR_UNSUPPORTED_DTYPE;
     *b = 1024;
     return GR_OK;
 }
@@ -242,7 +282,7 @@ gr_dtype gr_default_result_dtype(gr_kind kind, gr_op op, gr_dtype in)
 
 /* ---------------------------------------------------------------- the rest of the extension it calls */
 
-size_t gr_dtype_itemsize(gr_dtype dt) { return dt == GR_INT32 ? 4 : 8; }
+size_t gr_dtype_itemsize(gr_dtype dt) { return dt == GR_FLOAT16 ? 2 : dt == GR_INT32 || dt == GR_FLOAT32 ? 4 : 8; }
 int gr_outcome_ok(const gr_outcome *o) { return o->err == cudaSuccess && o->st == GR_OK; }
 void gr_outcome_keep(gr_outcome *o, cudaError_t err, const char *stage)
 {
@@ -295,6 +335,7 @@ typedef struct {
     int64_t batches, len, width; /* width 1: rows of `len` (batches rows); else blocks of len rows of width */
     int flat, pinned, with_initial;
     gr_stream_mode mode;       /* what the plan must choose */
+    int cub;
 } check;
 
 static void
@@ -308,7 +349,9 @@ run(const check *c)
     char *want = calloc((size_t)results + 1, out_item);
     for (int64_t i = 0; i < n; i++) /* small integers (exact in double); products of +-1 and a few 2s */
         put(in, c->in, i,
-            c->op == GR_OP_PROD ? (i % 977 == 0 ? -1 : i % 100003 == 0 ? 2 : 1) : (double)((i * 7919) % 2001 - 1000));
+            c->op == GR_OP_PROD ? (i % 977 == 0 ? -1 : i % 100003 == 0 ? 2 : 1)
+            : c->in == GR_FLOAT16 ? (double)((i * 7919) % 201 - 100) + (((i / c->width) % c->len) < c->len / 2 ? 2 : -2)
+            : (double)((i * 7919) % 2001 - 1000));
     double initial_value = 5;
     char initial[16];
     put(initial, c->out, 0, initial_value);
@@ -353,6 +396,7 @@ run(const check *c)
 
     g_cases++;
     g_launches = 0;
+    g_cub = c->cub;
     gr_stream_plan(j); /* (it reads res_ndim: set above, as make_result would from the plan) */
     if (!j->streamed.on || j->streamed.mode != c->mode) {
         printf("FAIL %s: plan on=%d mode=%d, expected mode %d\n", c->name, j->streamed.on, j->streamed.mode, c->mode);
@@ -476,8 +520,30 @@ main(void)
         {"slabs: whole chunks of rows, scan", S, OP_SUM, I64, I64, 2, 3 * (M / 4 - 1), 4, 0, 0, 0, SLABS},
         {"slabs: int32 cumsums, half-chunk rows", S, OP_SUM, I32, I64, 2, 9, M / 2, 0, 1, 0, SLABS},
         {"slabs: int32 sums, half-chunk rows", R, OP_SUM, I32, I64, 2, 9, M, 0, 0, 0, SLABS},
+#define F16 GR_FLOAT16
+        {"h pieces: sum", R, OP_SUM, F16, F16, 1, 5 * M + 1, 1, 0, 0, 0, PIECES, 0},
+        {"h pieces: sum initial cub", R, OP_SUM, F16, F16, 1, 5 * M + 1, 1, 0, 0, 1, PIECES, 1},
+        {"h pieces: row sums", R, OP_SUM, F16, F16, 3, 2 * M + 7, 1, 0, 0, 1, PIECES, 0},
+        {"h pieces: max", R, OP_MAX, F16, F16, 1, 5 * M + 1, 1, 0, 0, 1, PIECES, 0},
+        {"h pieces: cumsum", S, OP_SUM, F16, F16, 1, 3 * M + 5, 1, 0, 0, 0, PIECES, 0},
+        {"h pieces: cumsum pinned cub", S, OP_SUM, F16, F16, 2, 2 * M + 5, 1, 0, 1, 0, PIECES, 1},
+        {"h pieces: cummin", S, OP_MIN, F16, F16, 1, 5 * M + 5, 1, 0, 0, 0, PIECES, 0},
+        {"h pieces: cumprod", S, OP_PROD, F16, F16, 1, 3 * M + 5, 1, 0, 0, 0, PIECES, 0},
+        {"h slabs: column sums", R, OP_SUM, F16, F16, 1, 30001, 70, 0, 0, 0, SLABS, 0},
+        {"h slabs: column sums initial cub", R, OP_SUM, F16, F16, 3, 20001, 71, 0, 0, 1, SLABS, 1},
+        {"h slabs: column max initial", R, OP_MAX, F16, F16, 3, 20001, 71, 0, 0, 1, SLABS, 0},
+        {"h slabs: column cumsums", S, OP_SUM, F16, F16, 2, 20001, 70, 0, 0, 0, SLABS, 0},
+        {"h slabs: column cumsums pinned cub", S, OP_SUM, F16, F16, 2, 20001, 70, 0, 1, 0, SLABS, 1},
+        {"h strips: wide column sums", R, OP_SUM, F16, F16, 2, 9, 2 * M + 3, 0, 0, 1, SLABS, 0},
+        {"h strips: wide column sums cub", R, OP_SUM, F16, F16, 1, 9, 2 * M + 3, 0, 0, 0, SLABS, 1},
+        {"h strips: wide column cumsums", S, OP_SUM, F16, F16, 2, 9, M + 3, 0, 0, 0, SLABS, 0},
+        {"h strips: wide column cumsums cub", S, OP_SUM, F16, F16, 1, 9, M + 3, 0, 1, 0, SLABS, 1},
+        {"h rows: row sums", R, OP_SUM, F16, F16, 3000, 2001, 1, 0, 0, 1, ROWS, 0},
+        {"h rows: row cumsums", S, OP_SUM, F16, F16, 777, 5001, 1, 0, 0, 0, ROWS, 0},
+        {"h rows: row cumsums cub", S, OP_SUM, F16, F16, 777, 5001, 1, 0, 1, 0, ROWS, 1},
     };
     for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) run(&checks[i]);
+    printf("launches of an unsupported pair: %ld\n", g_launch_bad_pair);
     round_trips();
     printf("%d of %d streamed calls and round trips came out right\n", g_cases - g_failed, g_cases);
     return g_failed ? 1 : 0;
