@@ -16,6 +16,7 @@ from ._integer_mean import integer_mean
 from ._nan import check_like_numpy, operator_for
 from ._operands import is_dask_array
 from ._streamed_mean import mean_by_sum, streams_as_sum
+from ._subclasses import reduce_subclass
 from ._plan import AXIS_VARIANTS as _AXIS_VARIANTS, NoValue as _NoValue, prepare_reduce
 from ._registry import REDUCE_OPS
 
@@ -102,16 +103,21 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
     Notes
     -----
     The work runs on the current CUDA device.  A device `a` is read in place: a PyTorch tensor on PyTorch's
-    current stream, any other DLPack exporter (CuPy, JAX, ...) on the legacy default stream its producer is
-    told to order its work before, a ``__cuda_array_interface__`` exporter on the stream it names (version
-    3), else on the stream of a device `out`, else on gpureduce's own stream.  An array result comes back in
-    `a`'s own kind without a copy (a CuPy array, a tensor, a JAX array; a ``gpureduce.DeviceArray`` for
-    other device arrays), asynchronously, ordered before the consumer's stream.  Host arrays are staged
-    through pinned buffers; a host result is complete on return.
+    current stream, a CuPy array on CuPy's current stream, any other DLPack exporter (JAX, ...) on the legacy
+    default stream its producer is told to order its work before, a ``__cuda_array_interface__`` exporter on
+    the stream it names (version 3), else on the stream of a device `out`, else on gpureduce's own stream.  An
+    array result comes back in `a`'s own kind without a copy (a CuPy array, a tensor, a JAX array; a
+    ``gpureduce.DeviceArray`` for other device arrays), asynchronously, ordered before the consumer's stream;
+    a device `out` is written on the caller's stream (PyTorch's, CuPy's, the one it names), and the call
+    completes before it returns where that stream is unknown.  Host arrays are staged through pinned
+    buffers; a host result is complete on return.
 
     Floating-point sums and products are formed in a tree, not in NumPy's order: they differ from NumPy's by
     rounding, about ``eps * log2(n) * sum(abs(a))`` for a sum.  Variants not marked "not deterministic"
     give bitwise the same result on every run.
+
+    A ``numpy.ma.MaskedArray`` gets numpy.ma's answer (its masked elements skipped), a ``numpy.memmap`` its
+    data's, and any other ndarray subclass a TypeError.
 
     Examples
     --------
@@ -134,6 +140,8 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
     >>> gpureduce.reduce("sum", d)                          # doctest: +SKIP
     np.float32(66.0)
     """
+    if type(a) is not np.ndarray and isinstance(a, np.ndarray):  # a subclass: memmap, masked array, or refused
+        return reduce_subclass(reduce, op, a, axis, dtype, out, keepdims, initial, where, variant, ddof, ord)
     if not isinstance(variant, str):
         raise TypeError(f"variant must be a str, not {type(variant).__name__}")
     if is_dask_array(a):

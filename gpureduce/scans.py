@@ -4,10 +4,13 @@ logcumsumexp (PyTorch's), and scan(op, ...).
 Each call is one plan (gpureduce/_plan.py) run by the one runner (src/run.c), as for the reductions."""
 from __future__ import annotations
 
+import numpy as np
+
 from . import _core
 from ._docs import document_variants
 from ._operands import is_dask_array
 from ._plan import AXIS_VARIANTS as _AXIS_VARIANTS, prepare_scan
+from ._subclasses import scan_subclass
 from ._registry import SCAN_OPS
 
 __all__ = ["scan", "cumsum", "cumprod", "cummax", "cummin", "nancumsum", "nancumprod", "logcumsumexp"]
@@ -75,9 +78,10 @@ def scan(op: str, a, axis=None, dtype=None, out=None, *, exclusive: bool = False
     Notes
     -----
     The work runs on the current CUDA device.  A device `a` is read in place: a PyTorch tensor on PyTorch's
-    current stream, any other DLPack exporter on the legacy default stream its producer is told to order
-    its work before, a ``__cuda_array_interface__`` exporter on the stream it names (version 3), else on
-    the stream of a device `out`, else on gpureduce's own stream.  The result comes back in `a`'s own kind
+    current stream, a CuPy array on CuPy's current stream, any other DLPack exporter on the legacy default
+    stream its producer is told to order its work before, a ``__cuda_array_interface__`` exporter on the
+    stream it names (version 3), else on the stream of a device `out`, else on gpureduce's own stream; a
+    device `out` whose caller's stream is unknown is complete on return.  The result comes back in `a`'s own kind
     without a copy (a CuPy array, a tensor, a JAX array; a ``gpureduce.DeviceArray`` for other device
     arrays), asynchronously, ordered before the consumer's stream.  Host arrays are staged through pinned
     buffers; a host result is complete on return.
@@ -90,6 +94,9 @@ def scan(op: str, a, axis=None, dtype=None, out=None, *, exclusive: bool = False
     "not deterministic" give bitwise the same result on every run.  The *block-local* variants are
     block-level algorithms (one thread block scans one tile); they scan any length as the block step of
     the multi-block driver, which scans the tile totals the same way and adds the prefixes back.
+
+    A ``numpy.ma.MaskedArray`` gets numpy.ma's cumsum and cumprod (its masked elements skipped, its mask kept), a
+    ``numpy.memmap`` its data's scan, and any other ndarray subclass a TypeError.
 
     Examples
     --------
@@ -109,6 +116,8 @@ def scan(op: str, a, axis=None, dtype=None, out=None, *, exclusive: bool = False
     >>> r                                                   # doctest: +SKIP
     array([ 1,  3,  6, 10, 15])
     """
+    if type(a) is not np.ndarray and isinstance(a, np.ndarray):  # a subclass: memmap, masked array, or refused
+        return scan_subclass(scan, op, a, axis, dtype, out, exclusive, variant)
     if not isinstance(variant, str):
         raise TypeError(f"variant must be a str, not {type(variant).__name__}")
     if is_dask_array(a):

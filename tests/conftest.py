@@ -246,3 +246,68 @@ def extreme_poison(dtype):
     identity)."""
     dt = np.dtype(dtype)
     return dt.type(np.nan) if dt.kind == "f" else dt.type(int(np.iinfo(dt).max) - 1)
+
+
+# ---------------------------------------------------------------- masked arrays (gpureduce/_subclasses.py)
+
+# The masks the masked-array tests give an input of 2 or more dimensions: some elements, some elements and a
+# whole row (a result with no element along axis 1), every element, numpy.ma's nomask, and an all-False mask
+# array (not nomask: numpy.ma answers it as a masked array, with masks of False and its masked mean's dtypes)
+MASK_KINDS = ("partial", "masked_row", "all_masked", "nomask", "all_false")
+
+
+def masked_input(data, kind, rng):
+    """np.ma.array(data) with the mask `kind` (MASK_KINDS) drawn by `rng`."""
+    if kind == "nomask":
+        return np.ma.array(data)
+    mask = np.zeros(data.shape, bool)
+    if kind in ("partial", "masked_row"):
+        mask = rng.random(data.shape) < 0.3
+    if kind == "masked_row" and data.ndim and data.shape[0]:
+        mask[min(1, data.shape[0] - 1)] = True
+    if kind == "all_masked":
+        mask[...] = True
+    return np.ma.array(data, mask=mask)
+
+
+def assert_same_answer(got, want, rtol=0.0, atol=0.0, case=""):
+    """`got` is `want`, NumPy's answer for a masked array (or numpy.ma's): numpy.ma.masked where it is masked, else
+    the same type, dtype and shape, a MaskedArray's mask (nomask where it is nomask, the same array of bools
+    otherwise) and its data, masked elements included (floating and complex within rtol and atol, NaN where NaN;
+    others exactly)."""
+    if want is np.ma.masked:
+        assert got is np.ma.masked, f"{case}: {got!r}, not numpy.ma.masked"
+        return
+    assert type(got) is type(want), f"{case}: a {type(got).__name__}, not a {type(want).__name__}"
+    assert got.dtype == want.dtype, f"{case}: dtype {got.dtype}, not {want.dtype}"
+    assert np.shape(got) == np.shape(want), f"{case}: shape {np.shape(got)}, not {np.shape(want)}"
+    if isinstance(want, np.ma.MaskedArray):
+        got_nomask, want_nomask = np.ma.getmask(got) is np.ma.nomask, np.ma.getmask(want) is np.ma.nomask
+        assert got_nomask == want_nomask, f"{case}: mask {np.ma.getmask(got)!r}, not {np.ma.getmask(want)!r}"
+        np.testing.assert_array_equal(np.ma.getmaskarray(got), np.ma.getmaskarray(want), err_msg=f"{case}: mask")
+        got, want = got.data, want.data
+    got, want = np.asarray(got), np.asarray(want)
+    if want.dtype.kind in "fc":
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True, err_msg=case)
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=case)
+
+
+def numpy_ma_answer(name, x, **kw):
+    """NumPy's answer for the masked array `x`: ``np.<name>(x, **kw)``, which calls MaskedArray.<name>; for ptp,
+    ``np.ma.ptp`` (NumPy 2's np.ptp subtracts ufunc reductions, which drop the mask)."""
+    return (np.ma.ptp if name == "ptp" else getattr(np, name))(x, **kw)
+
+
+def masked_tolerance(name, x, rtol=None):
+    """(rtol, atol) for comparing gpureduce's `name` of masked array `x` with numpy.ma's: `rtol`, by default 1e-5
+    for float32 data, else 1e-12 (floating results of integer data are float64); atol rtol times the result's scale
+    (sum(|x|) for the sums, products and means, max(|x|)**2 for var, max(|x|) for std, of the finite elements), so
+    that a result near 0 is compared as a sum is."""
+    data = np.abs(np.asarray(np.ma.getdata(x), dtype=np.complex128 if np.iscomplexobj(x) else np.float64))
+    data = data[np.isfinite(data)]
+    if rtol is None:
+        rtol = 1e-5 if np.ma.getdata(x).dtype in (np.float32, np.complex64) else 1e-12
+    top = float(data.max(initial=0.0))
+    scale = top ** 2 if name == "var" else top if name == "std" else float(data.sum())
+    return rtol, rtol * (scale + 1.0)
