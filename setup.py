@@ -14,6 +14,7 @@ Other environment:
   GPUREDUCE_BUILD_JOBS  parallel nvcc processes (default: the number of CPUs).
 """
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -113,6 +114,43 @@ def operators():
     return [(name, scans == "YES") for name, scans in rows]
 
 
+# What each nvcc step leaves beside its object, for the next build and for the budget (cuda/build_budget.json):
+#   <object>.d        the files it read (nvcc -MD): the object is rebuilt when one of them is newer, so a header
+#                     edit recompiles only the translation units that include it
+#   <object>.json     the kernels it compiled per architecture (ptxas -v names each entry function) and its time
+def read_dependencies(dep_file):
+    """The paths a make-style dependency file lists after its target ("obj.o : a.cu b.h \\ ..."); None if absent."""
+    try:
+        text = dep_file.read_text()
+    except OSError:
+        return None
+    _, _, listed = text.replace("\\\n", " ").partition(":")
+    return [Path(p) for p in listed.split()]
+
+
+def up_to_date(obj, src_path):
+    """Whether `obj` is newer than its source and every file its dependency file lists (and has its record)."""
+    deps = read_dependencies(obj.with_suffix(".d"))
+    if deps is None or not obj.exists() or not obj.with_suffix(".json").exists():
+        return False
+    built = obj.stat().st_mtime
+    try:
+        return all(p.stat().st_mtime < built for p in [src_path, *deps])
+    except OSError:  # a header it read is gone
+        return False
+
+
+ENTRY = re.compile(r"Compiling entry function '[^']+' for '(sm_\d+a?)'")
+
+
+def kernels_compiled(ptxas_log):
+    """{architecture: kernels} from ptxas -v's report of an nvcc step."""
+    counts = {}
+    for arch in ENTRY.findall(ptxas_log):
+        counts[arch] = counts.get(arch, 0) + 1
+    return counts
+
+
 def write_axis_sources(folder):
     """The axis kernels' translation units, in `folder`/axis/ (rewritten only when their text changes, so that
     the object cache keeps them); their paths."""
@@ -131,6 +169,20 @@ def write_axis_sources(folder):
     return paths
 
 
+MANIFEST_NAME = "_build_manifest.json"
+
+
+def build_manifest(archs, nvcc_version, records):
+    """What the build compiled: the architectures, the kernels per architecture in all and per translation unit,
+    and each unit's nvcc time (when it was last compiled)."""
+    totals = {}
+    for record in records.values():
+        for arch, n in record["kernels"].items():
+            totals[arch] = totals.get(arch, 0) + n
+    return {"archs": archs, "nvcc": nvcc_version.strip().splitlines()[-1] if nvcc_version.strip() else "",
+            "kernels": totals, "translation_units": dict(sorted(records.items()))}
+
+
 class BuildExtWithNvcc(build_ext):
     def build_extension(self, ext):
         cu = [s for s in ext.sources if s.endswith(".cu")]
@@ -142,6 +194,10 @@ class BuildExtWithNvcc(build_ext):
         # objects here, a rebuilt kernel would never reach the .so of an in-place build
         ext.depends = list(ext.depends or []) + objects
         super().build_extension(ext)
+        # beside the module, in the wheel and in an in-place build alike: what tests/test_build_budget_cpu.py reads
+        module = Path(self.get_ext_fullpath(ext.name))
+        self.manifest["core_bytes"] = module.stat().st_size
+        (module.parent / MANIFEST_NAME).write_text(json.dumps(self.manifest, indent=1, sort_keys=True) + "\n")
 
     def compile_cuda(self, sources):
         if not NVCC.exists():
@@ -161,8 +217,6 @@ class BuildExtWithNvcc(build_ext):
         key = hashlib.sha1(" ".join([str(NVCC), version, *flags]).encode()).hexdigest()[:12]
         out_dir = Path(self.build_temp) / f"cuda-{key}"
         out_dir.mkdir(parents=True, exist_ok=True)
-        headers = [p for p in CUDA_DIR.rglob("*") if p.suffix in (".h", ".cuh", ".def")]
-        newest_header = max((p.stat().st_mtime for p in headers), default=0)
         jobs = max(1, int(os.environ.get("GPUREDUCE_BUILD_JOBS", os.cpu_count() or 1)))
         print(f"gpureduce: nvcc for sm_{', sm_'.join(archs)} (+ PTX compute_{archs[-1]}), chosen by {origin}; "
               f"{len(sources)} CUDA files, {jobs} at a time", flush=True)
@@ -170,6 +224,7 @@ class BuildExtWithNvcc(build_ext):
         # parallel jobs finish together instead of one long file starting last.
         order = sorted(sources, key=lambda s: not (Path(s).parent.name == "axis" or "cub" in Path(s).stem))
         done_count = [0]
+        records = {}  # translation unit -> its record (kernels per architecture, seconds)
         started = time.monotonic()
 
         def compile_one(src):
@@ -177,13 +232,19 @@ class BuildExtWithNvcc(build_ext):
             rel = src_path.relative_to(CUDA_DIR if src_path.is_relative_to(CUDA_DIR) else src_path.parent.parent)
             obj = out_dir / rel.with_suffix(".o")  # cuda/axis/x.cu -> <out_dir>/axis/x.o: one folder per layer
             obj.parent.mkdir(parents=True, exist_ok=True)
-            cached = obj.exists() and obj.stat().st_mtime > max(src_path.stat().st_mtime, newest_header)
+            cached = up_to_date(obj, src_path) and not self.force
             t0 = time.monotonic()
-            if not cached or self.force:
-                cmd = [str(NVCC), *flags, "-c", str(src_path), "-o", str(obj)]
+            if not cached:
+                # -MD and ptxas -v change nothing in the object: outside the flags that key the cache
+                cmd = [str(NVCC), *flags, "-Xptxas=-v", "-MD", "-MF", str(obj.with_suffix(".d")), "-c", str(src_path),
+                       "-o", str(obj)]
                 run = subprocess.run(cmd, capture_output=True, text=True)
                 if run.returncode != 0:
                     raise RuntimeError(f"nvcc failed on {src}:\n{' '.join(cmd)}\n{run.stdout}{run.stderr}")
+                record = {"kernels": kernels_compiled(run.stdout + run.stderr),
+                          "seconds": round(time.monotonic() - t0, 1)}
+                obj.with_suffix(".json").write_text(json.dumps(record))
+            records[str(rel)] = json.loads(obj.with_suffix(".json").read_text())
             done_count[0] += 1
             how = "cached" if cached and not self.force else f"{time.monotonic() - t0:5.1f} s"
             shown = src if not Path(src).is_absolute() else f"{rel} (written from ops.def)"
@@ -193,6 +254,7 @@ class BuildExtWithNvcc(build_ext):
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             objects = dict(zip(order, pool.map(compile_one, order)))
         print(f"gpureduce: CUDA compiled in {time.monotonic() - started:.0f} s", flush=True)
+        self.manifest = build_manifest(archs, version, records)
         return [objects[s] for s in sources]
 
 
