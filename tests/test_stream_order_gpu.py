@@ -96,13 +96,17 @@ def test_an_input_freed_at_return_is_not_reused_under_the_kernel(kind):
 
 def test_a_device_array_is_freed_after_its_consumers_reads():
     """A gpureduce.DeviceArray result read by CuPy on a non-blocking stream, dropped while that read still waits;
-    the next result of the same size is made on the array's own stream.  At 8b41dfc the array's memory went back
-    to its stream's pool at once and the next result overwrote it before CuPy read it (suspect 2)."""
+    the next result of the same size is made on the array's own stream, from a pool emptied first.  The array's
+    memory must not be handed to that result before CuPy has read it (suspect 2: at 8b41dfc it went back to its
+    stream's pool at once; this test did not catch that there: see device_check_h200.md).
     cp = _cupy()
     n = 2**22  # integer-valued float32 sums below 2**24: exact in any order
     src = (cp.arange(n, dtype=cp.int32) % 2).astype(cp.float32)
     other = cp.ones(n, cp.float32)
     cp.cuda.Device().synchronize()
+    # gpureduce's results come from the device's default pool: emptied first, the block r frees is the one free
+    # block there, which the pool hands to the next result of its size on the stream it was freed on
+    cp.cuda.runtime.memPoolTrimTo(cp.cuda.runtime.deviceGetDefaultMemPool(cp.cuda.Device().id), 0)
     r = gpureduce.cumsum(DLPackOnly(src))  # stays a DeviceArray (an unknown DLPack producer)
     want = np.cumsum(cp.asnumpy(src), dtype=np.float64).astype(np.float32)
     s = cp.cuda.Stream(non_blocking=True)
@@ -164,22 +168,30 @@ def _run_script(body, timeout=90):
 
 def test_per_thread_default_streams_never_share_a_workspace():
     """Two threads scan one after the other on their own per-thread default streams (CUDA Array Interface stream
-    2): the second call takes the execution context the first has just let go of while the first's scan still runs.
-    At 8b41dfc equal stream handles (2) made the second skip its wait for the first, and both scans used one
-    workspace at once (suspect 4).  The threads live until their results are read.  Run in a subprocess: a broken
-    look-back can spin forever."""
+    2), each held back by one gate, so that the second call takes the execution context the first has just let go
+    of and both scans start together when the gate opens.  At 8b41dfc equal stream handles (2) made the second
+    skip its wait for the first, and both scans counted their tiles in one workspace at once (suspect 4).  The
+    threads live until their results are read.  Run in a subprocess: a broken look-back can spin forever."""
     rc, out = _run_script("""
-        import faulthandler, sys, threading, numpy as np, cupy as cp, gpureduce
+        import faulthandler, threading, numpy as np, cupy as cp, gpureduce
         faulthandler.dump_traceback_later(75, exit=True)
-        n = 2**25
+        GATE = r'''extern "C" __global__ void gate(const volatile int *flag, long long cycles) {
+            long long t = clock64(); while (*flag == 0 && clock64() - t < cycles) { } }'''
+        gate = cp.RawKernel(GATE, "gate")
+        flag_mem = cp.cuda.alloc_pinned_memory(4)
+        flag = np.frombuffer(flag_mem, np.int32, 1)
+        args = (np.uint64(flag_mem.ptr), np.int64(2_000_000_000))  # at most 1-4 s, by the clock
+        per_thread = cp.cuda.ExternalStream(2)  # the calling thread's per-thread default stream
+        n = 2**26
         class CAI:
             def __init__(self, cai):
                 self.__cuda_array_interface__ = dict(cai, stream=2)
         for round in range(4):
             xs = [cp.arange(n, dtype=cp.int32) % (3 + i) for i in range(2)]
             wants = [np.cumsum(cp.asnumpy(x), dtype=np.int64) for x in xs]
-            cais = [CAI(x.__cuda_array_interface__) for x in xs]  # read here: no CuPy call in the threads
+            cais = [CAI(x.__cuda_array_interface__) for x in xs]
             cp.cuda.Device().synchronize()
+            flag[0] = 0
             results, errors = [None, None], []
             called = [threading.Event(), threading.Event()]
             read = threading.Event()
@@ -187,7 +199,8 @@ def test_per_thread_default_streams_never_share_a_workspace():
                 try:
                     if i == 1:
                         called[0].wait()
-                    results[i] = gpureduce.cumsum(cais[i])  # asynchronous: returns while the scan runs
+                    gate((1,), (1,), args, stream=per_thread)
+                    results[i] = gpureduce.cumsum(cais[i])  # asynchronous: queued behind the gate
                 except BaseException as exc:
                     errors.append(repr(exc))
                 finally:
@@ -197,6 +210,7 @@ def test_per_thread_default_streams_never_share_a_workspace():
             for t in threads:
                 t.start()
             called[1].wait()
+            flag[0] = 1  # both scans start now
             assert not errors, errors
             gots = [r.get() for r in results]
             read.set()
@@ -211,40 +225,34 @@ def test_per_thread_default_streams_never_share_a_workspace():
 
 
 def test_a_dirty_workspace_is_zeroed_on_the_calls_stream():
-    """After a failed call (a 1 TiB result), the exec's workspace is zeroed again before its next use.  At 8b41dfc
-    that was a cudaMemset on the legacy stream, not ordered against a PyTorch side stream: held back there by a
-    gate while the side stream's scan waited on the same gate, the two ran at once and the memset could land in the
-    middle of the kernel (suspect 1).  A race: 20 rounds, each checked exactly."""
+    """A call that fails after taking the execution context (a 512 GiB result) leaves its workspace to be zeroed
+    before the next use, while the previous call's scan (into out=) still runs on a PyTorch side stream and counts
+    its tiles in that workspace.  At 8b41dfc the next call zeroed it with a cudaMemset on the legacy stream, which a PyTorch
+    stream does not wait for: the memset reset the running scan's tile counter in the middle of the kernel
+    (suspect 1).  Run in a subprocess: a broken look-back can spin forever."""
     _torch()
     rc, out = _run_script("""
-        import faulthandler, numpy as np, torch, cupy as cp, gpureduce
-        faulthandler.dump_traceback_later(80)
-        GATE = r'''extern "C" __global__ void gate(const volatile int *flag, long long cycles) {
-            long long t = clock64(); while (*flag == 0 && clock64() - t < cycles) { } }'''
-        gate = cp.RawKernel(GATE, "gate")
-        flag_mem = cp.cuda.alloc_pinned_memory(4)
-        flag = np.frombuffer(flag_mem, np.int32, 1)
-        args = (np.uint64(flag_mem.ptr), np.int64(1_000_000_000))  # at most 0.5-3 s, by the clock
-        class Huge:  # a zero-stride view whose cumsum would need 1 TiB
-            def __init__(self, a):
-                c = dict(a.__cuda_array_interface__); c["shape"] = (2**38,); c["strides"] = (0,)
-                self.__cuda_array_interface__ = c
-        one = cp.ones(1, cp.float32)
+        import faulthandler, numpy as np, torch, gpureduce
+        faulthandler.dump_traceback_later(80, exit=True)
         side = torch.cuda.Stream()
-        x = torch.randint(-1000, 1000, (2**26,), dtype=torch.int64, device="cuda")
+        x = torch.randint(-1000, 1000, (2**28,), dtype=torch.int64, device="cuda")  # a scan of about 1 ms
         want = torch.cumsum(x, 0).cpu().numpy()
-        for round in range(20):
-            try:
-                gpureduce.cumsum(Huge(one))
-            except MemoryError:
-                pass
-            flag[0] = 0
-            with cp.cuda.Stream.null:
-                gate((1,), (1,), args)
+        huge = torch.ones(1, device="cuda").expand(2**37, 2)  # its row sums want 512 GiB
+        small = torch.ones(1000, device="cuda")
+        got = torch.empty_like(x)
+        torch.cuda.synchronize()
+        for round in range(10):
             with torch.cuda.stream(side):
-                gate((1,), (1,), args, stream=cp.cuda.ExternalStream(side.cuda_stream))
-                got = gpureduce.cumsum(x)  # a tensor, asynchronous
-            flag[0] = 1
+                # asynchronous, into out=: no stream but the side stream's is ordered after the scan, which is
+                # running when the next calls come
+                gpureduce.cumsum(x, out=got)
+            try:
+                gpureduce.sum(huge, axis=1)
+                raise AssertionError("a 512 GiB result was made")
+            except MemoryError:
+                pass  # the context it took is now marked dirty
+            with torch.cuda.stream(side):
+                gpureduce.sum(small, axis=0, keepdims=True)  # takes that context: its workspace is zeroed
             side.synchronize()
             bad = np.flatnonzero(got.cpu().numpy() != want)
             assert bad.size == 0, f"round {round}: wrong from {bad[:5]}"
@@ -360,6 +368,8 @@ def test_a_second_module_instance_keeps_the_streams_of_the_first():
         t = other.to_device(np.ones(10, np.float32))
         del t, other, spec
         gc.collect()
+        import cupy as cp  # as a CUDA Array Interface consumer, it synchronises the stream the array names
+        assert float(cp.asarray(keep).sum()) == 499500.0
         assert float(keep.get().sum()) == 499500.0
         assert float(gpureduce.cumsum(keep).get()[-1]) == 499500.0
         try:
