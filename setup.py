@@ -114,12 +114,6 @@ def operators():
     return [(name, scans == "YES") for name, scans in rows]
 
 
-def reversed_operators():
-    """NAME of each GR_REVERSED_OP(NAME, KERNELS) line of cuda/abi/ops.def: operators that run another's axis
-    kernels (argmax on argmin's, reading the elements reversed) and have no kernel files of their own."""
-    return set(re.findall(r"^GR_REVERSED_OP\(\s*(\w+)\s*,", OPS_DEF.read_text(), re.M))
-
-
 # What each nvcc step leaves beside its object, for the next build and for the budget (cuda/build_budget.json):
 #   <object>.d        the files it read (nvcc -MD): the object is rebuilt when one of them is newer, so a header
 #                     edit recompiles only the translation units that include it
@@ -162,10 +156,7 @@ def write_axis_sources(folder):
     the object cache keeps them); their paths."""
     (folder / "axis").mkdir(parents=True, exist_ok=True)
     paths = []
-    served = reversed_operators()  # by another operator's kernels
     for name, scans in operators():
-        if name in served:
-            continue
         for stem, header, macro, scan_family in AXIS_FAMILIES:
             if scan_family and not scans:
                 continue

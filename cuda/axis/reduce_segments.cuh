@@ -6,14 +6,12 @@
 
 namespace gr {
 
-// The problem as Red's kernels see it; its parameter, if it reads one, from the initial value, but 1 ("read the
-// elements reversed") for a call that runs the kernels of the opposite order (argmax on argmin's: kernels_of).
+// The problem as Red's kernels see it; its parameter, if it reads one, from the initial value.
 template <class Red>
 SegProblem seg_problem(const gr_args *a, const gr_segments *s) {
-    const double param = kernels_of(a->op) != a->op ? 1.0 : param_of<Red>(s->initial);
     return SegProblem{s->count[0], s->count[1], s->in_stride[0], s->in_stride[1], s->reduce_in_stride,
                       s->mask_stride[0], s->mask_stride[1], s->reduce_mask_stride, s->out_stride[0], s->out_stride[1],
-                      s->reduce_count, a->in, s->mask, s->second, a->out, param};
+                      s->reduce_count, a->in, s->mask, s->second, a->out, param_of<Red>(s->initial)};
 }
 
 // Plans (ws_bytes != nullptr) or runs the reduction `OP` described by a and s.

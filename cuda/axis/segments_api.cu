@@ -16,35 +16,6 @@
 #undef GR_DECLARE_REDUCE
 #undef GR_DECLARE_SCAN
 
-// The operators of GR_REVERSED_OP (argmax, nanargmax) have no kernel files: their entry points run the kernels of
-// the opposite order (argmin's), which read the elements reversed because a->op is still theirs (seg_problem).
-namespace {
-constexpr bool same_kernel_types(gr_op a, gr_op b) {  // the same (input, result) pairs in both families
-    for (int cub = 0; cub < 2; cub++)
-        for (int in = 0; in < GR_DTYPE_COUNT; in++)
-            for (int out = 0; out < GR_DTYPE_COUNT; out++)
-                if (gr::instantiated(cub, GR_KIND_REDUCE, a, gr_dtype(in), gr_dtype(out)) !=
-                    gr::instantiated(cub, GR_KIND_REDUCE, b, gr_dtype(in), gr_dtype(out)))
-                    return false;
-    return true;
-}
-}  // namespace
-#define GR_REVERSED_OP(NAME, KERNELS)                                                                         \
-    static_assert(same_kernel_types(GR_OP_##NAME, GR_OP_##KERNELS), #KERNELS " lacks kernels of " #NAME);     \
-    static_assert(!gr::kScans[GR_OP_##NAME], #NAME " scans: its scan kernels would not be written");          \
-    extern "C" gr_status gr_reduce_segments_##NAME(const gr_args *a, const gr_segments *s, size_t *ws,        \
-                                                   int *err) {                                                \
-        return gr_reduce_segments_##KERNELS(a, s, ws, err);                                                   \
-    }                                                                                                         \
-    extern "C" gr_status gr_reduce_segments_cub_##NAME(const gr_args *a, const gr_segments *s, size_t *ws,    \
-                                                       int *err) {                                            \
-        return gr_reduce_segments_cub_##KERNELS(a, s, ws, err);                                               \
-    }
-#define GR_OP(...)
-#include "abi/ops.def"
-#undef GR_OP
-#undef GR_REVERSED_OP
-
 namespace {
 
 // The variants flagged GR_PROP_AXES run the axis machinery: the baseline among them (cub) through CUB's

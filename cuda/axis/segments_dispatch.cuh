@@ -95,18 +95,6 @@ constexpr KernelTypes kernel_types(gr_op op, gr_dtype in, gr_dtype out) {
     return {in, out};
 }
 
-// The operator whose axis kernels run `op`: op itself, or for a GR_REVERSED_OP line of abi/ops.def (argmax) the
-// one of the opposite order (argmin), whose kernels read the elements reversed when the call is op's.
-constexpr gr_op kernels_of(gr_op op) {
-#define GR_OP(...)
-#define GR_REVERSED_OP(NAME, KERNELS) \
-    if (op == GR_OP_##NAME) return GR_OP_##KERNELS;
-#include "abi/ops.def"
-#undef GR_REVERSED_OP
-#undef GR_OP
-    return op;
-}
-
 // Whether kernels of this variant family (kCub: CUB's, else gpureduce's) exist for exactly (op, in, out).
 constexpr bool instantiated(bool cub, gr_kind kind, gr_op op, gr_dtype in, gr_dtype out) {
     if (!segments_supported(kind, op, in, out)) return false;

@@ -81,33 +81,15 @@ struct ValueIndex {
     int64_t index;
 };
 
-// x with its order reversed, exactly: ~x for integers (-1 - x, or MAX - x unsigned: a bijection, no overflow), -x
-// for floats (exact; NaN stays NaN, -0.0 and 0.0 stay equal), both parts negated for complex (NumPy's
-// lexicographic order reversed).  The first maximum of x is then the first minimum of reversed_order(x).
-template <class T>
-__host__ __device__ __forceinline__ T reversed_order(const T &x) {
-    static_assert(!cuda::std::is_same<T, bool>::value, "bool runs on uint8's kernels (kernel_types)");
-    if constexpr (is_complex<T>::value) return T(-x.re, -x.im);
-    else if constexpr (cuda::std::is_integral<T>::value) return static_cast<T>(~x);
-    else return -x;
-}
-
-// Better = Min (argmin) or Max (argmax).  Ties and NaNs go to the smaller position.  The parameter, nonzero when
-// argmax runs on argmin's kernels (abi/ops.def: GR_REVERSED_OP), reads each element in reversed order: the
-// whole fold is then argmax's with every value mapped through reversed_order, which maps Max's identity onto
-// Min's, so every combine picks the same side and every index comes out the same.
+// Better = Min (argmin) or Max (argmax).  Ties and NaNs go to the smaller position.
 template <class Better, class In>
 struct ArgReducer {
-    static constexpr bool kReadsParam = true;
     using Acc = typename accumulator<In>::type;
     using V = ValueIndex<Acc>;
     using Result = int64_t;
     using Partials = ArgReducer<Better, Acc>;
     __host__ __device__ __forceinline__ static V identity() { return {Better::template identity<Acc>(), INT64_MAX}; }
-    __host__ __device__ __forceinline__ static V element(const In &x, int64_t r, double reversed) {
-        const Acc v = convert<Acc>(x);
-        return {reversed != 0.0 ? reversed_order(v) : v, r};
-    }
+    __host__ __device__ __forceinline__ static V element(const In &x, int64_t r) { return {convert<Acc>(x), r}; }
     __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) {
         const bool a_nan = is_nan(a.value), b_nan = is_nan(b.value);
         if (a_nan || b_nan) {
@@ -118,10 +100,8 @@ struct ArgReducer {
         if (strictly_better(b.value, a.value)) return b;
         return a.index <= b.index ? a : b;
     }
-    __host__ __device__ __forceinline__ static int64_t finish(const V &v, double) { return v.index; }
+    __host__ __device__ __forceinline__ static int64_t finish(const V &v) { return v.index; }
     __host__ static V from_initial(const void *) { return identity(); }
-    // set from the operator, not from initial= (which argmin and argmax take none of): reduce_segments.cuh
-    __host__ static double param(const void *) { return 0.0; }
 
   protected:
     __host__ __device__ __forceinline__ static bool strictly_better(const Acc &a, const Acc &b) {
@@ -134,8 +114,7 @@ struct ArgReducer {
 // extreme: a NaN element is read as the identity's value at its own position, so it ties with a real infinity
 // and the first of them wins.  Bit kNoNumber of the index says that no number has been seen: a combine keeps it
 // only where both sides have it (the identity's index, INT64_MAX, has it too).  A slice of NaNs only finishes as
-// -1 (gpureduce/_nan.py raises NumPy's "All-NaN slice encountered").  Reversed (nanargmax on nanargmin's kernels),
-// a NaN is read as +inf, the reversed order's -inf, as NumPy's nanargmax fills it.
+// -1 (gpureduce/_nan.py raises NumPy's "All-NaN slice encountered").
 template <class Better, class In>
 struct NanArgReducer : ArgReducer<Better, In> {
     using Base = ArgReducer<Better, In>;
@@ -143,8 +122,8 @@ struct NanArgReducer : ArgReducer<Better, In> {
     using V = typename Base::V;
     using Partials = NanArgReducer<Better, Acc>;
     static constexpr int64_t kNoNumber = int64_t(1) << 62;  // positions stay below 2^62
-    __host__ __device__ __forceinline__ static V element(const In &x, int64_t r, double reversed) {
-        return is_nan(x) ? V{Better::template identity<Acc>(), r | kNoNumber} : Base::element(x, r, reversed);
+    __host__ __device__ __forceinline__ static V element(const In &x, int64_t r) {
+        return is_nan(x) ? V{Better::template identity<Acc>(), r | kNoNumber} : Base::element(x, r);
     }
     __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) {
         const int64_t pa = a.index & ~kNoNumber, pb = b.index & ~kNoNumber;  // (values are never NaN here)
@@ -152,7 +131,7 @@ struct NanArgReducer : ArgReducer<Better, In> {
                             (!Base::strictly_better(b.value, a.value) && pa <= pb);
         return {take_a ? a.value : b.value, (take_a ? pa : pb) | (a.index & b.index & kNoNumber)};
     }
-    __host__ __device__ __forceinline__ static int64_t finish(const V &v, double) {
+    __host__ __device__ __forceinline__ static int64_t finish(const V &v) {
         return (v.index & kNoNumber) ? -1 : v.index;
     }
 };
@@ -596,9 +575,7 @@ __host__ double param_of(const void *initial) {
 template <gr_op OP, class In, class Out> struct reducer_for { using type = FoldReducer<typename op_functor<OP>::type, In, Out>; };
 template <class In, class Out> struct reducer_for<GR_OP_MEAN, In, Out> { using type = MeanReducer<In, Out>; };
 template <class In, class Out> struct reducer_for<GR_OP_ARGMIN, In, Out> { using type = ArgReducer<Min, In>; };
-// argmax and nanargmax: argmin's and nanargmin's Reducers, which read the elements reversed for them (abi/ops.def:
-// GR_REVERSED_OP; reduce_segments.cuh: seg_problem sets the flag from the operator)
-template <class In, class Out> struct reducer_for<GR_OP_ARGMAX, In, Out> { using type = ArgReducer<Min, In>; };
+template <class In, class Out> struct reducer_for<GR_OP_ARGMAX, In, Out> { using type = ArgReducer<Max, In>; };
 template <class In, class Out> struct reducer_for<GR_OP_ANY, In, Out> { using type = TruthReducer<false, In>; };
 template <class In, class Out> struct reducer_for<GR_OP_ALL, In, Out> { using type = TruthReducer<true, In>; };
 template <class In, class Out> struct reducer_for<GR_OP_COUNT_NONZERO, In, Out> {
@@ -620,7 +597,7 @@ template <class In, class Out> struct reducer_for<GR_OP_STD, In, Out> {
     using type = MomentsReducer<In, Out, true, false>;
 };
 template <class In, class Out> struct reducer_for<GR_OP_NANARGMIN, In, Out> { using type = NanArgReducer<Min, In>; };
-template <class In, class Out> struct reducer_for<GR_OP_NANARGMAX, In, Out> { using type = NanArgReducer<Min, In>; };
+template <class In, class Out> struct reducer_for<GR_OP_NANARGMAX, In, Out> { using type = NanArgReducer<Max, In>; };
 template <class In, class Out> struct reducer_for<GR_OP_NANVAR, In, Out> {
     using type = MomentsReducer<In, Out, false, true>;
 };
