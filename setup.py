@@ -199,6 +199,16 @@ class BuildExtWithNvcc(build_ext):
         self.manifest["core_bytes"] = module.stat().st_size
         (module.parent / MANIFEST_NAME).write_text(json.dumps(self.manifest, indent=1, sort_keys=True) + "\n")
 
+    def copy_extensions_to_source(self):
+        """An in-place build (setuptools builds into build/ and copies the module into the package): the manifest
+        goes along, beside the module the tests import."""
+        super().copy_extensions_to_source()
+        build_py = self.get_finalized_command("build_py")
+        for ext in self.extensions:
+            inplace, built = (Path(p) for p in self._get_inplace_equivalent(build_py, ext))
+            if (built.parent / MANIFEST_NAME).exists():
+                shutil.copyfile(built.parent / MANIFEST_NAME, inplace.parent / MANIFEST_NAME)
+
     def compile_cuda(self, sources):
         if not NVCC.exists():
             raise SystemExit(f"nvcc not found at {NVCC}: install the CUDA toolkit or set CUDA_HOME to it")
