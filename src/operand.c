@@ -968,6 +968,18 @@ intake_dlpack(PyObject *module, PyObject *obj, const char *role, unsigned long l
     return rc;
 }
 
+/* The module `name` if something has imported it already (a new reference), else NULL without an error: an
+ * array of a library nobody imported cannot exist, and gpureduce never imports one itself. */
+static PyObject *
+imported_module(const char *name)
+{
+    PyObject *key = PyUnicode_FromString(name);
+    PyObject *module = key ? PyImport_GetModule(key) : NULL;
+    Py_XDECREF(key);
+    if (!module) PyErr_Clear();
+    return module;
+}
+
 /* ---------------------------------------------------------------- PyTorch tensors
 
  * Tensor.__dlpack__ is Python that makes stream objects and events on every call (about 10 us); PyTorch's C
@@ -982,13 +994,8 @@ static struct {
 static int
 torch_lookup(void)
 {
-    PyObject *name = PyUnicode_FromString("torch");
-    PyObject *torch = name ? PyImport_GetModule(name) : NULL; /* NULL, no error, when torch is not imported */
-    Py_XDECREF(name);
-    if (!torch) {
-        PyErr_Clear();
-        return 0; /* no tensor can exist yet; look again next time */
-    }
+    PyObject *torch = imported_module("torch");
+    if (!torch) return 0; /* no tensor can exist yet; look again next time */
     PyObject *C = PyObject_GetAttrString(torch, "_C");
     g_torch.tensor_type = PyObject_GetAttrString(torch, "Tensor");
     g_torch.to_dlpack = C ? PyObject_GetAttrString(C, "_to_dlpack") : NULL;
@@ -1080,13 +1087,8 @@ static struct {
 static void
 cupy_lookup(void)
 {
-    PyObject *name = PyUnicode_FromString("cupy");
-    PyObject *cupy = name ? PyImport_GetModule(name) : NULL; /* NULL, no error, when cupy is not imported */
-    Py_XDECREF(name);
-    if (!cupy) {
-        PyErr_Clear();
-        return; /* no CuPy array can exist yet; look again next time */
-    }
+    PyObject *cupy = imported_module("cupy");
+    if (!cupy) return; /* no CuPy array can exist yet; look again next time */
     PyObject *cuda = PyObject_GetAttrString(cupy, "cuda");
     g_cupy.ndarray_type = PyObject_GetAttrString(cupy, "ndarray");
     g_cupy.current_stream = cuda ? PyObject_GetAttrString(cuda, "get_current_stream") : NULL;
