@@ -169,6 +169,74 @@ def write_axis_sources(folder):
     return paths
 
 
+# Kernels compiled on first use (src/jit.c): the programs of cuda/abi/jit.h's gr_jit_program enum, each the text of
+# one device header, and the cuda/ headers they include, embedded in the module so that NVRTC needs only the
+# toolkit's own headers at run time.  NVRTC has no C library: the few standard headers the cuda/ headers include
+# are given as their cuda/std equivalents.
+JIT_H = CUDA_ABI_DIR / "jit.h"
+JIT_STANDARD_HEADERS = {
+    "cstdint": "#include <cuda/std/cstdint>\n",
+    "stdint.h": "#include <cuda/std/cstdint>\n",
+    "cstring": "#include <cuda/std/cstddef>\n",
+    "stddef.h": "#include <cuda/std/cstddef>\n",
+    "climits": "#include <cuda/std/climits>\n",
+}
+# the fixed-width names at global scope, as <stdint.h> gives them to the host compiler
+JIT_STANDARD_HEADERS["stdint.h"] += "".join(
+    f"using cuda::std::{t};\n" for t in ("int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t",
+                                         "uint32_t", "uint64_t", "intptr_t", "uintptr_t"))
+JIT_STANDARD_HEADERS["cstdint"] = JIT_STANDARD_HEADERS["stdint.h"]
+JIT_STANDARD_HEADERS["stddef.h"] += "using cuda::std::size_t;\nusing cuda::std::ptrdiff_t;\n"
+
+
+def jit_programs():
+    """(code name, header) of each program, in the order of the gr_jit_program enum of cuda/abi/jit.h."""
+    return re.findall(r"^\s*GR_JIT_(\w+)\s*=\s*\d+,\s*/\*\s*([\w/]+\.cuh)", JIT_H.read_text(), re.M)
+
+
+def jit_headers(programs):
+    """The cuda/ headers the programs include, each once, from their `#include "..."` lines."""
+    found, todo = {}, [header for _, header in programs]
+    while todo:
+        name = todo.pop()
+        if name in found:
+            continue
+        found[name] = (CUDA_DIR / name).read_text()
+        todo += re.findall(r'^\s*#\s*include\s+"([^"]+)"', found[name], re.M)
+    return dict(sorted(found.items()))
+
+
+def c_string(text):
+    """`text` as a C string literal, a line per line."""
+    lines = text.splitlines(keepends=True) or [""]
+    escaped = (line.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+               for line in lines)
+    return "\n    ".join(f'"{line}"' for line in escaped)
+
+
+def write_jit_sources(folder):
+    """jit_sources.h in `folder` (rewritten only when its text changes): what src/jit.c compiles on first use."""
+    programs = jit_programs()
+    headers = {**jit_headers(programs), **JIT_STANDARD_HEADERS}
+    names = ", ".join(c_string(name) for name in headers)
+    texts = ",\n    ".join(c_string(text) for text in headers.values())
+    sources = ", ".join(c_string(f'#include "{header}"\n') for _, header in programs)
+    program_names = ", ".join(c_string(f"{name.lower()}.cu") for name, _ in programs)
+    text = (f"/* jit_sources.h -- written by setup.py from cuda/abi/jit.h and the cuda/ headers its programs include:\n"
+            f" * what src/jit.c compiles on first use. */\n"
+            f'#define GR_JIT_CUDA_HOME "{CUDA_HOME}"\n'
+            f"#define GR_JIT_HEADER_COUNT {len(headers)}\n"
+            f"static const char *const gr_jit_program_sources[GR_JIT_PROGRAM_COUNT] = {{{sources}}};\n"
+            f"static const char *const gr_jit_program_names[GR_JIT_PROGRAM_COUNT] = {{{program_names}}};\n"
+            f"static const char *const gr_jit_header_names[GR_JIT_HEADER_COUNT] = {{{names}}};\n"
+            f"static const char *const gr_jit_header_texts[GR_JIT_HEADER_COUNT] = {{\n    {texts}}};\n")
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "jit_sources.h"
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+    return path
+
+
 MANIFEST_NAME = "_build_manifest.json"
 
 
@@ -187,12 +255,17 @@ class BuildExtWithNvcc(build_ext):
     def build_extension(self, ext):
         cu = [s for s in ext.sources if s.endswith(".cu")]
         ext.sources = [s for s in ext.sources if not s.endswith(".cu")]
-        cu += write_axis_sources(Path(self.build_temp).resolve() / "generated")
+        generated = Path(self.build_temp).resolve() / "generated"
+        cu += write_axis_sources(generated)
+        # src/jit.c's programs: a rebuilt jit.c when a header it embeds changes
+        jit_sources = write_jit_sources(generated)
+        ext.include_dirs = list(ext.include_dirs) + [str(generated)]
+        ext.depends = list(ext.depends or []) + [str(jit_sources)]
         objects = self.compile_cuda(cu)
         ext.extra_objects = list(ext.extra_objects or []) + objects
         # build_ext relinks only when a C source or a `depends` entry is newer than the module: without the CUDA
         # objects here, a rebuilt kernel would never reach the .so of an in-place build
-        ext.depends = list(ext.depends or []) + objects
+        ext.depends = ext.depends + objects
         super().build_extension(ext)
         # beside the module, in the wheel and in an in-place build alike: what tests/test_build_budget_cpu.py reads
         module = Path(self.get_ext_fullpath(ext.name))

@@ -1,13 +1,15 @@
-"""python -m gpureduce [bench ...]
+"""python -m gpureduce [bench ... | warm ...]
 
 With no arguments (the README's main job): the device and its measured ceilings, the reduction
 progression at 2**24 float32 (Harris's table, on this GPU) and the scan table, every variant checked
 against NumPy.  `bench` runs any table: python -m gpureduce bench --op cumsum --sizes 2^10:2^28 --plot out.png
+`warm` compiles every kernel outside the hot set into the kernel cache, so that no call compiles on first use:
+python -m gpureduce warm (for this GPU), python -m gpureduce warm --arch 75,90 (no GPU needed)
 """
 import argparse
 import sys
 
-from . import _core
+from . import _core, _jit
 from ._registry import variants
 from .benchmark import OPERATORS, benchmark, device_info, parse_sizes
 
@@ -31,6 +33,29 @@ def _report(result, csv_path=None, plot_path=None):
     return not bad
 
 
+def _warm(arch_list):
+    try:
+        archs = [int(a.strip().removeprefix("sm_")) for a in arch_list.split(",")] if arch_list else None
+    except ValueError:
+        print(f"python -m gpureduce warm: --arch {arch_list!r}: give compute capabilities, e.g. 75,90",
+              file=sys.stderr)
+        return 2
+    if archs is None:
+        if _core.device_count() == 0:
+            print("python -m gpureduce warm: no CUDA device is available on this machine: name the architectures "
+                  "with --arch, e.g. --arch 75,90", file=sys.stderr)
+            return EXIT_NO_DEVICE
+        archs = [_jit.current_arch()]
+    try:
+        done = _jit.warm(archs)
+    except (RuntimeError, ValueError) as e:  # no NVRTC, no toolkit headers, a compile error: its reason
+        print(f"python -m gpureduce warm: {e}", file=sys.stderr)
+        return 1
+    print(f"{done['kernels']} kernels for sm_{', sm_'.join(map(str, archs))} in the kernel cache "
+          f"{done['cache_dir']}: {done['compiled']} compiled now, in {done['seconds']:.1f} s")
+    return 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m gpureduce", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -45,8 +70,12 @@ def main(argv=None):
     bench.add_argument("--no-peers", action="store_true", help="skip CuPy, PyTorch and NumPy")
     bench.add_argument("--csv", help="also write the rows to this CSV file")
     bench.add_argument("--plot", help="also draw GB/s and speed-up plots into this PNG file")
+    warm = sub.add_parser("warm", help="compile the kernels outside the hot set into the kernel cache")
+    warm.add_argument("--arch", help="compute capabilities, e.g. 75,90 (default: the current GPU's)")
     args = parser.parse_args(argv)
 
+    if args.command == "warm":
+        return _warm(args.arch)
     if _core.device_count() == 0:
         print("gpureduce: no CUDA device is available on this machine", file=sys.stderr)
         try:

@@ -170,3 +170,15 @@ def time_calls(fn: Callable[[], Any], repeats: int, warmup: int = 3, flush_l2: b
 
 def time_stages(plan: tuple[Any, ...], repeats: int, warmup: int = 10) -> dict[str, float]:
     """Median host-clock microseconds of the runner's stages: prepare, enqueue, complete, finish."""
+
+# ---- kernels compiled on first use (src/jit.c) ----
+def jit_kernels() -> tuple[tuple[int, str], ...]:
+    """(program, name expression) of every kernel compiled on first use: those outside cuda/abi/hot_set.def."""
+
+def jit_compile(program: int, name: str, arch: int, /) -> tuple[str, bool]:
+    """The kernel's cubin for sm_<arch> in the disk cache: (its path, whether NVRTC compiled it now).  No GPU
+    needed.  RuntimeError naming what is missing where NVRTC or the toolkit's headers are not found."""
+
+def jit_info() -> dict[str, Any]:
+    """cache_dir, nvrtc (the library, or every place tried), nvrtc_found, nvrtc_version, cuda_home,
+    kernels_loaded, and this process's counts: compiled, read_from_disk, found_in_process, compile_seconds."""

@@ -1,6 +1,8 @@
 /* errors.c -- CUDA errors and gr_status codes as Python exceptions. */
 #include "ext.h"
 
+#include "abi/jit.h"
+
 #include <stdlib.h>
 
 PyObject *
@@ -64,6 +66,9 @@ gr_raise_status(PyObject *module, gr_status st, int cuda_error, const char *cont
         return NULL;
     case GR_ERR_UNSUPPORTED_OP:
         PyErr_Format(PyExc_ValueError, "%s: this variant does not implement this operator", context);
+        return NULL;
+    case GR_ERR_JIT: /* the calling thread's reason (abi/jit.h): the device work ran on this thread */
+        PyErr_Format(PyExc_RuntimeError, "%s: %s", context, gr_jit_error());
         return NULL;
     case GR_ERR_UNKNOWN_VARIANT:
         PyErr_Format(PyExc_ValueError, "%s: unknown variant", context);

@@ -312,5 +312,8 @@ PyObject *gr_py_empty(PyObject *module, PyObject *args, PyObject *kwargs); /* ma
 PyObject *gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs); /* timing.c */
 PyObject *gr_py_time_calls(PyObject *module, PyObject *args, PyObject *kwargs);  /* timing.c */
 PyObject *gr_py_time_stages(PyObject *module, PyObject *args, PyObject *kwargs); /* timing.c */
+PyObject *gr_py_jit_compile(PyObject *module, PyObject *args);         /* jit.c */
+PyObject *gr_py_jit_kernels(PyObject *module, PyObject *unused);       /* jit.c */
+PyObject *gr_py_jit_info(PyObject *module, PyObject *unused);          /* jit.c */
 
 #endif /* GPUREDUCE_EXT_H */

@@ -20,7 +20,8 @@ typedef enum gr_status {
     GR_ERR_UNSUPPORTED_DTYPE,  /* this variant has no instantiation for this (input, output) dtype pair */
     GR_ERR_UNSUPPORTED_OP,     /* this variant does not implement this operator */
     GR_ERR_UNKNOWN_VARIANT,    /* variant index out of range or of the wrong kind */
-    GR_ERR_CUDA                /* a CUDA runtime call failed: see *cuda_error */
+    GR_ERR_CUDA,               /* a CUDA runtime call failed: see *cuda_error */
+    GR_ERR_JIT                 /* a kernel compiled on first use could not be had (abi/jit.h: gr_jit_error) */
 } gr_status;
 
 typedef enum gr_kind { GR_KIND_REDUCE = 0, GR_KIND_SCAN = 1 } gr_kind;

@@ -1,34 +1,42 @@
 // copy_strided.cu -- gr_copy_strided: an n-d strided copy with NumPy's value casts (gpureduce.h).  The helper
 // of the axis machinery for what the segment form cannot say: casting for dtype=, gathering a layout whose
-// axes do not merge into a contiguous one, and writing a result into a strided out=.
+// axes do not merge into a contiguous one, and writing a result into a strided out=.  A cast between two dtypes
+// of the hot set (abi/hot_set.def) runs a kernel compiled here; any other pair one compiled on first use
+// (abi/jit.h), from the same template (axis/copy_strided_kernel.cuh).
+#include <cstdio>
+#include "abi/jit.h"
+#include "axis/copy_strided_kernel.cuh"
 #include "axis/segments_dispatch.cuh"
 
 namespace gr {
 namespace {
 
-struct CopyShape {
-    int ndim;
-    int64_t shape[GR_COPY_MAX_NDIM], in_stride[GR_COPY_MAX_NDIM], out_stride[GR_COPY_MAX_NDIM];
-};
+constexpr bool is_hot(gr_dtype d) {
+#define GR_HOT_DTYPE(CODE) \
+    if (d == CODE) return true;
+#include "abi/hot_set.def"
+#undef GR_HOT_DTYPE
+    return false;
+}
 
-// One element per thread step; the index is decomposed in C order (last dimension fastest), so for a
-// C-ordered destination neighbouring threads write neighbouring elements.
-template <class In, class Out>
-__global__ void __launch_bounds__(256) copy_strided_kernel(CopyShape c, int64_t n, const In *in, Out *out) {
-    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-        int64_t rest = i, src = 0, dst = 0;
-        for (int d = c.ndim - 1; d >= 0; d--) {
-            const int64_t k = rest % c.shape[d];
-            rest /= c.shape[d];
-            src += k * c.in_stride[d];
-            dst += k * c.out_stride[d];
-        }
-        out[dst] = convert<Out>(in[src]);
-    }
+// The first-use kernel of (in, out), by its name in the program.
+gr_status jit_copy_kernel(gr_dtype in, gr_dtype out, void **kernel, int *cuda_error) {
+    char name[160];
+    if (!gr_copy_strided_jit_name(in, out, name, sizeof name)) return GR_ERR_INVALID_ARGUMENT;
+    return gr_jit_kernel(GR_JIT_COPY_STRIDED, name, kernel, cuda_error);
 }
 
 }  // namespace
 }  // namespace gr
+
+extern "C" int gr_copy_strided_jit_name(gr_dtype in, gr_dtype out, char *buf, size_t size) {
+    using namespace gr;
+    if (in < 0 || in >= GR_DTYPE_COUNT || out < 0 || out >= GR_DTYPE_COUNT || (is_hot(in) && is_hot(out))) return 0;
+    // a name expression NVRTC instantiates: the template of axis/copy_strided_kernel.cuh at the dtypes' types
+    std::snprintf(buf, size, "gr::copy_strided_kernel<gr::dtype_type<(gr_dtype)%d>::type, "
+                  "gr::dtype_type<(gr_dtype)%d>::type>", int(in), int(out));
+    return 1;
+}
 
 extern "C" gr_status gr_copy_strided(gr_dtype in_dtype, gr_dtype out_dtype, int ndim, const int64_t *shape,
                                      const int64_t *in_strides, const int64_t *out_strides, const void *in, void *out,
@@ -54,10 +62,22 @@ extern "C" gr_status gr_copy_strided(gr_dtype in_dtype, gr_dtype out_dtype, int 
             using Out = tag_type<decltype(out_tag)>;
             if (reinterpret_cast<uintptr_t>(in) % alignof(In) || reinterpret_cast<uintptr_t>(out) % alignof(Out))
                 return GR_ERR_INVALID_ARGUMENT;
+            const void *kernel = nullptr;
+            if constexpr (is_hot(dtype_of<In>::value) && is_hot(dtype_of<Out>::value)) {
+                kernel = reinterpret_cast<const void *>(&copy_strided_kernel<In, Out>);
+            } else {
+                void *compiled = nullptr;
+                const gr_status st = jit_copy_kernel(in_dtype, out_dtype, &compiled, cuda_error);
+                if (st != GR_OK) return st;
+                kernel = compiled;
+            }
             const int64_t blocks = ceil_div(n, 256), cap = int64_t(sm_count > 0 ? sm_count : 1) * 32;
-            copy_strided_kernel<In, Out><<<unsigned(blocks < cap ? blocks : cap), 256, 0, static_cast<cudaStream_t>(stream)>>>(
-                c, n, static_cast<const In *>(in), static_cast<Out *>(out));
-            return cuda_status(cudaGetLastError(), cuda_error);
+            const void *src = in;
+            void *dst = out;
+            void *args[] = {&c, &n, &src, &dst};
+            return cuda_status(cudaLaunchKernel(kernel, dim3(unsigned(blocks < cap ? blocks : cap)), dim3(256), args, 0,
+                                                static_cast<cudaStream_t>(stream)),
+                               cuda_error);
         });
     });
 }

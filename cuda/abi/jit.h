@@ -1,0 +1,37 @@
+/* jit.h -- kernels compiled on first use: what the CUDA side asks of the C side (src/jit.c).
+ *
+ * A kernel outside the hot set (abi/hot_set.def) is named by a C++ name expression of a template in one of the
+ * programs below, compiled by NVRTC for the current device's architecture the first time a process needs it,
+ * kept on disk (a later process loads it without compiling) and in the process (a later call looks it up). */
+#ifndef GPUREDUCE_JIT_H
+#define GPUREDUCE_JIT_H
+
+#include "abi/gpureduce.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The programs: each is the text of one device header of cuda/, compiled with the headers it includes. */
+typedef enum gr_jit_program {
+    GR_JIT_COPY_STRIDED = 0, /* axis/copy_strided_kernel.cuh: gr::copy_strided_kernel<In, Out> */
+    GR_JIT_PROGRAM_COUNT
+} gr_jit_program;
+
+/* The kernel `name_expression` of `program` for the current device, to launch with cudaLaunchKernel.  Safe from
+ * any thread without the GIL.  GR_ERR_JIT when it cannot be had (no NVRTC, no toolkit headers, a compile
+ * error): gr_jit_error() says why; GR_ERR_CUDA when loading it failed (*cuda_error). */
+gr_status gr_jit_kernel(gr_jit_program program, const char *name_expression, void **kernel, int *cuda_error);
+
+/* The name expression of the cast (in, out) in GR_JIT_COPY_STRIDED into buf, and 1, when that cast compiles on
+ * first use; 0 when it is compiled ahead of time (both dtypes in the hot set). */
+int gr_copy_strided_jit_name(gr_dtype in, gr_dtype out, char *buf, size_t size);
+
+/* Why the calling thread's last gr_jit_kernel failed with GR_ERR_JIT ("" when it did not). */
+const char *gr_jit_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUREDUCE_JIT_H */

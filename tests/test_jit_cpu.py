@@ -1,0 +1,174 @@
+"""Kernels compiled on first use (issue 37; src/jit.c): NVRTC, the disk cache and `python -m gpureduce warm`,
+where no GPU is needed: NVRTC makes an architecture's cubin on any machine with the toolkit.
+
+Each case runs in a fresh interpreter: the cache's folder and NVRTC are found once per process, from the
+environment (GPUREDUCE_KERNEL_CACHE, GPUREDUCE_NVRTC, CUDA_HOME).
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+_core = pytest.importorskip("gpureduce._core", reason="gpureduce is not built")
+
+ROOT = Path(__file__).resolve().parents[1]
+HOT_SET = ROOT / "cuda" / "abi" / "hot_set.def"
+MAGIC = b"gpureduce-jit 1 "
+
+
+def _environment(cache, **env):
+    """This process's gpureduce (its sys.path), the kernel cache in `cache`, and `env`."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "GPUREDUCE_KERNEL_CACHE": str(cache), **env}
+
+
+def _run(code, cache, **env):
+    """Run `code` in a fresh interpreter with the kernel cache in `cache`: (exit code, stdout + stderr)."""
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          timeout=300, env=_environment(cache, **env), cwd=str(cache))
+    return done.returncode, done.stdout + done.stderr
+
+
+def _nvrtc_found():
+    return json.loads(_run("import json, gpureduce._core as c; print(json.dumps(c.jit_info()))",
+                           Path("/tmp"))[1].splitlines()[-1])["nvrtc_found"]
+
+
+needs_nvrtc = pytest.mark.skipif(not _nvrtc_found(), reason="no NVRTC on this machine (the CUDA toolkit's)")
+
+
+def _hot_dtypes():
+    codes = re.findall(r"^GR_HOT_DTYPE\(GR_(\w+)\)", HOT_SET.read_text(), re.M)
+    return {code.lower() for code in codes}
+
+
+def test_the_kernels_compiled_on_first_use_are_the_casts_outside_the_hot_set():
+    names = _core.dtype_names
+    hot = _hot_dtypes()
+    assert hot and hot <= set(names)
+    listed = _core.jit_kernels()
+    pairs = set()
+    for program, name in listed:
+        m = re.fullmatch(r"gr::copy_strided_kernel<gr::dtype_type<\(gr_dtype\)(\d+)>::type, "
+                         r"gr::dtype_type<\(gr_dtype\)(\d+)>::type>", name)
+        assert program == 0 and m, name
+        pairs.add((names[int(m[1])], names[int(m[2])]))
+    want = {(a, b) for a in names for b in names if not (a in hot and b in hot)}
+    assert pairs == want and len(listed) == len(want) == len(names) ** 2 - len(hot) ** 2
+
+
+@needs_nvrtc
+def test_a_kernel_is_compiled_once_then_read_from_the_cache(tmp_path):
+    code = """
+        import gpureduce._core as c
+        program, name = c.jit_kernels()[0]
+        print(c.jit_compile(program, name, 75))
+    """
+    rc, first = _run(code, tmp_path)
+    assert rc == 0 and "True" in first, first
+    rc, second = _run(code, tmp_path)
+    assert rc == 0 and "False" in second, second
+    files = list(tmp_path.iterdir())
+    assert len(files) == 1 and files[0].suffix == ".cubin" and str(files[0]) in first
+    data = files[0].read_bytes()
+    assert data.startswith(MAGIC) and b"\n" in data
+    name, cubin = data[len(MAGIC):].split(b"\n", 1)
+    assert name.startswith(b"_ZN2gr19copy_strided_kernel") and cubin[:4] == b"\x7fELF"  # a cubin is an ELF file
+
+
+@needs_nvrtc
+def test_another_architecture_is_another_entry(tmp_path):
+    rc, out = _run("""
+        import gpureduce._core as c
+        program, name = c.jit_kernels()[0]
+        a, b = c.jit_compile(program, name, 75), c.jit_compile(program, name, 90)
+        assert a[0] != b[0] and a[1] and b[1], (a, b)
+        print("ok")
+    """, tmp_path)
+    assert rc == 0 and "ok" in out, out
+    assert len(list(tmp_path.glob("*.cubin"))) == 2
+
+
+@needs_nvrtc
+def test_processes_filling_the_cache_at_once_each_get_a_whole_entry(tmp_path):
+    code = textwrap.dedent("""
+        import gpureduce._core as c
+        program, name = c.jit_kernels()[1]
+        print(c.jit_compile(program, name, 75)[0])
+    """)
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, env=_environment(tmp_path), cwd=str(tmp_path)) for _ in range(4)]
+    outs = [p.communicate(timeout=300)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    assert len({out.strip() for out in outs}) == 1, outs
+    assert [p.name for p in tmp_path.iterdir()] == [Path(outs[0].strip()).name]  # no file left half written
+    assert Path(outs[0].strip()).read_bytes().startswith(MAGIC)
+
+
+# compiles the first listed kernel for sm_75, printing the error it raises
+COMPILE_ONE = """
+        import gpureduce._core as c
+        program, name = c.jit_kernels()[0]
+        try:
+            c.jit_compile(program, name, 75)
+        except RuntimeError as e:
+            print("raised:", e)
+"""
+
+
+def test_without_nvrtc_the_error_says_what_is_missing_and_what_to_do(tmp_path):
+    rc, out = _run(COMPILE_ONE + "        print(c.jit_info()['nvrtc_found'])\n", tmp_path,
+                   GPUREDUCE_NVRTC=str(tmp_path / "no" / "libnvrtc.so"))
+    assert rc == 0, out
+    said = out.split("raised:", 1)[1]
+    assert "NVRTC" in said and "no/libnvrtc.so" in said and "python -m gpureduce warm" in said, out
+    assert out.strip().endswith("False")
+    assert not list(tmp_path.glob("*.cubin"))
+
+
+@needs_nvrtc
+def test_without_the_toolkit_headers_the_error_names_the_missing_header(tmp_path):
+    info = json.loads(_run("import json, gpureduce._core as c; print(json.dumps(c.jit_info()))",
+                           tmp_path)[1].splitlines()[-1])
+    rc, out = _run(COMPILE_ONE, tmp_path, GPUREDUCE_NVRTC=info["nvrtc"], CUDA_HOME=str(tmp_path / "toolkit"))
+    assert rc == 0 and "raised:" in out, out
+    assert "toolkit" in out and "cuda_fp16.h" in out and "CUDA_HOME" in out, out
+
+
+def test_jit_compile_refuses_a_bad_program_or_architecture():
+    with pytest.raises(ValueError, match="no program"):
+        _core.jit_compile(99, "x", 75)
+    with pytest.raises(ValueError, match="not an architecture"):
+        _core.jit_compile(0, "x", 7)
+
+
+@needs_nvrtc
+def test_warm_fills_the_cache_for_named_architectures(tmp_path):
+    rc, out = _run("""
+        import gpureduce._core as c
+        from gpureduce import _jit
+        kernels = c.jit_kernels()[:2]
+        c.jit_kernels = lambda: kernels  # two of them: each is about a second of NVRTC
+        print(_jit.warm([75]))
+        print(_jit.warm([75]))
+    """, tmp_path)
+    assert rc == 0, out
+    first, second = (eval(line, {}) for line in out.strip().splitlines()[-2:])
+    assert first["kernels"] == 2 and first["compiled"] == 2 and first["cache_dir"] == str(tmp_path)
+    assert second["kernels"] == 2 and second["compiled"] == 0
+    assert len(list(tmp_path.glob("*.cubin"))) == 2
+
+
+def test_warm_command_line(tmp_path):
+    env = _environment(tmp_path)
+    bad = subprocess.run([sys.executable, "-m", "gpureduce", "warm", "--arch", "sm_x"], capture_output=True,
+                         text=True, env=env, cwd=str(tmp_path))
+    assert bad.returncode == 2 and "--arch" in bad.stderr
+    if _core.device_count() == 0:
+        none = subprocess.run([sys.executable, "-m", "gpureduce", "warm"], capture_output=True, text=True, env=env,
+                              cwd=str(tmp_path))
+        assert none.returncode == 3 and "--arch" in none.stderr

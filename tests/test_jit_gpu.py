@@ -1,0 +1,101 @@
+"""Casts outside the hot set, compiled on first use (issue 37; src/jit.c, cuda/abi/hot_set.def): every pair of
+dtypes gives NumPy's values, whether its kernel was compiled ahead of time or by NVRTC, and a later process reads
+the kernels from the disk cache instead of compiling them."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+from gpureduce import _core
+from gpureduce._operands import copy_plan, intake
+
+pytestmark = pytest.mark.gpu
+
+VALUES = [0, 1, 2, 3, 5, 7, 100, 127]  # exact in every dtype
+
+
+def _dtype(name):
+    if name == "bfloat16":
+        return np.dtype(pytest.importorskip("ml_dtypes").bfloat16)
+    return np.dtype(name)
+
+
+def _host(name, shape):
+    dt = _dtype(name)
+    values = np.resize(np.array(VALUES), shape)
+    if dt.kind == "c":
+        return (values + 1j * values[..., ::-1]).astype(dt)  # a nonzero imaginary part NumPy drops or tests
+    return values.astype(dt)
+
+
+def _cast_on_device(host, to, strided):
+    x = intake(_core.to_device(host))
+    if strided:  # every other column: a gathered copy
+        shape, strides = (host.shape[0], host.shape[1] // 2), (x.strides[0], 2 * x.strides[1])
+    else:
+        shape, strides = host.shape, x.strides
+    return _core.run(copy_plan(x, to, shape, strides)).get()
+
+
+def _expected(host, to, strided):
+    view = host[:, ::2] if strided else host
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        return view.astype(to)
+
+
+def test_every_cast_gives_numpys_values():
+    names = _core.dtype_names
+    checked = 0
+    for a in names:
+        host = _host(a, (3, 64))
+        for b in names:
+            to = _dtype(b)
+            for strided in (False, True):
+                got = _cast_on_device(host, to, strided)
+                want = _expected(host, to, strided)
+                assert got.dtype == want.dtype, (a, b)
+                np.testing.assert_array_equal(got.astype(np.float64) if b == "bfloat16" else got,
+                                              want.astype(np.float64) if b == "bfloat16" else want, err_msg=f"{a} -> {b}")
+                checked += 1
+    assert checked == 2 * len(names) ** 2
+    info = _core.jit_info()
+    assert info["kernels_loaded"] >= len(_core.jit_kernels()), info  # every first-use cast was loaded once
+    before = info["found_in_process"]
+    _cast_on_device(_host("int8", (3, 64)), _dtype("float32"), False)  # a first-use pair, used again
+    assert _core.jit_info()["found_in_process"] == before + 1
+
+
+def test_a_later_process_reads_the_kernels_from_the_cache(tmp_path):
+    code = textwrap.dedent("""
+        import json, numpy as np
+        from gpureduce import _core
+        from gpureduce._operands import copy_plan, intake
+        x = intake(_core.to_device(np.arange(10, dtype=np.int8)))
+        got = _core.run(copy_plan(x, np.dtype(np.float32), x.shape, x.strides)).get()
+        assert (got == np.arange(10, dtype=np.float32)).all(), got
+        print(json.dumps(_core.jit_info()))
+    """)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "GPUREDUCE_KERNEL_CACHE": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120,
+                           cwd=str(tmp_path)) for _ in range(2)]
+    assert all(r.returncode == 0 for r in runs), [r.stdout + r.stderr for r in runs]
+    first, second = (json.loads(r.stdout.strip().splitlines()[-1]) for r in runs)
+    assert first["compiled"] == 1 and first["read_from_disk"] == 0, first
+    assert second["compiled"] == 0 and second["read_from_disk"] == 1, second
+    assert len(list(tmp_path.glob("*.cubin"))) == 1
+
+
+def test_a_sum_whose_cast_compiles_on_first_use():
+    """The README's example: int8 rows summed in float32 cast int8 to float32 first, a pair outside the hot set."""
+    import gpureduce
+    from conftest import _cupy
+    cp = _cupy()
+    host = np.random.default_rng(0).integers(-128, 128, (64, 1000), dtype=np.int8)
+    got = gpureduce.sum(cp.asarray(host), axis=1, dtype=np.float32)
+    np.testing.assert_array_equal(cp.asnumpy(got), host.sum(axis=1, dtype=np.float32))
