@@ -430,6 +430,22 @@ current_arch(int *arch, int *cuda_error)
     return GR_OK;
 }
 
+/* Loads the entry's cubin into `k` (its image copied to memory of its own, aligned as malloc aligns). */
+static cudaError_t
+load(loaded_kernel *k, const cache_entry *e)
+{
+    if (k->library) (void)cudaLibraryUnload(k->library);
+    free(k->image);
+    k->library = NULL;
+    k->kernel = NULL;
+    k->image = malloc(e->cubin_size);
+    if (!k->image) return cudaErrorMemoryAllocation;
+    memcpy(k->image, e->cubin, e->cubin_size);
+    cudaError_t err = cudaLibraryLoadData(&k->library, k->image, NULL, NULL, 0, NULL, NULL, 0);
+    if (err == cudaSuccess) err = cudaLibraryGetKernel(&k->kernel, k->library, e->name);
+    return err;
+}
+
 gr_status
 gr_jit_kernel(gr_jit_program program, const char *name, void **kernel, int *cuda_error)
 {
@@ -460,12 +476,19 @@ gr_jit_kernel(gr_jit_program program, const char *name, void **kernel, int *cuda
             g_stats.compile_seconds += now_seconds() - t0;
         }
         else g_stats.read_from_disk++;
-        loaded_kernel k = {program, arch, strdup(name), malloc(e.cubin_size), NULL, NULL};
-        if (k.image) memcpy(k.image, e.cubin, e.cubin_size);
-        cudaError_t err = k.name && k.image ? cudaLibraryLoadData(&k.library, k.image, NULL, NULL, 0, NULL, NULL, 0)
-                                            : cudaErrorMemoryAllocation;
-        if (err == cudaSuccess) err = cudaLibraryGetKernel(&k.kernel, k.library, e.name);
-        if (err == cudaSuccess && g_loaded_count == g_loaded_capacity) {
+        loaded_kernel k = {program, arch, strdup(name), NULL, NULL, NULL};
+        cudaError_t err = k.name ? load(&k, &e) : cudaErrorMemoryAllocation;
+        if (err != cudaSuccess && k.name && !compiled) { /* a cache file the driver refuses: compile it again */
+            (void)cudaGetLastError();
+            entry_free(&e);
+            st = compile(program, name, arch, &e);
+            if (st == GR_OK) {
+                g_stats.compiled++;
+                if (*path) entry_write(path, &e);
+                err = load(&k, &e);
+            }
+        }
+        if (st == GR_OK && err == cudaSuccess && g_loaded_count == g_loaded_capacity) {
             const size_t capacity = g_loaded_capacity ? 2 * g_loaded_capacity : 64;
             loaded_kernel *grown = realloc(g_loaded, capacity * sizeof *grown);
             if (grown) {
@@ -474,7 +497,7 @@ gr_jit_kernel(gr_jit_program program, const char *name, void **kernel, int *cuda
             }
             else err = cudaErrorMemoryAllocation;
         }
-        if (err == cudaSuccess) {
+        if (st == GR_OK && err == cudaSuccess) {
             g_loaded[g_loaded_count++] = k;
             *kernel = (void *)k.kernel;
         }
@@ -482,8 +505,10 @@ gr_jit_kernel(gr_jit_program program, const char *name, void **kernel, int *cuda
             if (k.library) (void)cudaLibraryUnload(k.library);
             free(k.name);
             free(k.image);
-            *cuda_error = (int)err;
-            st = GR_ERR_CUDA;
+            if (st == GR_OK) {
+                *cuda_error = (int)err;
+                st = GR_ERR_CUDA;
+            }
         }
         entry_free(&e);
     }

@@ -88,7 +88,15 @@ def test_a_later_process_reads_the_kernels_from_the_cache(tmp_path):
     first, second = (json.loads(r.stdout.strip().splitlines()[-1]) for r in runs)
     assert first["compiled"] == 1 and first["read_from_disk"] == 0, first
     assert second["compiled"] == 0 and second["read_from_disk"] == 1, second
-    assert len(list(tmp_path.glob("*.cubin"))) == 1
+    (entry,) = tmp_path.glob("*.cubin")
+    head, _ = entry.read_bytes().split(b"\n", 1)
+    entry.write_bytes(head + b"\n" + b"not a cubin" * 100)  # a file the driver refuses: compiled again
+    third = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120,
+                           cwd=str(tmp_path))
+    assert third.returncode == 0, third.stdout + third.stderr
+    info = json.loads(third.stdout.strip().splitlines()[-1])
+    assert info["read_from_disk"] == 1 and info["compiled"] == 1, info
+    assert entry.read_bytes().split(b"\n", 1)[1][:4] == b"\x7fELF"  # the cache holds a cubin again
 
 
 def test_a_sum_whose_cast_compiles_on_first_use():
