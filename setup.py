@@ -36,12 +36,18 @@ CUDA_SOURCES = sorted(str(p.relative_to(ROOT)) for p in CUDA_DIR.rglob("*.cu"))
 # The axis kernels, one translation unit per (family, operator) so they compile in parallel, are written from the
 # one list of operators (cuda/abi/ops.def): every operator reduces, those whose `scans` column is YES scan too.
 OPS_DEF = CUDA_ABI_DIR / "ops.def"
-AXIS_FAMILIES = (  # (file stem, header, macro, for scanning operators only)
-    ("reduce_segments", "axis/reduce_segments.cuh", "GR_REDUCE_SEGMENTS_OP", False),
-    ("reduce_segments_cub", "axis/reduce_segments_cub.cuh", "GR_REDUCE_SEGMENTS_CUB_OP", False),
-    ("scan_segments", "axis/scan_segments.cuh", "GR_SCAN_SEGMENTS_OP", True),
-    ("scan_segments_cub", "axis/scan_segments_cub.cuh", "GR_SCAN_SEGMENTS_CUB_OP", True),
+# Each family's units: a unit per hot operator of cuda/abi/hot_set.def (its kernels compile in parallel with the
+# others'), and the other operators together in a few units.  gpureduce's units of those compile the host half
+# only (their kernels compile on first use): one unit each family.  CUB's baseline compiles its kernels for every
+# operator (its device-wide algorithms launch from host code, which NVRTC cannot make): the rest in CUB_TAIL_UNITS
+# units, as each unit pays CUB's headers again (about 12 s of nvcc).
+AXIS_FAMILIES = (  # (file stem, header, macro, scans (else reduces), units of the operators outside the hot set)
+    ("reduce_segments", "axis/reduce_segments.cuh", "GR_REDUCE_SEGMENTS_OP", False, 1),
+    ("reduce_segments_cub", "axis/reduce_segments_cub.cuh", "GR_REDUCE_SEGMENTS_CUB_OP", False, 4),
+    ("scan_segments", "axis/scan_segments.cuh", "GR_SCAN_SEGMENTS_OP", True, 1),
+    ("scan_segments_cub", "axis/scan_segments_cub.cuh", "GR_SCAN_SEGMENTS_CUB_OP", True, 2),
 )
+HOT_SET_DEF = CUDA_ABI_DIR / "hot_set.def"
 C_SOURCES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "src").glob("*.c"))
 # nvcc 13 no longer builds sm_70.  Machine code runs on every GPU of the same major version with an equal or
 # higher minor, so 80 serves 86 and 89 too: three cubins instead of five.
@@ -106,6 +112,11 @@ CUDA_HOME = find_cuda_home()
 NVCC = CUDA_HOME / "bin" / "nvcc"
 
 
+def hot_operators(kind):
+    """The NAMEs of cuda/abi/hot_set.def's GR_HOT_<kind>(NAME) lines (kind REDUCE or SCAN)."""
+    return set(re.findall(rf"^GR_HOT_{kind}\(\s*(\w+)\s*\)", HOT_SET_DEF.read_text(), re.M))
+
+
 def operators():
     """(NAME, scans) of each GR_OP(NAME, name, scans, flat, result) line of cuda/abi/ops.def, in order."""
     rows = re.findall(r"^GR_OP\(\s*(\w+)\s*,\s*\w+\s*,\s*(YES|NO)\s*,", OPS_DEF.read_text(), re.M)
@@ -156,13 +167,20 @@ def write_axis_sources(folder):
     the object cache keeps them); their paths."""
     (folder / "axis").mkdir(parents=True, exist_ok=True)
     paths = []
-    for name, scans in operators():
-        for stem, header, macro, scan_family in AXIS_FAMILIES:
-            if scan_family and not scans:
-                continue
-            path = folder / "axis" / f"{stem}_{name.lower()}.cu"
-            text = (f"// {path.name} -- written by setup.py from cuda/abi/ops.def: {stem.replace('_', ' ')} of "
-                    f"operator {name.lower()} (see {header}).\n#include \"{header}\"\n\n{macro}({name})\n")
+    hot = {False: hot_operators("REDUCE"), True: hot_operators("SCAN")}
+    for stem, header, macro, scan_family, tail_units in AXIS_FAMILIES:
+        names = [name for name, scans in operators() if scans or not scan_family]
+        units = [(name.lower(), [name]) for name in names if name in hot[scan_family]]
+        tail = [name for name in names if name not in hot[scan_family]]
+        for i in range(min(tail_units, len(tail))):
+            units.append((f"others{i}" if tail_units > 1 else "others", tail[i::tail_units]))
+        for unit, members in units:
+            path = folder / "axis" / f"{stem}_{unit}.cu"
+            what = f"operator {members[0].lower()}" if len(members) == 1 else \
+                f"operators {', '.join(m.lower() for m in members)}"
+            text = (f"// {path.name} -- written by setup.py from cuda/abi/ops.def and hot_set.def: "
+                    f"{stem.replace('_', ' ')} of {what} (see {header}).\n#include \"{header}\"\n\n"
+                    + "".join(f"{macro}({m})\n" for m in members))
             if not path.exists() or path.read_text() != text:
                 path.write_text(text)
             paths.append(str(path))

@@ -4,7 +4,7 @@ With no arguments (the README's main job): the device and its measured ceilings,
 progression at 2**24 float32 (Harris's table, on this GPU) and the scan table, every variant checked
 against NumPy.  `bench` runs any table: python -m gpureduce bench --op cumsum --sizes 2^10:2^28 --plot out.png
 `warm` compiles every kernel outside the hot set into the kernel cache, so that no call compiles on first use:
-python -m gpureduce warm (for this GPU), python -m gpureduce warm --arch 75,90 (no GPU needed)
+python -m gpureduce warm (for this GPU), python -m gpureduce warm --arch 75,90 (no GPU needed), --jobs N
 """
 import argparse
 import sys
@@ -33,7 +33,7 @@ def _report(result, csv_path=None, plot_path=None):
     return not bad
 
 
-def _warm(arch_list):
+def _warm(arch_list, jobs):
     try:
         archs = [int(a.strip().removeprefix("sm_")) for a in arch_list.split(",")] if arch_list else None
     except ValueError:
@@ -47,7 +47,7 @@ def _warm(arch_list):
             return EXIT_NO_DEVICE
         archs = [_jit.current_arch()]
     try:
-        done = _jit.warm(archs)
+        done = _jit.warm(archs, jobs=jobs)
     except (RuntimeError, ValueError) as e:  # no NVRTC, no toolkit headers, a compile error: its reason
         print(f"python -m gpureduce warm: {e}", file=sys.stderr)
         return 1
@@ -72,10 +72,11 @@ def main(argv=None):
     bench.add_argument("--plot", help="also draw GB/s and speed-up plots into this PNG file")
     warm = sub.add_parser("warm", help="compile the kernels outside the hot set into the kernel cache")
     warm.add_argument("--arch", help="compute capabilities, e.g. 75,90 (default: the current GPU's)")
+    warm.add_argument("--jobs", type=int, default=None, help="parallel NVRTC processes (default: the CPUs)")
     args = parser.parse_args(argv)
 
     if args.command == "warm":
-        return _warm(args.arch)
+        return _warm(args.arch, args.jobs)
     if _core.device_count() == 0:
         print("gpureduce: no CUDA device is available on this machine", file=sys.stderr)
         try:

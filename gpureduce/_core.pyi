@@ -32,6 +32,9 @@ op_table: Final[tuple[tuple[str, bool, bool, str, str, str], ...]]
 (logsumexp's b))."""
 dtype_names: Final[tuple[str, ...]]
 """NumPy dtype names indexed by gr_dtype code ("bool", "int8", ..., "complex128")."""
+hot_set: Final[dict[str, tuple[str, ...]]]
+"""The hot set of cuda/abi/hot_set.def, compiled ahead of time: {"dtypes": (...), "reduce": (operator names of the
+axis reductions), "scan": (operators of the axis scans)}; every other call's kernels compile on first use."""
 
 # ---- errors (src/errors.c) ----
 class CudaError(RuntimeError):

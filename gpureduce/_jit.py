@@ -1,13 +1,16 @@
 """The kernels compiled on first use (src/jit.c): filling their disk cache ahead of time.
 
-Everything outside the hot set (cuda/abi/hot_set.def) compiles with NVRTC the first time a process needs it, about
-a second each, and is kept in the kernel cache (``jit_info()["cache_dir"]``); a later process reads it from there.
-``warm`` compiles them all for some architectures at once, so that no call compiles: on a machine whose GPUs run
-gpureduce, before going offline, or where the toolkit is and the GPUs are not (``--arch``).
+Everything outside the hot set (cuda/abi/hot_set.def, ``gpureduce._core.hot_set``) compiles with NVRTC the first
+time a process needs it, about a second a kernel, and is kept in the kernel cache (``jit_info()["cache_dir"]``); a
+later process reads it from there in well under a millisecond.  ``warm`` compiles them all for some architectures
+at once, in parallel processes, so that no call compiles: on a machine whose GPUs run gpureduce, before going
+offline, or where the toolkit is and the GPUs are not (``--arch``).
 """
 from __future__ import annotations
 
+import os
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 from . import _core
 
@@ -18,14 +21,36 @@ def current_arch() -> int:
     return major * 10 + minor
 
 
-def warm(archs: list[int], progress=None) -> dict:
-    """Compile every first-use kernel for each of `archs` into the disk cache (those already there are read, not
-    compiled): {"kernels", "compiled", "seconds", "cache_dir"}.  `progress(done, total)` after each."""
-    kernels = _core.jit_kernels()
-    total, compiled, started = len(kernels) * len(archs), 0, time.perf_counter()
-    for i, (arch, (program, name)) in enumerate(((a, k) for a in archs for k in kernels), 1):
-        compiled += _core.jit_compile(program, name, arch)[1]
-        if progress:
-            progress(i, total)
-    return {"kernels": total, "compiled": compiled, "seconds": time.perf_counter() - started,
+def _compile_share(share):
+    """A worker's share of warm(): (arch, program, name) each compiled (or found) in the cache; how many compiled."""
+    return sum(_core.jit_compile(program, name, arch)[1] for arch, program, name in share)
+
+
+def warm(archs: list[int], progress=None, jobs: int | None = None, kernels=None) -> dict:
+    """Compile every first-use kernel (or `kernels`: (program, name) pairs) for each of `archs` into the disk cache,
+    in `jobs` processes (default: the CPUs); those already there are read, not compiled.  Returns {"kernels",
+    "compiled", "seconds", "cache_dir"}; `progress(done, total)` after each share."""
+    kernels = _core.jit_kernels() if kernels is None else tuple(kernels)
+    work = [(arch, program, name) for arch in archs for program, name in kernels]
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(work) or 1))
+    started, compiled, done = time.perf_counter(), 0, 0
+    # shares of neighbouring kernels (one Reducer's kernels lie together: a worker's NVRTC reuses their parse)
+    size = max(1, min(64, len(work) // (4 * jobs) or 1))
+    shares = [work[i:i + size] for i in range(0, len(work), size)]
+    if jobs == 1:
+        results = map(_compile_share, shares)
+        pool = None
+    else:
+        pool = ProcessPoolExecutor(max_workers=jobs)
+        results = pool.map(_compile_share, shares)
+    try:
+        for share, n in zip(shares, results):
+            compiled += n
+            done += len(share)
+            if progress:
+                progress(done, len(work))
+    finally:
+        if pool:
+            pool.shutdown(cancel_futures=True)
+    return {"kernels": len(work), "compiled": compiled, "seconds": time.perf_counter() - started,
             "cache_dir": _core.jit_info()["cache_dir"]}

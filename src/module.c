@@ -76,6 +76,28 @@ add_owned(PyObject *module, const char *name, PyObject *value)
     return rc;
 }
 
+/* hot_set: {"dtypes", "reduce", "scan"}: the hot set of cuda/abi/hot_set.def, by name (what is compiled ahead of time;
+ * the rest compiles on first use, and CUB's axis baseline exists for it only). */
+static PyObject *
+hot_set_dict(void)
+{
+    const char *dtypes[GR_DTYPE_COUNT], *reduce[GR_OP_COUNT], *scan[GR_OP_COUNT];
+    int n_dtypes = 0, n_reduce = 0, n_scan = 0;
+#define GR_HOT_DTYPE(CODE) dtypes[n_dtypes++] = gr_dtype_name(CODE);
+#define GR_HOT_REDUCE(NAME) reduce[n_reduce++] = gr_op_name(GR_OP_##NAME);
+#define GR_HOT_SCAN(NAME) scan[n_scan++] = gr_op_name(GR_OP_##NAME);
+#include "abi/hot_set.def"
+#undef GR_HOT_DTYPE
+#undef GR_HOT_REDUCE
+#undef GR_HOT_SCAN
+    PyObject *d = names_tuple(dtypes, n_dtypes), *r = names_tuple(reduce, n_reduce), *s = names_tuple(scan, n_scan);
+    PyObject *result = d && r && s ? Py_BuildValue("{s:O, s:O, s:O}", "dtypes", d, "reduce", r, "scan", s) : NULL;
+    Py_XDECREF(d);
+    Py_XDECREF(r);
+    Py_XDECREF(s);
+    return result;
+}
+
 /* Module objects alive that share the process's CUDA resources (streams, execs, pools: exec.c, keepalive.c,
  * pinned_results.c).  A re-import (the module dropped from sys.modules and imported again) makes a second one
  * while the first may still be referenced: the resources go only with the last. */
@@ -111,6 +133,7 @@ core_exec(PyObject *module)
     if (add_owned(module, "op_names", names_tuple(op_names, GR_OP_COUNT)) < 0) return -1;
     if (add_owned(module, "op_table", gr_operator_table()) < 0) return -1;
     if (add_owned(module, "dtype_names", names_tuple(dtype_names, GR_DTYPE_COUNT)) < 0) return -1;
+    if (add_owned(module, "hot_set", hot_set_dict()) < 0) return -1;
     if (PyModule_AddIntConstant(module, "KIND_REDUCE", GR_KIND_REDUCE) < 0 ||
         PyModule_AddIntConstant(module, "KIND_SCAN", GR_KIND_SCAN) < 0 ||
         PyModule_AddIntConstant(module, "KIND_COPY", GR_KIND_COPY) < 0 ||

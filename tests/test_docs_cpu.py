@@ -184,6 +184,9 @@ def test_stub_constants_have_their_runtime_types():
             assert type(value) is int, name
         elif annotation == "Final[tuple[str, ...]]":
             assert isinstance(value, tuple) and all(isinstance(s, str) for s in value), name
+        elif annotation == "Final[dict[str, tuple[str, ...]]]":
+            assert isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, tuple) and
+                                                   all(isinstance(s, str) for s in v) for k, v in value.items()), name
         elif annotation == "Final[tuple[tuple[str, bool, bool, str, str, str], ...]]":
             assert isinstance(value, tuple), name
             assert all([type(f) for f in row] == [str, bool, bool, str, str, str] for row in value), name

@@ -46,19 +46,87 @@ def _hot_dtypes():
     return {code.lower() for code in codes}
 
 
-def test_the_kernels_compiled_on_first_use_are_the_casts_outside_the_hot_set():
+COPY, REDUCE, SCAN = 0, 1, 2  # cuda/abi/jit.h: gr_jit_program
+SCANNING = set(re.findall(r"^GR_OP\(\s*\w+\s*,\s*(\w+)\s*,\s*YES", (ROOT / "cuda" / "abi" / "ops.def").read_text(), re.M))
+_TYPE = r"gr::dtype_type<\(gr_dtype\)(\d+)>::type"
+
+
+def _listed(program):
+    return [name for p, name in _core.jit_kernels() if p == program]
+
+
+def test_the_hot_set_is_the_one_list():
+    hot = _core.hot_set
+    assert set(hot["dtypes"]) == _hot_dtypes()
+    text = HOT_SET.read_text()
+    assert set(hot["reduce"]) == {n.lower() for n in re.findall(r"^GR_HOT_REDUCE\((\w+)\)", text, re.M)}
+    assert set(hot["scan"]) == {n.lower() for n in re.findall(r"^GR_HOT_SCAN\((\w+)\)", text, re.M)}
+    assert {"sum", "mean", "min", "max", "argmin", "argmax", "var", "std"} <= set(hot["reduce"])
+    assert "sum" in hot["scan"]
+
+
+def test_the_casts_compiled_on_first_use_are_those_outside_the_hot_set():
     names = _core.dtype_names
     hot = _hot_dtypes()
     assert hot and hot <= set(names)
-    listed = _core.jit_kernels()
     pairs = set()
-    for program, name in listed:
-        m = re.fullmatch(r"gr::copy_strided_kernel<gr::dtype_type<\(gr_dtype\)(\d+)>::type, "
-                         r"gr::dtype_type<\(gr_dtype\)(\d+)>::type>", name)
-        assert program == 0 and m, name
+    for name in _listed(COPY):
+        m = re.fullmatch(rf"gr::copy_strided_kernel<{_TYPE}, {_TYPE}>", name)
+        assert m, name
         pairs.add((names[int(m[1])], names[int(m[2])]))
     want = {(a, b) for a in names for b in names if not (a in hot and b in hot)}
-    assert pairs == want and len(listed) == len(want) == len(names) ** 2 - len(hot) ** 2
+    assert pairs == want and len(_listed(COPY)) == len(want) == len(names) ** 2 - len(hot) ** 2
+
+
+def _axis_calls(program, pattern):
+    """{(operator, input, result)} of the listed axis kernels of `program`, read from their names."""
+    ops, names = _core.op_names, _core.dtype_names
+    calls = set()
+    for name in _listed(program):
+        if "scan_chunk_totals_kernel" in name:  # the chunk totals' kernel: (operator, result) only
+            assert re.fullmatch(rf"gr::scan_chunk_totals_kernel<gr::op_functor<\(gr_op\)\d+>::type, "
+                                rf"gr::accumulator<{_TYPE}>::type, (32|256)>", name), name
+            continue
+        m = re.search(pattern, name)
+        assert m, name
+        calls.add((ops[int(m[1])], names[int(m[2])], names[int(m[3])]))
+    return calls
+
+
+def test_the_axis_kernels_compiled_on_first_use_are_those_outside_the_hot_set():
+    hot, ops = _core.hot_set, _core.op_names
+    reduce = _axis_calls(REDUCE, rf"gr::reducer_alternative<\(gr_op\)(\d+), {_TYPE}, {_TYPE}, \d>::type")
+    scan = _axis_calls(SCAN, rf"gr::op_functor<\(gr_op\)(\d+)>::type, {_TYPE}, {_TYPE}")
+    # every operator has kernels there: those outside the hot set for every dtype they take, the hot ones for
+    # dtypes outside it
+    assert {op for op, _, _ in reduce} == set(ops)
+    assert {op for op, _, _ in scan} == SCANNING
+    assert {("prod", "float32", "float32"), ("nanvar", "float16", "float16"), ("any", "int8", "bool")} <= reduce
+    # the hot operators on dtypes outside the hot set, and on dtype= other than NumPy's default result
+    assert {("sum", "int8", "int64"), ("argmax", "uint64", "int64"), ("sum", "float32", "float64")} <= reduce
+    # never a hot call: a hot operator, a hot dtype, NumPy's result dtype
+    hot_calls = {("sum", "float32", "float32"), ("sum", "int32", "int64"), ("mean", "bool", "float64"),
+                 ("var", "bfloat16", "bfloat16"), ("argmin", "float16", "int64"), ("max", "int64", "int64")}
+    assert not hot_calls & reduce
+    assert ("prod", "int8", "int64") in scan and ("sum", "uint16", "uint64") in scan
+    assert not {("sum", "float32", "float32"), ("sum", "int32", "int64"), ("sum", "bool", "int64")} & scan
+    kernels = _listed(REDUCE)
+    assert len(kernels) == len(set(kernels))
+
+
+@needs_nvrtc
+def test_one_kernel_of_each_program_compiles_for_sm_75(tmp_path):
+    """The embedded sources compile with NVRTC: the first listed kernel of each program (about a second each)."""
+    rc, out = _run("""
+        import gpureduce._core as c
+        seen = {}
+        for program, name in c.jit_kernels():
+            seen.setdefault(program, name)
+        for program, name in sorted(seen.items()):
+            print(program, c.jit_compile(program, name, 75)[1])
+    """, tmp_path)
+    assert rc == 0, out
+    assert out.split() == ["0", "True", "1", "True", "2", "True"], out
 
 
 @needs_nvrtc

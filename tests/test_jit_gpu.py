@@ -1,6 +1,7 @@
-"""Casts outside the hot set, compiled on first use (issue 37; src/jit.c, cuda/abi/hot_set.def): every pair of
-dtypes gives NumPy's values, whether its kernel was compiled ahead of time or by NVRTC, and a later process reads
-the kernels from the disk cache instead of compiling them."""
+"""Kernels outside the hot set, compiled on first use (issue 37; src/jit.c, cuda/abi/hot_set.def): every pair of
+dtypes casts to NumPy's values and the axis reductions and scans outside the hot set give NumPy's answers, whether
+their kernels were compiled ahead of time or by NVRTC, and a later process reads the kernels from the disk cache
+instead of compiling them.  (The whole GPU suite runs every operator and dtype through them too.)"""
 import json
 import os
 import subprocess
@@ -65,7 +66,8 @@ def test_every_cast_gives_numpys_values():
                 checked += 1
     assert checked == 2 * len(names) ** 2
     info = _core.jit_info()
-    assert info["kernels_loaded"] >= len(_core.jit_kernels()), info  # every first-use cast was loaded once
+    casts = [name for program, name in _core.jit_kernels() if program == 0]  # cuda/abi/jit.h: GR_JIT_COPY_STRIDED
+    assert info["kernels_loaded"] >= len(casts), info  # every first-use cast was loaded once
     before = info["found_in_process"]
     _cast_on_device(_host("int8", (3, 64)), _dtype("float32"), False)  # a first-use pair, used again
     assert _core.jit_info()["found_in_process"] == before + 1
@@ -107,3 +109,36 @@ def test_a_sum_whose_cast_compiles_on_first_use():
     host = np.random.default_rng(0).integers(-128, 128, (64, 1000), dtype=np.int8)
     got = gpureduce.sum(cp.asarray(host), axis=1, dtype=np.float32)
     np.testing.assert_array_equal(cp.asnumpy(got), host.sum(axis=1, dtype=np.float32))
+
+
+# (function, dtype, kwargs): operators and dtypes outside the hot set, and hot operators on dtypes or dtype= outside
+# it, along rows, columns and whole arrays (the kernels of axis/segments_kernels.cuh and scan_segments_kernels.cuh)
+TAIL_CALLS = [
+    ("prod", "int16", {"axis": 1}), ("prod", "float32", {"axis": 0}), ("nanvar", "float32", {"axis": 1}),
+    ("nanstd", "float16", {"axis": 0}), ("ptp", "uint8", {"axis": 1}), ("any", "uint16", {"axis": 0}),
+    ("count_nonzero", "int8", {"axis": 1}), ("nanargmax", "float64", {"axis": 0}), ("vector_norm", "float32", {}),
+    ("logsumexp", "float64", {"axis": 1}), ("sum", "int8", {"axis": 1}), ("sum", "float16", {"axis": 0, "dtype": "float32"}),
+    ("argmax", "uint64", {"axis": 1}), ("min", "complex64", {"axis": 0}), ("mean", "uint32", {}),
+    ("var", "int16", {"axis": 0}), ("cumprod", "int16", {"axis": 1}), ("cummax", "uint8", {"axis": 0}),
+    ("cumsum", "int8", {"axis": 1}), ("nancumsum", "float32", {"axis": 0}), ("cumsum", "float32", {"axis": 0, "dtype": "float64"}),
+]
+
+
+@pytest.mark.parametrize("func, dtype, kwargs", TAIL_CALLS, ids=lambda v: str(v))
+@pytest.mark.parametrize("shape", [(3, 1000), (2000, 7), (64, 33)])
+def test_calls_outside_the_hot_set_give_numpys_answers(func, dtype, kwargs, shape):
+    from gpureduce.testing import assert_matches_numpy
+    rng = np.random.default_rng(abs(hash((func, dtype, shape))) % 2**32)
+    dt = _dtype(dtype)
+    if dt.kind in "iu":
+        host = rng.integers(0, 4 if func in ("prod", "cumprod") else 100, shape).astype(dt)
+    elif dt.kind == "c":
+        host = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt)
+    else:
+        host = rng.standard_normal(shape).astype(dt)
+        if func.startswith("nan"):
+            host[rng.random(shape) < 0.1] = np.nan
+    kw = dict(kwargs)
+    if "dtype" in kw:
+        kw["dtype"] = np.dtype(kw["dtype"])
+    assert_matches_numpy(func, host, **kw)

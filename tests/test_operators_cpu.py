@@ -101,24 +101,34 @@ def test_result_rules_give_numpys_dtypes(op, dtype):
         assert _registry.DTYPE_NAMES[got] == as_given(NUMPY_SCANS[op.name](np.ones(3, probe)).dtype.name)
 
 
-def test_setup_writes_one_axis_kernel_file_per_family_and_operator(tmp_path, monkeypatch):
+def test_setup_writes_each_axis_operator_into_one_kernel_file_per_family(tmp_path, monkeypatch):
+    """Every (family, operator) is in exactly one written unit: a unit of its own for the hot operators of
+    cuda/abi/hot_set.def (their kernels compile in parallel), the others together (gpureduce's: host code only)."""
     if not (ROOT / "setup.py").exists():
         pytest.skip("needs the source tree (setup.py)")
     monkeypatch.setattr(setuptools, "setup", lambda **kwargs: None)
     build = runpy.run_path(str(ROOT / "setup.py"))
     paths = [Path(p) for p in build["write_axis_sources"](tmp_path)]
+    hot_def = (ROOT / "cuda" / "abi" / "hot_set.def").read_text()
+    hot = {False: set(re.findall(r"^GR_HOT_REDUCE\((\w+)\)", hot_def, re.M)),
+           True: set(re.findall(r"^GR_HOT_SCAN\((\w+)\)", hot_def, re.M))}
     families = {"reduce_segments": False, "reduce_segments_cub": False, "scan_segments": True,
                 "scan_segments_cub": True}  # -> for scanning operators only
-    expected = {f"{family}_{NAME.lower()}.cu": (family, NAME) for NAME, _, scans, *_ in declared()
+    expected = {(family, NAME) for NAME, _, scans, *_ in declared()
                 for family, scan_only in families.items() if scans == "YES" or not scan_only}
-    assert {p.name for p in paths} == set(expected)
+    written = []
     for p in paths:
-        family, NAME = expected[p.name]
-        header = ROOT / "cuda" / "axis" / f"{family}.cuh"
+        family = next(f for f in sorted(families, key=len, reverse=True) if p.name.startswith(f + "_"))
         macro = "GR_" + family.upper() + "_OP"
+        header = ROOT / "cuda" / "axis" / f"{family}.cuh"
         text = p.read_text()
-        assert f'#include "axis/{family}.cuh"' in text and f"{macro}({NAME})" in text, text
+        assert f'#include "axis/{family}.cuh"' in text, text
         assert f"#define {macro}(OP)" in header.read_text(), f"{header.name} defines no {macro}"
+        members = re.findall(rf"^{macro}\((\w+)\)$", text, re.M)
+        if any(m in hot[families[family]] for m in members):  # a hot operator: a unit of its own, named for it
+            assert members == [p.stem[len(family) + 1:].upper()], (p.name, members)
+        written += [(family, m) for m in members]
+    assert sorted(written) == sorted(expected)  # each once
     mtimes = {p: p.stat().st_mtime_ns for p in paths}
     build["write_axis_sources"](tmp_path)  # unchanged text: not rewritten, so the object cache keeps them
     assert {p: p.stat().st_mtime_ns for p in paths} == mtimes

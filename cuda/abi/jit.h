@@ -15,6 +15,8 @@ extern "C" {
 /* The programs: each is the text of one device header of cuda/, compiled with the headers it includes. */
 typedef enum gr_jit_program {
     GR_JIT_COPY_STRIDED = 0, /* axis/copy_strided_kernel.cuh: gr::copy_strided_kernel<In, Out> */
+    GR_JIT_REDUCE_SEGMENTS = 1, /* axis/segments_kernels.cuh: the axis reductions' kernels of a Reducer */
+    GR_JIT_SCAN_SEGMENTS = 2, /* axis/scan_segments_kernels.cuh: the axis scans' kernels of an operator */
     GR_JIT_PROGRAM_COUNT
 } gr_jit_program;
 
@@ -26,6 +28,10 @@ gr_status gr_jit_kernel(gr_jit_program program, const char *name_expression, voi
 /* The name expression of the cast (in, out) in GR_JIT_COPY_STRIDED into buf, and 1, when that cast compiles on
  * first use; 0 when it is compiled ahead of time (both dtypes in the hot set). */
 int gr_copy_strided_jit_name(gr_dtype in, gr_dtype out, char *buf, size_t size);
+
+/* Calls each(context, program, name expression) for every kernel compiled on first use, in a fixed order (what
+ * `python -m gpureduce warm` compiles); stops early when each returns nonzero, and returns that. */
+int gr_jit_each_kernel(int (*each)(void *context, gr_jit_program program, const char *name), void *context);
 
 /* Why the calling thread's last gr_jit_kernel failed with GR_ERR_JIT ("" when it did not). */
 const char *gr_jit_error(void);

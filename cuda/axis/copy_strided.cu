@@ -6,18 +6,11 @@
 #include <cstdio>
 #include "abi/jit.h"
 #include "axis/copy_strided_kernel.cuh"
+#include "axis/hot_set.cuh"
 #include "axis/segments_dispatch.cuh"
 
 namespace gr {
 namespace {
-
-constexpr bool is_hot(gr_dtype d) {
-#define GR_HOT_DTYPE(CODE) \
-    if (d == CODE) return true;
-#include "abi/hot_set.def"
-#undef GR_HOT_DTYPE
-    return false;
-}
 
 // The first-use kernel of (in, out), by its name in the program.
 gr_status jit_copy_kernel(gr_dtype in, gr_dtype out, void **kernel, int *cuda_error) {
@@ -31,7 +24,7 @@ gr_status jit_copy_kernel(gr_dtype in, gr_dtype out, void **kernel, int *cuda_er
 
 extern "C" int gr_copy_strided_jit_name(gr_dtype in, gr_dtype out, char *buf, size_t size) {
     using namespace gr;
-    if (in < 0 || in >= GR_DTYPE_COUNT || out < 0 || out >= GR_DTYPE_COUNT || (is_hot(in) && is_hot(out))) return 0;
+    if (in < 0 || in >= GR_DTYPE_COUNT || out < 0 || out >= GR_DTYPE_COUNT || (is_hot_dtype(in) && is_hot_dtype(out))) return 0;
     // a name expression NVRTC instantiates: the template of axis/copy_strided_kernel.cuh at the dtypes' types
     std::snprintf(buf, size, "gr::copy_strided_kernel<gr::dtype_type<(gr_dtype)%d>::type, "
                   "gr::dtype_type<(gr_dtype)%d>::type>", int(in), int(out));
@@ -63,7 +56,7 @@ extern "C" gr_status gr_copy_strided(gr_dtype in_dtype, gr_dtype out_dtype, int 
             if (reinterpret_cast<uintptr_t>(in) % alignof(In) || reinterpret_cast<uintptr_t>(out) % alignof(Out))
                 return GR_ERR_INVALID_ARGUMENT;
             const void *kernel = nullptr;
-            if constexpr (is_hot(dtype_of<In>::value) && is_hot(dtype_of<Out>::value)) {
+            if constexpr (is_hot_dtype(dtype_of<In>::value) && is_hot_dtype(dtype_of<Out>::value)) {
                 kernel = reinterpret_cast<const void *>(&copy_strided_kernel<In, Out>);
             } else {
                 void *compiled = nullptr;

@@ -1,5 +1,7 @@
 // reduce_segments.cuh -- the typed entry of the axis reductions for one operator; each reduce_segments_<op>.cu
-// instantiates it for its operator, so the operators compile in parallel.
+// instantiates it for its operator, so the operators compile in parallel.  Only the hot set's kernels are
+// compiled there (abi/hot_set.def); the rest of an operator's (input, result) pairs are its host half, whose
+// kernels compile on first use.
 #pragma once
 #include "axis/segments.cuh"
 #include "axis/segments_dispatch.cuh"
@@ -21,7 +23,7 @@ gr_status reduce_segments_op(const gr_args *a, const gr_segments *s, size_t *ws_
         using In = tag_type<decltype(in_tag)>;
         using Out = tag_type<decltype(out_tag)>;
         // the Reducer of this call (vector_norm's depends on its order, logsumexp's on b, dot's on vdot)
-        return reducer_choice<OP, In, Out>::visit(s, [&](auto red) -> gr_status {
+        return visit_reducer<OP, In, Out>(s, [&](auto red, int alternative) -> gr_status {
             using Red = decltype(red);
             const SegProblem p = seg_problem<Red>(a, s);
             const size_t need = GR_WORKSPACE_ZEROED_BYTES + seg_workspace<Red, In>(p, a->sm_count);
@@ -33,9 +35,16 @@ gr_status reduce_segments_op(const gr_args *a, const gr_segments *s, size_t *ws_
             if (!segment_args_ok<In, typename Red::Result>(a, writes, writes && p.R > 0, need))
                 return GR_ERR_INVALID_ARGUMENT;
             char *scratch = static_cast<char *>(a->workspace) + GR_WORKSPACE_ZEROED_BYTES;
-            return cuda_status(seg_run<Red, In>(p, s->initial, static_cast<unsigned *>(a->workspace), scratch,
-                                                a->sm_count, static_cast<cudaStream_t>(a->stream)),
-                               cuda_error);
+            const cudaStream_t stream = static_cast<cudaStream_t>(a->stream);
+            unsigned *flags = static_cast<unsigned *>(a->workspace);
+            // the hot set's kernels are compiled here; the others on first use (their host half only is here)
+            if constexpr (is_hot_kernel(GR_KIND_REDUCE, OP, dtype_of<In>::value, dtype_of<Out>::value)) {
+                return seg_run<Red, In>(p, s->initial, flags, scratch, a->sm_count, stream, AotSegKernels<Red, In>{},
+                                        cuda_error);
+            } else {
+                const JitSegKernels kernels(OP, dtype_of<In>::value, dtype_of<Out>::value, alternative);
+                return seg_run<Red, In>(p, s->initial, flags, scratch, a->sm_count, stream, kernels, cuda_error);
+            }
         });
     });
 }

@@ -79,7 +79,7 @@ gr_status reduce_segments_cub_op(const gr_args *a, const gr_segments *s, size_t 
         using In = tag_type<decltype(in_tag)>;
         using Out = tag_type<decltype(out_tag)>;
         // the Reducer of this call (vector_norm's depends on its order, logsumexp's on b, dot's on vdot)
-        return reducer_choice<OP, In, Out>::visit(s, [&](auto red) -> gr_status {
+        return visit_reducer<OP, In, Out>(s, [&](auto red, int alternative) -> gr_status {
             using Red = decltype(red);
             const SegProblem p = seg_problem<Red>(a, s);
             size_t scratch = 0;

@@ -7,6 +7,7 @@
 #pragma once
 #include "variants/entry.cuh"
 #include "primitives/reducers.cuh"
+#include "axis/hot_set.cuh"
 
 namespace gr {
 
@@ -93,6 +94,20 @@ constexpr KernelTypes kernel_types(gr_op op, gr_dtype in, gr_dtype out) {
     if (in == GR_BOOL && rule == GR_RESULT_INDEX) return {GR_UINT8, out};
     if (rule == GR_RESULT_BOOL || rule == GR_RESULT_COUNT) return {in == GR_BOOL ? GR_INT8 : signed_twin(in), out};
     return {in, out};
+}
+
+// Whether gpureduce's kernels of (kind, op) for the kernel types (in, out) are compiled ahead of time: a hot
+// operator on a hot dtype with NumPy's result dtype runs them (bool's min runs uint8's kernel, which is then hot
+// too).  A dtype= other than NumPy's (float16 summed in float32, int32 in int32) compiles on first use.
+constexpr bool is_hot_kernel(gr_kind kind, gr_op op, gr_dtype in, gr_dtype out) {
+    if (!is_hot_op(kind, op)) return false;
+    for (int a = 0; a < GR_DTYPE_COUNT; a++) {
+        const gr_dtype caller = gr_dtype(a), result = result_dtype(op, caller);
+        if (!is_hot_dtype(caller) || !is_hot_dtype(result) || !segments_supported(kind, op, caller, result)) continue;
+        const KernelTypes k = kernel_types(op, caller, result);
+        if (k.in == in && k.out == out) return true;
+    }
+    return false;
 }
 
 // Whether kernels of this variant family (kCub: CUB's, else gpureduce's) exist for exactly (op, in, out).

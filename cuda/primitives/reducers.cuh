@@ -43,7 +43,7 @@ struct FoldReducer {
     __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) { return Op()(a, b); }
     __host__ __device__ __forceinline__ static Out finish(const V &v) { return convert<Out>(v); }
     // initial= of sum/prod/min/max: folded in once, at the end (host side: the value as a V)
-    __host__ static V from_initial(const void *initial) {
+    __host__ __device__ static V from_initial(const void *initial) {
         return initial ? convert<Acc>(*static_cast<const Out *>(initial)) : Op::template identity<Acc>();
     }
 };
@@ -72,7 +72,7 @@ struct MeanReducer {
             return convert<Out>(v.sum / static_cast<Acc>(v.count));
         }
     }
-    __host__ static V from_initial(const void *) { return identity(); }
+    __host__ __device__ static V from_initial(const void *) { return identity(); }
 };
 
 template <class Acc>
@@ -101,7 +101,7 @@ struct ArgReducer {
         return a.index <= b.index ? a : b;
     }
     __host__ __device__ __forceinline__ static int64_t finish(const V &v) { return v.index; }
-    __host__ static V from_initial(const void *) { return identity(); }
+    __host__ __device__ static V from_initial(const void *) { return identity(); }
 
   protected:
     __host__ __device__ __forceinline__ static bool strictly_better(const Acc &a, const Acc &b) {
@@ -160,7 +160,7 @@ struct PtpReducer {
         return {Min()(a.low, b.low), Max()(a.high, b.high)};
     }
     __host__ __device__ __forceinline__ static In finish(const V &v) { return convert<In>(wrap_sub(v.high, v.low)); }
-    __host__ static V from_initial(const void *) { return identity(); }
+    __host__ __device__ static V from_initial(const void *) { return identity(); }
 };
 
 // logsumexp in one read: each state holds the largest element m and s = sum(exp(x - m)) over its elements, so
@@ -191,7 +191,7 @@ struct LogSumExpReducer {
         if (v.s == Acc(0)) return convert<Out>(-cuda::std::numeric_limits<Acc>::infinity());  // nothing taken
         return convert<Out>(v.m + log(v.s));
     }
-    __host__ static V from_initial(const void *) { return identity(); }
+    __host__ __device__ static V from_initial(const void *) { return identity(); }
 };
 
 // logsumexp with SciPy's weights b (a second operand of a's dtype and layout): s is the sum of b * exp(a - m), so
@@ -222,7 +222,7 @@ struct WeightedLogSumExpReducer : LogSumExpReducer<In, Out> {
         if (zero) return convert<Out>(-inf);
         return convert<Out>(v.m + log(finish == kLogAbs ? fabs(v.s) : v.s));
     }
-    __host__ static double param(const void *initial) { return initial ? convert<double>(*static_cast<const Out *>(initial)) : 0.0; }
+    __host__ __device__ static double param(const void *initial) { return initial ? convert<double>(*static_cast<const Out *>(initial)) : 0.0; }
 };
 
 // any (kAll false) and all (kAll true): NumPy's logical_or / logical_and reductions of each element's truth,
@@ -237,7 +237,7 @@ struct TruthReducer {
     __host__ __device__ __forceinline__ static V element(const In &x, int64_t) { return convert<bool>(x); }
     __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) { return kAll ? (a && b) : (a || b); }
     __host__ __device__ __forceinline__ static bool finish(const V &v) { return v; }
-    __host__ static V from_initial(const void *) { return identity(); }
+    __host__ __device__ static V from_initial(const void *) { return identity(); }
 };
 
 // count_nonzero: the truths added in int64 (NumPy's intp); the partial counts are summed.
@@ -250,7 +250,7 @@ struct CountReducer {
     __host__ __device__ __forceinline__ static V element(const In &x, int64_t) { return convert<bool>(x) ? 1 : 0; }
     __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) { return a + b; }
     __host__ __device__ __forceinline__ static int64_t finish(const V &v) { return v; }
-    __host__ static V from_initial(const void *) { return identity(); }
+    __host__ __device__ static V from_initial(const void *) { return identity(); }
 };
 
 // nansum / nanprod: a NaN element (a complex one: either part NaN) is read as 0 / 1, as NumPy's nansum and
@@ -286,7 +286,7 @@ struct NanExtremeReducer {
         return is_nan(a) ? b : is_nan(b) ? a : Better()(a, b);
     }
     __host__ __device__ __forceinline__ static In finish(const V &v) { return convert<In>(v); }
-    __host__ static V from_initial(const void *initial) {
+    __host__ __device__ static V from_initial(const void *initial) {
         return initial ? convert<Acc>(*static_cast<const In *>(initial)) : identity();
     }
 };
@@ -375,7 +375,7 @@ struct MomentsReducer {
         if (!finite || (kSkipNan && dof <= 0.0)) var = cuda::std::numeric_limits<double>::quiet_NaN();
         return convert<Out>(kStd ? sqrt(var) : var);
     }
-    __host__ static V from_initial(const void *initial) {
+    __host__ __device__ static V from_initial(const void *initial) {
         V v = identity();
         if (initial) v.ddof = convert<double>(*static_cast<const Out *>(initial));
         return v;
@@ -389,7 +389,7 @@ struct MomentsReducer {
 // any other order p: sum(|x|^p)^(1/p)).
 // The order, which the plan passes as the initial value (gpureduce/_plan.py), in the result dtype as NumPy rounds it.
 template <class Out>
-__host__ double norm_order(const void *initial) {
+__host__ __device__ double norm_order(const void *initial) {
     return initial ? convert<double>(*static_cast<const Out *>(initial)) : 2.0;
 }
 
@@ -437,7 +437,7 @@ struct SumOfSquaresReducer {
         if constexpr (kScaled) return convert<Out>(blue_sqrt(v));
         else return convert<Out>(sqrt(v));
     }
-    __host__ static V from_initial(const void *) { return identity(); }
+    __host__ __device__ static V from_initial(const void *) { return identity(); }
 
   private:
     __host__ __device__ __forceinline__ static void add_square(V &v, double a) {
@@ -476,7 +476,7 @@ struct AbsFoldReducer {
     __host__ __device__ __forceinline__ static V element(const In &x, int64_t) { return magnitude(x); }
     __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) { return Op()(a, b); }
     __host__ __device__ __forceinline__ static Out finish(const V &v) { return convert<Out>(v); }
-    __host__ static V from_initial(const void *) { return identity(); }
+    __host__ __device__ static V from_initial(const void *) { return identity(); }
 };
 
 // ord 0 and any other order p, read as the parameter: (x != 0) added (a NaN is nonzero, as NumPy's x != 0), or
@@ -496,8 +496,8 @@ struct PowerSumReducer {
     __host__ __device__ __forceinline__ static Out finish(const V &v, double p) {
         return convert<Out>(p == 0.0 ? v : pow(v, 1.0 / p));
     }
-    __host__ static V from_initial(const void *) { return identity(); }
-    __host__ static double param(const void *initial) { return norm_order<Out>(initial); }
+    __host__ __device__ static V from_initial(const void *) { return identity(); }
+    __host__ __device__ static double param(const void *initial) { return norm_order<Out>(initial); }
 };
 
 // dot and vdot: the sum of x*y over the pairs of elements of two operands (x conjugated for vdot), in the
@@ -520,7 +520,7 @@ struct DotReducer {
     __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) { return Sum()(a, b); }
     __host__ __device__ __forceinline__ static Out finish(const V &v) { return convert<Out>(v); }
     // the initial value only says whether to conjugate (reducer_choice): NumPy's dot starts from +0
-    __host__ static V from_initial(const void *) { return Sum::identity<Acc>(); }
+    __host__ __device__ static V from_initial(const void *) { return Sum::identity<Acc>(); }
 };
 
 // A Reducer over pairs of elements of two operands declares kSecondOperand (DotReducer).
@@ -566,7 +566,7 @@ __host__ __device__ __forceinline__ typename Red::Result finish_of(const typenam
     else return Red::finish(v);
 }
 template <class Red>
-__host__ double param_of(const void *initial) {
+__host__ __device__ double param_of(const void *initial) {
     if constexpr (reads_param<Red>::value) return Red::param(initial);
     else return 0.0;
 }
@@ -609,42 +609,71 @@ template <class In, class Out> struct reducer_for<GR_OP_LOGSUMEXP, In, Out> { us
 template <class In, class Out> struct reducer_for<GR_OP_DOT, In, Out> { using type = DotReducer<In, Out, false>; };
 
 
-// Calls f(Red{}) with the Reducer that runs (op, In, Out) for this call (`s`): reducer_for's, or for vector_norm
-// the one of its order (the initial value), for logsumexp the weighted one when b is given (the second operand).
-// Every Reducer it may pick is instantiated.
+// The Reducers an operator may run, numbered: reducer_alternative<OP, In, Out, I>::type for I below
+// reducer_choice<OP, In, Out>::kCount, and which one a call (`s`) runs, reducer_choice::index(s): reducer_for's
+// only, or for vector_norm the one of its order (the initial value), for logsumexp the weighted one when b is
+// given (the second operand), for dot of complex inputs the conjugating one for vdot.  A number names a Reducer
+// in a kernel compiled on first use (axis/segments.cuh: JitSegKernels), so it never changes meaning.
+template <gr_op OP, class In, class Out, int I>
+struct reducer_alternative { using type = typename reducer_for<OP, In, Out>::type; };
+template <class In, class Out> struct reducer_alternative<GR_OP_LOGSUMEXP, In, Out, 1> {
+    using type = WeightedLogSumExpReducer<In, Out>;
+};
+template <class In, class Out> struct reducer_alternative<GR_OP_VECTOR_NORM, In, Out, 0> {
+    using type = SumOfSquaresReducer<In, Out>;
+};
+template <class In, class Out> struct reducer_alternative<GR_OP_VECTOR_NORM, In, Out, 1> {
+    using type = AbsFoldReducer<Sum, In, Out>;
+};
+template <class In, class Out> struct reducer_alternative<GR_OP_VECTOR_NORM, In, Out, 2> {
+    using type = AbsFoldReducer<Max, In, Out>;
+};
+template <class In, class Out> struct reducer_alternative<GR_OP_VECTOR_NORM, In, Out, 3> {
+    using type = AbsFoldReducer<Min, In, Out>;
+};
+template <class In, class Out> struct reducer_alternative<GR_OP_VECTOR_NORM, In, Out, 4> {
+    using type = PowerSumReducer<In, Out>;
+};
+template <class In, class Out> struct reducer_alternative<GR_OP_DOT, In, Out, 1> { using type = DotReducer<In, Out, true>; };
+
 template <gr_op OP, class In, class Out>
 struct reducer_choice {
-    template <class F> static auto visit(const gr_segments *, F &&f) { return f(typename reducer_for<OP, In, Out>::type{}); }
+    static constexpr int kCount = 1;
+    __host__ __device__ static int index(const gr_segments *) { return 0; }
 };
 template <class In, class Out>
 struct reducer_choice<GR_OP_LOGSUMEXP, In, Out> {
-    template <class F> static auto visit(const gr_segments *s, F &&f) {
-        if (s->second) return f(WeightedLogSumExpReducer<In, Out>{});
-        return f(LogSumExpReducer<In, Out>{});
-    }
+    static constexpr int kCount = 2;
+    __host__ __device__ static int index(const gr_segments *s) { return s->second ? 1 : 0; }
 };
 template <class In, class Out>
 struct reducer_choice<GR_OP_VECTOR_NORM, In, Out> {
-    template <class F> static auto visit(const gr_segments *s, F &&f) {
+    static constexpr int kCount = 5;
+    __host__ __device__ static int index(const gr_segments *s) {
         const double ord = norm_order<Out>(s->initial), inf = cuda::std::numeric_limits<double>::infinity();
-        if (ord == 2.0) return f(SumOfSquaresReducer<In, Out>{});
-        if (ord == 1.0) return f(AbsFoldReducer<Sum, In, Out>{});
-        if (ord == inf) return f(AbsFoldReducer<Max, In, Out>{});
-        if (ord == -inf) return f(AbsFoldReducer<Min, In, Out>{});
-        return f(PowerSumReducer<In, Out>{});
+        return ord == 2.0 ? 0 : ord == 1.0 ? 1 : ord == inf ? 2 : ord == -inf ? 3 : 4;
     }
 };
 // dot's initial value is vdot's "conjugate the first operand" flag: nonzero bytes (Python passes 1 for vdot).
 template <class In, class Out>
 struct reducer_choice<GR_OP_DOT, In, Out> {
-    template <class F> static auto visit(const gr_segments *s, F &&f) {
-        if constexpr (is_complex<In>::value) {
-            bool conj = false;
-            for (size_t i = 0; s->initial && i < sizeof(Out); i++) conj = conj || static_cast<const char *>(s->initial)[i];
-            if (conj) return f(DotReducer<In, Out, true>{});
-        }
-        return f(DotReducer<In, Out, false>{});
+    static constexpr int kCount = is_complex<In>::value ? 2 : 1;
+    __host__ __device__ static int index(const gr_segments *s) {
+        bool conj = false;
+        for (size_t i = 0; is_complex<In>::value && s->initial && i < sizeof(Out); i++)
+            conj = conj || static_cast<const char *>(s->initial)[i];
+        return conj ? 1 : 0;
     }
 };
+
+// Calls f(Red{}, I) with the Reducer alternative I that runs (op, In, Out) for this call; every alternative is
+// instantiated.
+template <gr_op OP, class In, class Out, int I = 0, class F>
+auto visit_reducer(const gr_segments *s, F &&f) {
+    if constexpr (I + 1 < reducer_choice<OP, In, Out>::kCount) {
+        if (reducer_choice<OP, In, Out>::index(s) != I) return visit_reducer<OP, In, Out, I + 1>(s, f);
+    }
+    return f(typename reducer_alternative<OP, In, Out, I>::type{}, I);
+}
 
 }  // namespace gr

@@ -133,6 +133,24 @@ struct alignas(16) Vec16 {
     T lane[kLanes];
 };
 
+// A load that skips L1, for values other blocks wrote (read from L2), of any trivially copyable V.
+template <class V>
+__device__ __forceinline__ V load_cg(const V *p) {
+    V r;
+    if constexpr (sizeof(V) % 4 == 0 && alignof(V) >= 4) {
+        unsigned w[sizeof(V) / 4];
+#pragma unroll
+        for (int i = 0; i < int(sizeof(V) / 4); i++) w[i] = __ldcg(reinterpret_cast<const unsigned *>(p) + i);
+        memcpy(&r, w, sizeof(V));
+    } else {
+        unsigned char b[sizeof(V)];
+#pragma unroll
+        for (int i = 0; i < int(sizeof(V)); i++) b[i] = __ldcg(reinterpret_cast<const unsigned char *>(p) + i);
+        memcpy(&r, b, sizeof(V));
+    }
+    return r;
+}
+
 // The type arithmetic is done in.  Equal to the result type, except that float16 and bfloat16 results are
 // accumulated in float32 (NumPy does the same for float16, PyTorch for both; seed 004's half sum that came out
 // 28.0 is why).

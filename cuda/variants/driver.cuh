@@ -125,24 +125,6 @@ __global__ void __launch_bounds__(BLOCK) grid_stride_partials_kernel(const In *i
     if (threadIdx.x == 0) partials[blockIdx.x] = v;
 }
 
-// A load that skips L1, for values other blocks wrote (read from L2), of any trivially copyable V.
-template <class V>
-__device__ __forceinline__ V load_cg(const V *p) {
-    V r;
-    if constexpr (sizeof(V) % 4 == 0 && alignof(V) >= 4) {
-        unsigned w[sizeof(V) / 4];
-#pragma unroll
-        for (int i = 0; i < int(sizeof(V) / 4); i++) w[i] = __ldcg(reinterpret_cast<const unsigned *>(p) + i);
-        memcpy(&r, w, sizeof(V));
-    } else {
-        unsigned char b[sizeof(V)];
-#pragma unroll
-        for (int i = 0; i < int(sizeof(V)); i++) b[i] = __ldcg(reinterpret_cast<const unsigned char *>(p) + i);
-        memcpy(&r, b, sizeof(V));
-    }
-    return r;
-}
-
 // Load element i as the accumulator type, or the identity past the end.
 template <class Op, class Acc, class In>
 __device__ __forceinline__ Acc load_or_identity(const In *in, int64_t i, int64_t n) {

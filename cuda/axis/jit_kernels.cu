@@ -1,0 +1,82 @@
+// jit_kernels.cu -- the list of every kernel compiled on first use (abi/jit.h: gr_jit_each_kernel), which
+// `python -m gpureduce warm` compiles: the casts between dtypes outside the hot set, and the axis reductions' and
+// scans' kernels of every instantiated (operator, input, result) outside it, each kernel its plans may launch.
+// Host code only: the names come from the same kernel sets the runs use (JitSegKernels, JitScanKernels).
+#include "abi/jit.h"
+#include "axis/reduce_segments.cuh"
+#include "axis/scan_segments.cuh"
+
+namespace gr {
+namespace {
+
+using Each = int (*)(void *, gr_jit_program, const char *);
+
+// The reduction kernels of Reducer alternative I and those after it (reducers.cuh: reducer_alternative).
+template <gr_op OP, class In, class Out, int I = 0>
+int each_reduce_alternative(Each each, void *context) {
+    if constexpr (I < reducer_choice<OP, In, Out>::kCount) {
+        using Red = typename reducer_alternative<OP, In, Out, I>::type;
+        const JitSegKernels kernels(OP, dtype_of<In>::value, dtype_of<Out>::value, I);
+        for (int k = 0; k < int(SegKernel::COUNT); k++) {
+            const SegKernel which = SegKernel(k);
+            // only what seg_run may ask for this input type (segments.cuh)
+            if (which == SegKernel::VECTOR_ROWS && !kVectorizable<In>) continue;
+            if ((which == SegKernel::PACKED_COLUMNS || which == SegKernel::PACKED_ROWS) && !kPackable<In>) continue;
+            if (which == SegKernel::PACKED_LANE_COLUMNS && kColumnPack<In, typename Red::V> == 1) continue;
+            char name[640];
+            kernels.name(which, name, sizeof name);
+            if (const int stop = each(context, GR_JIT_REDUCE_SEGMENTS, name)) return stop;
+        }
+        return each_reduce_alternative<OP, In, Out, I + 1>(each, context);
+    } else {
+        return 0;
+    }
+}
+
+template <gr_kind KIND, gr_op OP>
+int each_segments_kernel(Each each, void *context) {
+    int stop = 0;
+    for (int a = 0; a < GR_DTYPE_COUNT && !stop; a++)
+        for (int b = 0; b < GR_DTYPE_COUNT && !stop; b++)
+            (void)with_segment_types<false, KIND, OP>(gr_dtype(a), gr_dtype(b), [&](auto in_tag, auto out_tag) -> gr_status {
+                using In = tag_type<decltype(in_tag)>;
+                using Out = tag_type<decltype(out_tag)>;
+                if constexpr (!is_hot_kernel(KIND, OP, dtype_of<In>::value, dtype_of<Out>::value)) {
+                    if constexpr (KIND == GR_KIND_REDUCE) {
+                        stop = each_reduce_alternative<OP, In, Out>(each, context);
+                    } else {
+                        const JitScanKernels kernels(OP, dtype_of<In>::value, dtype_of<Out>::value);
+                        for (int k = 0; k < int(ScanSegKernel::COUNT) && !stop; k++) {
+                            char name[400];
+                            kernels.name(ScanSegKernel(k), name, sizeof name);
+                            stop = each(context, GR_JIT_SCAN_SEGMENTS, name);
+                        }
+                    }
+                }
+                return GR_OK;
+            });
+    return stop;
+}
+
+}  // namespace
+}  // namespace gr
+
+extern "C" int gr_jit_each_kernel(int (*each)(void *, gr_jit_program, const char *), void *context) {
+    using namespace gr;
+    int stop = 0;
+    char name[256];
+    for (int a = 0; a < GR_DTYPE_COUNT && !stop; a++)
+        for (int b = 0; b < GR_DTYPE_COUNT && !stop; b++)
+            if (gr_copy_strided_jit_name(gr_dtype(a), gr_dtype(b), name, sizeof name))
+                stop = each(context, GR_JIT_COPY_STRIDED, name);
+#define GR_EACH_REDUCE(OP) \
+    if (!stop) stop = each_segments_kernel<GR_KIND_REDUCE, GR_OP_##OP>(each, context);
+#define GR_EACH_SCAN(OP) \
+    if (!stop) stop = each_segments_kernel<GR_KIND_SCAN, GR_OP_##OP>(each, context);
+#define GR_OP(NAME, name, scans, flat, result, ...) GR_EACH_REDUCE(NAME) GR_IF_##scans(GR_EACH_SCAN(NAME))
+#include "abi/ops.def"
+#undef GR_OP
+#undef GR_EACH_REDUCE
+#undef GR_EACH_SCAN
+    return stop;
+}

@@ -1,0 +1,52 @@
+// kernel_source.cuh -- how an axis family's host half launches a kernel it holds as a handle: one compiled ahead
+// of time (its address) or one compiled on first use (abi/jit.h: a cudaKernel_t), both launched by
+// cudaLaunchKernel.  The families' kernel sets (AotSegKernels / JitSegKernels in axis/segments.cuh, their scan
+// twins in axis/scan_segments.cuh) hand the handles out; this file has what they share.
+#pragma once
+#include <cstdio>
+#include <cuda_runtime.h>
+#include "abi/jit.h"
+#include "axis/hot_set.cuh"
+
+namespace gr {
+
+// A kernel's signature, `void (*)(P...)`, and its launch: each argument converted to the parameter type the
+// kernel declares, so that cudaLaunchKernel reads every one at its size.  The ahead-of-time sets take their
+// kernels' addresses as this type (a mismatch does not compile); the first-use ones are named by templates of
+// the same headers, which NVRTC instantiates with the same parameters.
+template <class Signature>
+struct Launcher;
+template <class... P>
+struct Launcher<void (*)(P...)> {
+    static cudaError_t run(const void *kernel, dim3 grid, dim3 block, cudaStream_t stream, P... params) {
+        void *args[sizeof...(P)] = {static_cast<void *>(&params)...};
+        return cudaLaunchKernel(kernel, grid, block, args, 0, stream);
+    }
+};
+
+// An ahead-of-time kernel's handle: its address, taken as the signature its launches use (a kernel of another
+// signature does not convert, so it does not compile).
+template <class Signature>
+gr_status aot_kernel(const void **kernel, Signature f) {
+    *kernel = reinterpret_cast<const void *>(f);
+    return GR_OK;
+}
+
+// A first-use kernel's handle (abi/jit.h): kernel `k` of `names` (a family's first-use set, whose name(k, buf,
+// size) writes the kernel's name expression in PROGRAM), compiled or found.
+template <gr_jit_program PROGRAM, class Names, class Kind>
+gr_status jit_kernel(const Names &names, Kind k, const void **kernel, int *cuda_error) {
+    char name[768];
+    names.name(k, name, sizeof name);
+    void *compiled = nullptr;
+    const gr_status st = gr_jit_kernel(PROGRAM, name, &compiled, cuda_error);
+    *kernel = compiled;
+    return st;
+}
+
+// The C++ name of dtype `d`'s element type in a name expression (types.cuh: dtype_type).
+inline void dtype_type_name(gr_dtype d, char *buf, size_t size) {
+    std::snprintf(buf, size, "gr::dtype_type<(gr_dtype)%d>::type", int(d));
+}
+
+}  // namespace gr
