@@ -194,15 +194,24 @@ nvrtc_options(int arch, char storage[N_OPTIONS][600], const char *options[N_OPTI
 static key128
 kernel_key(gr_jit_program program, const char *name, int arch)
 {
-    key128 k = {14695981039346656037ull, 0x9ae16a3b2f90404full};
+    /* the program's text and every header's, hashed once per process (a few hundred kB: a quarter of a
+     * cached kernel's lookup); callers hold g_lock */
+    static key128 sources[GR_JIT_PROGRAM_COUNT];
+    static int sources_hashed[GR_JIT_PROGRAM_COUNT];
+    if (!sources_hashed[program]) {
+        key128 s = {14695981039346656037ull, 0x9ae16a3b2f90404full};
+        hash_text(&s, gr_jit_program_sources[program]);
+        for (int i = 0; i < GR_JIT_HEADER_COUNT; i++) {
+            hash_text(&s, gr_jit_header_names[i]);
+            hash_text(&s, gr_jit_header_texts[i]);
+        }
+        sources[program] = s;
+        sources_hashed[program] = 1;
+    }
+    key128 k = sources[program];
     char storage[N_OPTIONS][600];
     const char *options[N_OPTIONS];
     const int n = nvrtc_options(arch, storage, options);
-    hash_text(&k, gr_jit_program_sources[program]);
-    for (int i = 0; i < GR_JIT_HEADER_COUNT; i++) {
-        hash_text(&k, gr_jit_header_names[i]);
-        hash_text(&k, gr_jit_header_texts[i]);
-    }
     hash_text(&k, name);
     for (int i = 0; i < n; i++) hash_text(&k, options[i]);
     int driver = 0;

@@ -142,3 +142,48 @@ def test_calls_outside_the_hot_set_give_numpys_answers(func, dtype, kwargs, shap
     if "dtype" in kw:
         kw["dtype"] = np.dtype(kw["dtype"])
     assert_matches_numpy(func, host, **kw)
+
+
+HOT_CALLS = textwrap.dedent("""
+    import json, numpy as np
+    import gpureduce
+    from gpureduce import _core
+    rng = np.random.default_rng(0)
+    dtypes = list(_core.hot_set["dtypes"])
+    ran = 0
+    for name in dtypes:
+        dt = np.dtype(name) if name != "bfloat16" else None
+        if dt is None:
+            try:
+                import ml_dtypes
+                dt = np.dtype(ml_dtypes.bfloat16)
+            except ImportError:
+                continue
+        for shape in [(1 << 12,), (3, 1000), (2000, 7), (64, 33), (1 << 20, 2), (2, 1 << 17)]:
+            host = (rng.standard_normal(shape) * 10).astype(dt)
+            x = _core.to_device(host)
+            for func in _core.hot_set["reduce"]:
+                for axis in ([None] if len(shape) == 1 else [None, 0, 1]):
+                    np.asarray(getattr(gpureduce, func)(x, axis=axis))
+                    ran += 1
+            for func in _core.hot_set["scan"]:
+                for axis in ([None] if len(shape) == 1 else [0, 1]):
+                    np.asarray(getattr(gpureduce, "cum" + func)(x, axis=axis))
+                    ran += 1
+    info = _core.jit_info()
+    print(json.dumps({"ran": ran, "compiled": info["compiled"], "loaded": info["kernels_loaded"],
+                      "read": info["read_from_disk"]}))
+""")
+
+
+def test_the_hot_set_never_compiles_at_run_time(tmp_path):
+    """Every hot operator on every hot dtype, rows, columns and whole arrays, runs in a process whose NVRTC is
+    missing (any first-use kernel would raise) and whose kernel cache is empty: nothing compiled, nothing loaded."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "GPUREDUCE_KERNEL_CACHE": str(tmp_path),
+           "GPUREDUCE_NVRTC": str(tmp_path / "no" / "libnvrtc.so")}
+    done = subprocess.run([sys.executable, "-c", HOT_CALLS], capture_output=True, text=True, env=env, timeout=300,
+                          cwd=str(tmp_path))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    info = json.loads(done.stdout.strip().splitlines()[-1])
+    assert info["ran"] > 500 and info["compiled"] == 0 and info["loaded"] == 0 and info["read"] == 0, info
+    assert not list(tmp_path.glob("*.cubin"))
