@@ -4,7 +4,8 @@ With no arguments (the README's main job): the device and its measured ceilings,
 progression at 2**24 float32 (Harris's table, on this GPU) and the scan table, every variant checked
 against NumPy.  `bench` runs any table: python -m gpureduce bench --op cumsum --sizes 2^10:2^28 --plot out.png
 `warm` compiles every kernel outside the hot set into the kernel cache, so that no call compiles on first use:
-python -m gpureduce warm (for this GPU), python -m gpureduce warm --arch 75,90 (no GPU needed), --jobs N
+python -m gpureduce warm [--all] (for this machine's GPUs), python -m gpureduce warm --arch 75,90 (no GPU
+needed), --jobs N
 """
 import argparse
 import sys
@@ -45,7 +46,7 @@ def _warm(arch_list, jobs):
             print("python -m gpureduce warm: no CUDA device is available on this machine: name the architectures "
                   "with --arch, e.g. --arch 75,90", file=sys.stderr)
             return EXIT_NO_DEVICE
-        archs = [_jit.current_arch()]
+        archs = _jit.machine_archs()
     try:
         done = _jit.warm(archs, jobs=jobs)
     except (RuntimeError, ValueError) as e:  # no NVRTC, no toolkit headers, a compile error: its reason
@@ -71,7 +72,9 @@ def main(argv=None):
     bench.add_argument("--csv", help="also write the rows to this CSV file")
     bench.add_argument("--plot", help="also draw GB/s and speed-up plots into this PNG file")
     warm = sub.add_parser("warm", help="compile the kernels outside the hot set into the kernel cache")
-    warm.add_argument("--arch", help="compute capabilities, e.g. 75,90 (default: the current GPU's)")
+    warm.add_argument("--arch", help="compute capabilities, e.g. 75,90 (default: those of this machine's GPUs)")
+    warm.add_argument("--all", action="store_true", help="every first-use kernel for every GPU of this machine "
+                      "(what warm does without --arch)")
     warm.add_argument("--jobs", type=int, default=None, help="parallel NVRTC processes (default: the CPUs)")
     args = parser.parse_args(argv)
 

@@ -9,6 +9,8 @@ offline, or where the toolkit is and the GPUs are not (``--arch``).
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import time
 from concurrent.futures import ProcessPoolExecutor
 
@@ -19,6 +21,23 @@ def current_arch() -> int:
     """The compute capability of the current device as 75 for sm_75 (gpureduce.CudaError without a device)."""
     major, minor = _core.device_properties()["compute_capability"]
     return major * 10 + minor
+
+
+def machine_archs() -> list[int]:
+    """The architectures of every GPU of this machine (nvidia-smi's compute capabilities, as 90 for sm_90, the
+    distinct ones in order), else the current device's (gpureduce.CudaError without one)."""
+    smi = shutil.which("nvidia-smi")
+    if smi:
+        try:
+            done = subprocess.run([smi, "--query-gpu=compute_cap", "--format=csv,noheader"], capture_output=True,
+                                  text=True, timeout=30)
+            archs = sorted({int(cap.replace(".", "")) for cap in done.stdout.split()
+                            if cap.replace(".", "").isdigit()}) if done.returncode == 0 else []
+            if archs:
+                return archs
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return [current_arch()]
 
 
 def _compile_share(share):

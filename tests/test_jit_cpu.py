@@ -237,6 +237,7 @@ def test_warm_command_line(tmp_path):
                          text=True, env=env, cwd=str(tmp_path))
     assert bad.returncode == 2 and "--arch" in bad.stderr
     if _core.device_count() == 0:
-        none = subprocess.run([sys.executable, "-m", "gpureduce", "warm"], capture_output=True, text=True, env=env,
-                              cwd=str(tmp_path))
-        assert none.returncode == 3 and "--arch" in none.stderr
+        for args in (["warm"], ["warm", "--all"], ["warm", "--all", "--jobs", "2"]):
+            none = subprocess.run([sys.executable, "-m", "gpureduce", *args], capture_output=True, text=True,
+                                  env=env, cwd=str(tmp_path))
+            assert none.returncode == 3 and "--arch" in none.stderr, (args, none.stderr)
