@@ -47,8 +47,15 @@ def _warm(arch_list, jobs):
                   "with --arch, e.g. --arch 75,90", file=sys.stderr)
             return EXIT_NO_DEVICE
         archs = _jit.machine_archs()
+    shown = [0]
+
+    def progress(done, total):  # a line per tenth: on 2 cores the whole list takes about half an hour
+        if done * 10 // total > shown[0] or done == total:
+            shown[0] = done * 10 // total
+            print(f"python -m gpureduce warm: {done}/{total} kernels", file=sys.stderr, flush=True)
+
     try:
-        done = _jit.warm(archs, jobs=jobs)
+        done = _jit.warm(archs, jobs=jobs, progress=progress)
     except (RuntimeError, ValueError) as e:  # no NVRTC, no toolkit headers, a compile error: its reason
         print(f"python -m gpureduce warm: {e}", file=sys.stderr)
         return 1
