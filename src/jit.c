@@ -405,6 +405,7 @@ obtain(gr_jit_program program, const char *name, int arch, cache_entry *e, int *
 typedef struct {
     gr_jit_program program;
     int arch;
+    uint64_t name_hash; /* compared before the name: names share long prefixes, and a call looks its kernel up */
     char *name;
     void *image;  /* the cubin, aligned as malloc aligns, kept while the library may load it into a context */
     cudaLibrary_t library;
@@ -466,10 +467,12 @@ gr_jit_kernel(gr_jit_program program, const char *name, void **kernel, int *cuda
     int arch = 0;
     gr_status st = current_arch(&arch, cuda_error);
     if (st != GR_OK) return st;
+    key128 h = {14695981039346656037ull, 0};
+    hash_text(&h, name);
     pthread_mutex_lock(&g_lock);
     for (size_t i = 0; i < g_loaded_count; i++) {
         const loaded_kernel *k = &g_loaded[i];
-        if (k->program == program && k->arch == arch && strcmp(k->name, name) == 0) {
+        if (k->name_hash == h.a && k->program == program && k->arch == arch && strcmp(k->name, name) == 0) {
             *kernel = (void *)k->kernel;
             g_stats.found_in_process++;
             pthread_mutex_unlock(&g_lock);
@@ -487,7 +490,7 @@ gr_jit_kernel(gr_jit_program program, const char *name, void **kernel, int *cuda
             g_stats.compile_seconds += now_seconds() - t0;
         }
         else g_stats.read_from_disk++;
-        loaded_kernel k = {program, arch, strdup(name), NULL, NULL, NULL};
+        loaded_kernel k = {program, arch, h.a, strdup(name), NULL, NULL, NULL};
         cudaError_t err = k.name ? load(&k, &e) : cudaErrorMemoryAllocation;
         if (err != cudaSuccess && k.name && !compiled) { /* a cache file the driver refuses: compile it again */
             (void)cudaGetLastError();

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include "abi/jit.h"
 #include "axis/copy_strided_kernel.cuh"
-#include "axis/hot_set.cuh"
+#include "axis/kernel_source.cuh"
 #include "axis/segments_dispatch.cuh"
 
 namespace gr {
@@ -26,8 +26,10 @@ extern "C" int gr_copy_strided_jit_name(gr_dtype in, gr_dtype out, char *buf, si
     using namespace gr;
     if (in < 0 || in >= GR_DTYPE_COUNT || out < 0 || out >= GR_DTYPE_COUNT || (is_hot_dtype(in) && is_hot_dtype(out))) return 0;
     // a name expression NVRTC instantiates: the template of axis/copy_strided_kernel.cuh at the dtypes' types
-    std::snprintf(buf, size, "gr::copy_strided_kernel<gr::dtype_type<(gr_dtype)%d>::type, "
-                  "gr::dtype_type<(gr_dtype)%d>::type>", int(in), int(out));
+    char in_type[48], out_type[48];
+    dtype_type_name(in, in_type, sizeof in_type);
+    dtype_type_name(out, out_type, sizeof out_type);
+    std::snprintf(buf, size, "gr::copy_strided_kernel<%s, %s>", in_type, out_type);
     return 1;
 }
 
