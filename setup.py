@@ -37,13 +37,14 @@ CUDA_SOURCES = sorted(str(p.relative_to(ROOT)) for p in CUDA_DIR.rglob("*.cu"))
 # one list of operators (cuda/abi/ops.def): every operator reduces, those whose `scans` column is YES scan too.
 OPS_DEF = CUDA_ABI_DIR / "ops.def"
 # Each family's units: a unit per hot operator of cuda/abi/hot_set.def (its kernels compile in parallel with the
-# others'), and the other operators together in a few units.  gpureduce's units of those compile the host half
-# only (their kernels compile on first use): one unit each family.  CUB's baseline compiles its kernels for every
-# operator (its device-wide algorithms launch from host code, which NVRTC cannot make): the rest in CUB_TAIL_UNITS
-# units, as each unit pays CUB's headers again (about 12 s of nvcc).
+# others'), and the other operators together in a few units.  The units of those compile the host half only
+# (their kernels compile on first use: CUB's segmented reduction too, launched from gpureduce's host half): one
+# unit each family.  CUB's scan-by-key is launched by CUB's own host dispatch, which NVRTC cannot make, so its
+# kernels are compiled for every operator: the rest in 2 units, as each unit pays CUB's headers again (about
+# 12 s of nvcc).
 AXIS_FAMILIES = (  # (file stem, header, macro, scans (else reduces), units of the operators outside the hot set)
     ("reduce_segments", "axis/reduce_segments.cuh", "GR_REDUCE_SEGMENTS_OP", False, 1),
-    ("reduce_segments_cub", "axis/reduce_segments_cub.cuh", "GR_REDUCE_SEGMENTS_CUB_OP", False, 4),
+    ("reduce_segments_cub", "axis/reduce_segments_cub.cuh", "GR_REDUCE_SEGMENTS_CUB_OP", False, 1),
     ("scan_segments", "axis/scan_segments.cuh", "GR_SCAN_SEGMENTS_OP", True, 1),
     ("scan_segments_cub", "axis/scan_segments_cub.cuh", "GR_SCAN_SEGMENTS_CUB_OP", True, 2),
 )
@@ -322,11 +323,11 @@ class BuildExtWithNvcc(build_ext):
         print(f"gpureduce: nvcc for sm_{', sm_'.join(archs)} (+ PTX compute_{archs[-1]}), chosen by {origin}; "
               f"{len(sources)} CUDA files, {jobs} at a time", flush=True)
         # The heaviest files first, so the parallel jobs finish together instead of one long file starting last:
-        # CUB's units of several operators (a minute each on 16 cores), CUB's others, the axis units (the hot
-        # set's kernels), then the rest.
+        # CUB's scan units of several operators (a minute each on 16 cores), CUB's others, the axis units (the
+        # hot set's kernels), then the rest.
         def weight(s):
             stem, axis = Path(s).stem, Path(s).parent.name == "axis"
-            return 3 if "cub_others" in stem else 2 if "cub" in stem else 1 if axis else 0
+            return 3 if "scan_segments_cub_others" in stem else 2 if "cub" in stem else 1 if axis else 0
         order = sorted(sources, key=weight, reverse=True)
         done_count = [0]
         records = {}  # translation unit -> its record (kernels per architecture, seconds)

@@ -257,7 +257,7 @@ cache_path(char *path, size_t size, const char *dir, key128 k)
 typedef struct {
     char *data;     /* malloc'd: CACHE_MAGIC, the lowered name, '\n', the cubin (the file's bytes) */
     size_t size;
-    char name[1024];    /* the lowered name */
+    char name[4096];    /* the lowered name (CUB's kernels have long ones) */
     const char *cubin;  /* inside data */
     size_t cubin_size;
 } cache_entry;

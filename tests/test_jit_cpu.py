@@ -46,7 +46,7 @@ def _hot_dtypes():
     return {code.lower() for code in codes}
 
 
-COPY, REDUCE, SCAN = 0, 1, 2  # cuda/abi/jit.h: gr_jit_program
+COPY, REDUCE, SCAN, REDUCE_CUB = 0, 1, 2, 3  # cuda/abi/jit.h: gr_jit_program
 SCANNING = set(re.findall(r"^GR_OP\(\s*\w+\s*,\s*(\w+)\s*,\s*YES", (ROOT / "cuda" / "abi" / "ops.def").read_text(), re.M))
 _TYPE = r"gr::dtype_type<\(gr_dtype\)(\d+)>::type"
 
@@ -114,9 +114,26 @@ def test_the_axis_kernels_compiled_on_first_use_are_those_outside_the_hot_set():
     assert len(kernels) == len(set(kernels))
 
 
+def test_cubs_axis_reductions_compiled_on_first_use_are_those_outside_the_hot_set():
+    """CUB's baseline (variant "cub") takes inputs already in the result type: its first-use kernels are CUB's
+    own segmented reduction and the finishing kernel of every such call outside the hot set."""
+    reducer = rf"gr::reducer_alternative<\(gr_op\)(\d+), {_TYPE}, {_TYPE}, \d>::type"
+    names = _listed(REDUCE_CUB)
+    assert names and len(names) == len(set(names))
+    cub = [n for n in names if n.startswith("cub::detail::reduce::DeviceSegmentedReduceKernel<")]
+    finish = [n for n in names if n.startswith("gr::finish_segments_kernel<")]
+    assert len(cub) == len(finish) == len(names) // 2
+    calls = _axis_calls(REDUCE_CUB, reducer)
+    assert {op for op, _, _ in calls} == set(_core.op_names)
+    assert {("prod", "float32", "float32"), ("nanargmax", "float16", "int64"), ("sum", "int8", "int8")} <= calls
+    assert not {("sum", "float32", "float32"), ("argmin", "float16", "int64"), ("max", "int64", "int64"),
+                ("mean", "bfloat16", "bfloat16")} & calls
+
+
 @needs_nvrtc
 def test_one_kernel_of_each_program_compiles_for_sm_75(tmp_path):
-    """The embedded sources compile with NVRTC: the first listed kernel of each program (about a second each)."""
+    """The embedded sources compile with NVRTC: the first listed kernel of each program (about a second each;
+    CUB's a few)."""
     rc, out = _run("""
         import gpureduce._core as c
         seen = {}
@@ -126,7 +143,7 @@ def test_one_kernel_of_each_program_compiles_for_sm_75(tmp_path):
             print(program, c.jit_compile(program, name, 75)[1])
     """, tmp_path)
     assert rc == 0, out
-    assert out.split() == ["0", "True", "1", "True", "2", "True"], out
+    assert out.split() == ["0", "True", "1", "True", "2", "True", "3", "True"], out
 
 
 @needs_nvrtc

@@ -15,6 +15,7 @@ struct Divisor {
     uint64_t magic = 0;  // 0: d is a power of two (or 1), and q = n >> (shift + 1) (or n itself)
     int shift = 0;
 
+#ifndef __CUDACC_RTC__  // made on the host; NVRTC compiles the kernels that only use one
     __host__ static Divisor of(uint64_t d) {
         Divisor r;
         r.d = d;
@@ -35,6 +36,7 @@ struct Divisor {
         r.shift = log2_d;
         return r;
     }
+#endif
 
     __host__ __device__ __forceinline__ uint64_t quotient(uint64_t n) const {
         if (d == 1) return n;

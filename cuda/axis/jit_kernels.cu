@@ -1,9 +1,11 @@
 // jit_kernels.cu -- the list of every kernel compiled on first use (abi/jit.h: gr_jit_each_kernel), which
 // `python -m gpureduce warm` compiles: the casts between dtypes outside the hot set, and the axis reductions' and
-// scans' kernels of every instantiated (operator, input, result) outside it, each kernel its plans may launch.
-// Host code only: the names come from the same kernel sets the runs use (JitSegKernels, JitScanKernels).
+// scans' kernels of every instantiated (operator, input, result) outside it, each kernel its plans may launch,
+// and CUB's baseline of the axis reductions outside it.  Host code only: the names come from the same kernel sets
+// the runs use (JitSegKernels, JitScanKernels, JitCubSegKernels).
 #include "abi/jit.h"
 #include "axis/reduce_segments.cuh"
+#include "axis/reduce_segments_cub.cuh"
 #include "axis/scan_segments.cuh"
 
 namespace gr {
@@ -31,6 +33,37 @@ int each_reduce_alternative(Each each, void *context) {
     } else {
         return 0;
     }
+}
+
+// CUB's kernels of Reducer alternative I and those after it.
+template <gr_op OP, class In, class Out, int I = 0>
+int each_cub_alternative(Each each, void *context) {
+    if constexpr (I < reducer_choice<OP, In, Out>::kCount) {
+        const JitCubSegKernels kernels(OP, dtype_of<In>::value, dtype_of<Out>::value, I);
+        for (int k = 0; k < int(CubSegKernel::COUNT); k++) {
+            char name[2048];
+            kernels.name(CubSegKernel(k), name, sizeof name);
+            if (const int stop = each(context, GR_JIT_REDUCE_SEGMENTS_CUB, name)) return stop;
+        }
+        return each_cub_alternative<OP, In, Out, I + 1>(each, context);
+    } else {
+        return 0;
+    }
+}
+
+template <gr_op OP>
+int each_cub_kernel(Each each, void *context) {
+    int stop = 0;
+    for (int a = 0; a < GR_DTYPE_COUNT && !stop; a++)
+        for (int b = 0; b < GR_DTYPE_COUNT && !stop; b++)
+            (void)with_segment_types<true, GR_KIND_REDUCE, OP>(gr_dtype(a), gr_dtype(b), [&](auto in_tag, auto out_tag) -> gr_status {
+                using In = tag_type<decltype(in_tag)>;
+                using Out = tag_type<decltype(out_tag)>;
+                if constexpr (!is_hot_kernel(GR_KIND_REDUCE, OP, dtype_of<In>::value, dtype_of<Out>::value))
+                    stop = each_cub_alternative<OP, In, Out>(each, context);
+                return GR_OK;
+            });
+    return stop;
 }
 
 template <gr_kind KIND, gr_op OP>
@@ -69,8 +102,9 @@ extern "C" int gr_jit_each_kernel(int (*each)(void *, gr_jit_program, const char
         for (int b = 0; b < GR_DTYPE_COUNT && !stop; b++)
             if (gr_copy_strided_jit_name(gr_dtype(a), gr_dtype(b), name, sizeof name))
                 stop = each(context, GR_JIT_COPY_STRIDED, name);
-#define GR_EACH_REDUCE(OP) \
-    if (!stop) stop = each_segments_kernel<GR_KIND_REDUCE, GR_OP_##OP>(each, context);
+#define GR_EACH_REDUCE(OP)                                                               \
+    if (!stop) stop = each_segments_kernel<GR_KIND_REDUCE, GR_OP_##OP>(each, context);     \
+    if (!stop) stop = each_cub_kernel<GR_OP_##OP>(each, context);
 #define GR_EACH_SCAN(OP) \
     if (!stop) stop = each_segments_kernel<GR_KIND_SCAN, GR_OP_##OP>(each, context);
 #define GR_OP(NAME, name, scans, flat, result, ...) GR_EACH_REDUCE(NAME) GR_IF_##scans(GR_EACH_SCAN(NAME))

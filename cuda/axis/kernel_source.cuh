@@ -36,7 +36,7 @@ gr_status aot_kernel(const void **kernel, Signature f) {
 // size) writes the kernel's name expression in PROGRAM), compiled or found.
 template <gr_jit_program PROGRAM, class Names, class Kind>
 gr_status jit_kernel(const Names &names, Kind k, const void **kernel, int *cuda_error) {
-    char name[768];
+    char name[2048];  // CUB's kernels name their Reducer five times
     names.name(k, name, sizeof name);
     void *compiled = nullptr;
     const gr_status st = gr_jit_kernel(PROGRAM, name, &compiled, cuda_error);
@@ -48,5 +48,18 @@ gr_status jit_kernel(const Names &names, Kind k, const void **kernel, int *cuda_
 inline void dtype_type_name(gr_dtype d, char *buf, size_t size) {
     std::snprintf(buf, size, "gr::dtype_type<(gr_dtype)%d>::type", int(d));
 }
+
+// What a first-use kernel of an axis reduction is instantiated with, as C++ names: the Reducer (reducers.cuh:
+// reducer_alternative of the operator, the kernel types and the Reducer's number) and the input type.
+struct ReducerNames {
+    char red[200], in[48];
+    ReducerNames(gr_op op, gr_dtype in_dtype, gr_dtype out_dtype, int alternative) {
+        char out[48];
+        dtype_type_name(in_dtype, in, sizeof in);
+        dtype_type_name(out_dtype, out, sizeof out);
+        std::snprintf(red, sizeof red, "gr::reducer_alternative<(gr_op)%d, %s, %s, %d>::type", int(op), in, out,
+                      alternative);
+    }
+};
 
 }  // namespace gr

@@ -1,76 +1,104 @@
-// reduce_segments_cub.cuh -- variant `cub` of the axis reductions: cub::DeviceSegmentedReduce from the CUDA
-// Toolkit, the baseline the axis kernels (segments.cuh) are measured against.  CUB wants segments as
-// offset ranges of one sequence, so the strided layout is presented as a virtual sequence: element i is
-// position i % R of segment i / R, loaded through the same Reducer (mask, position, conversion) as the axis
-// kernels; CUB writes one value per segment to the workspace and a small kernel finishes them into out.
+// reduce_segments_cub.cuh -- variant `cub` of the axis reductions, the host half: CUB's segmented reduction
+// (axis/reduce_segments_cub_kernels.cuh) launched as cub::DeviceSegmentedReduce::Reduce launches it -- a block of
+// the policy's threads per segment, at most 2^31 - 1 segments a launch -- into a value per segment in the
+// workspace, then a small kernel finishes them into out.  The baseline the axis kernels (segments.cuh) are
+// measured against.  Its kernels come from a kernel set, as gpureduce's do: the hot set's compiled here
+// (AotCubSegKernels), the others by NVRTC on first use (JitCubSegKernels), CUB's own templates either way.
 #pragma once
-#include <cub/device/device_segmented_reduce.cuh>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/iterator/transform_iterator.h>
-#include "axis/divisor.cuh"
+#include <cstdio>
+#include "axis/kernel_source.cuh"
 #include "axis/reduce_segments.cuh"  // seg_problem; no axis kernel is instantiated here
+#include "axis/reduce_segments_cub_kernels.cuh"
 
 namespace gr {
 
+enum class CubSegKernel { SEGMENTED_REDUCE, FINISH, COUNT };
+
+template <class Red>
+using FinishSignature = void (*)(SegProblem, const typename Red::V *, typename Red::V);
+
+// The kernels compiled here, for a hot (Reducer, input type): their addresses (instantiating them).
 template <class Red, class In>
-struct VirtualElement {  // flat index -> the Reducer's value of that element
-    SegProblem p;
-    Divisor by_R, by_c1;  // no 64-bit division in CUB's unrolled loads (divisor.cuh)
-    __host__ __device__ typename Red::V operator()(int64_t i) const {
-        const int64_t s = int64_t(by_R.quotient(uint64_t(i))), r = i - s * p.R;
-        const int64_t i0 = int64_t(by_c1.quotient(uint64_t(s))), i1 = s - i0 * p.c1;
-        return seg_load<Red, In>(p, i0 * p.is0 + i1 * p.is1, i0 * p.ms0 + i1 * p.ms1, r);
+struct AotCubSegKernels {
+    gr_status get(CubSegKernel k, const void **kernel, int *) const {
+        using C = CubSegments<Red, In>;
+        using V = typename Red::V;
+        switch (k) {
+        case CubSegKernel::SEGMENTED_REDUCE:
+            return aot_kernel<typename C::Signature>(
+                kernel, &cub::detail::reduce::DeviceSegmentedReduceKernel<typename C::Policy, VirtualInput<Red, In>, V *,
+                                                                          SegmentStarts, SegmentStarts, int64_t,
+                                                                          CombineOp<Red>, V, V>);
+        case CubSegKernel::FINISH:
+            return aot_kernel<FinishSignature<Red>>(kernel, &finish_segments_kernel<typename Red::Partials>);
+        case CubSegKernel::COUNT: break;
+        }
+        return GR_ERR_INVALID_ARGUMENT;
     }
 };
 
-struct SegmentStart {
-    int64_t R;
-    __host__ __device__ int64_t operator()(int64_t s) const { return s * R; }
-};
-
-template <class Red>
-struct CombineOp {
-    __host__ __device__ typename Red::V operator()(const typename Red::V &a, const typename Red::V &b) const {
-        return Red::combine(a, b);
+// The kernels compiled on first use (abi/jit.h: GR_JIT_REDUCE_SEGMENTS_CUB) for a (Reducer, input type) outside
+// the hot set: the same templates, named by the operator, the kernel types and the Reducer's number.
+struct JitCubSegKernels : ReducerNames {
+    using ReducerNames::ReducerNames;
+    // The name expression of kernel `k` into buf.
+    void name(CubSegKernel k, char *buf, size_t size) const {
+        switch (k) {
+        case CubSegKernel::SEGMENTED_REDUCE:
+            std::snprintf(buf, size,
+                          "cub::detail::reduce::DeviceSegmentedReduceKernel<gr::CubSegments<%s, %s>::Policy, "
+                          "gr::VirtualInput<%s, %s>, %s::V *, gr::SegmentStarts, gr::SegmentStarts, int64_t, "
+                          "gr::CombineOp<%s>, %s::V, %s::V>",
+                          red, in, red, in, red, red, red, red);
+            return;
+        case CubSegKernel::FINISH: std::snprintf(buf, size, "gr::finish_segments_kernel<%s::Partials>", red); return;
+        case CubSegKernel::COUNT: break;
+        }
+        if (size) buf[0] = '\0';
+    }
+    gr_status get(CubSegKernel k, const void **kernel, int *cuda_error) const {
+        return jit_kernel<GR_JIT_REDUCE_SEGMENTS_CUB>(*this, k, kernel, cuda_error);
     }
 };
 
+// Bytes of workspace: CUB's value of each segment (its segmented reduction needs no temporary storage).
 template <class Red>
-__global__ void finish_segments_kernel(SegProblem p, const typename Red::V *values, typename Red::V init) {
-    const int64_t S = p.c0 * p.c1;
-    for (int64_t s = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < S; s += int64_t(gridDim.x) * blockDim.x)
-        seg_store<Red>(p, s, 0, 1, values[s], nullptr, init);
+size_t cub_segments_workspace(const SegProblem &p) {
+    return align_up(size_t(p.c0 * p.c1) * sizeof(typename Red::V), GR_WORKSPACE_ALIGN);
 }
 
-// Bytes of workspace (values + CUB's temporary storage), or the run when scratch != nullptr.
-template <class Red, class In>
-cudaError_t cub_segments(const SegProblem &p, const void *initial, unsigned *flags, char *scratch, size_t *bytes,
-                         int sm_count, cudaStream_t stream) {
+// Runs p with the kernels of `kernels` (AotCubSegKernels or JitCubSegKernels).  Empty segments (R == 0) never
+// come here: the router sends them to the axis kernels (segments_api.cu).
+template <class Red, class In, class Kernels>
+gr_status cub_segments_run(const SegProblem &p, const void *initial, char *scratch, int sm_count, cudaStream_t stream,
+                           const Kernels &kernels, int *cuda_error) {
     using V = typename Red::V;
+    using C = CubSegments<Red, In>;
     const int64_t S = p.c0 * p.c1;
-    if (S == 0) {
-        *bytes = 0;
-        return cudaSuccess;
-    }
-    // Empty segments (R == 0) never come here: the router sends them to the axis kernels (segments_api.cu).
-    const VirtualElement<Red, In> element{p, Divisor::of(uint64_t(p.R)), Divisor::of(uint64_t(p.c1))};
-    auto in = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), element);
-    auto starts = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), SegmentStart{p.R});
-    const size_t values_bytes = align_up(size_t(S) * sizeof(V), GR_WORKSPACE_ALIGN);
-    size_t temp = 0;
-    GR_CUDA_TRY(cub::DeviceSegmentedReduce::Reduce(nullptr, temp, in, static_cast<V *>(nullptr), S, starts, starts + 1,
-                                                   CombineOp<Red>{}, Red::identity(), stream));
-    if (!scratch) {
-        *bytes = values_bytes + temp;
-        return cudaSuccess;
-    }
+    if (S == 0) return GR_OK;
+    const void *k = nullptr;
+    gr_status st = kernels.get(CubSegKernel::SEGMENTED_REDUCE, &k, cuda_error);
+    if (st != GR_OK) return st;
+    // the block the policy chose for this architecture, which the kernel's __launch_bounds__ states
+    cudaFuncAttributes attributes;
+    cudaError_t e = cudaFuncGetAttributes(&attributes, k);
+    if (e != cudaSuccess) return cuda_status(e, cuda_error);
+    const VirtualInput<Red, In> in{p, Divisor::of(uint64_t(p.R)), Divisor::of(uint64_t(p.c1)), 0};
     V *values = reinterpret_cast<V *>(scratch);
-    GR_CUDA_TRY(cub::DeviceSegmentedReduce::Reduce(scratch + values_bytes, temp, in, values, S, starts, starts + 1,
-                                                   CombineOp<Red>{}, Red::identity(), stream));
+    const int64_t per_launch = int64_t(INT32_MAX);  // grid.x's limit
+    for (int64_t first = 0; first < S; first += per_launch) {
+        const int64_t n = S - first < per_launch ? S - first : per_launch;
+        e = Launcher<typename C::Signature>::run(k, dim3(unsigned(n)), dim3(unsigned(attributes.maxThreadsPerBlock)),
+                                                 stream, in, values + first, SegmentStarts{p.R, first},
+                                                 SegmentStarts{p.R, first + 1}, CombineOp<Red>{}, Red::identity());
+        if (e != cudaSuccess) return cuda_status(e, cuda_error);
+    }
+    st = kernels.get(CubSegKernel::FINISH, &k, cuda_error);
+    if (st != GR_OK) return st;
     const int64_t blocks = ceil_div(S, 256), cap = int64_t(sm_count) * 32;
-    finish_segments_kernel<typename Red::Partials><<<unsigned(blocks < cap ? blocks : cap), 256, 0, stream>>>(p, values,
-                                                                                          Red::from_initial(initial));
-    return cudaGetLastError();
+    e = Launcher<FinishSignature<Red>>::run(k, dim3(unsigned(blocks < cap ? blocks : cap)), dim3(256), stream, p, values,
+                                            Red::from_initial(initial));
+    return cuda_status(e, cuda_error);
 }
 
 template <gr_op OP>
@@ -82,11 +110,7 @@ gr_status reduce_segments_cub_op(const gr_args *a, const gr_segments *s, size_t 
         return visit_reducer<OP, In, Out>(s, [&](auto red, int alternative) -> gr_status {
             using Red = decltype(red);
             const SegProblem p = seg_problem<Red>(a, s);
-            size_t scratch = 0;
-            cudaError_t e = cub_segments<Red, In>(p, s->initial, nullptr, nullptr, &scratch, a->sm_count,
-                                                  static_cast<cudaStream_t>(a->stream));
-            if (e != cudaSuccess) return cuda_status(e, cuda_error);
-            const size_t need = GR_WORKSPACE_ZEROED_BYTES + scratch;
+            const size_t need = GR_WORKSPACE_ZEROED_BYTES + cub_segments_workspace<Red>(p);
             if (ws_bytes) {
                 *ws_bytes = need;
                 return GR_OK;
@@ -94,11 +118,16 @@ gr_status reduce_segments_cub_op(const gr_args *a, const gr_segments *s, size_t 
             const bool writes = p.c0 * p.c1 > 0;
             if (!segment_args_ok<In, typename Red::Result>(a, writes, writes && p.R > 0, need))
                 return GR_ERR_INVALID_ARGUMENT;
-            size_t unused = 0;
-            e = cub_segments<Red, In>(p, s->initial, static_cast<unsigned *>(a->workspace),
-                                      static_cast<char *>(a->workspace) + GR_WORKSPACE_ZEROED_BYTES, &unused,
-                                      a->sm_count, static_cast<cudaStream_t>(a->stream));
-            return cuda_status(e, cuda_error);
+            char *scratch = static_cast<char *>(a->workspace) + GR_WORKSPACE_ZEROED_BYTES;
+            const cudaStream_t stream = static_cast<cudaStream_t>(a->stream);
+            // the hot set's kernels are compiled here; the others on first use (their host half only is here)
+            if constexpr (is_hot_kernel(GR_KIND_REDUCE, OP, dtype_of<In>::value, dtype_of<Out>::value)) {
+                return cub_segments_run<Red, In>(p, s->initial, scratch, a->sm_count, stream,
+                                                 AotCubSegKernels<Red, In>{}, cuda_error);
+            } else {
+                const JitCubSegKernels kernels(OP, dtype_of<In>::value, dtype_of<Out>::value, alternative);
+                return cub_segments_run<Red, In>(p, s->initial, scratch, a->sm_count, stream, kernels, cuda_error);
+            }
         });
     });
 }

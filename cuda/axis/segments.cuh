@@ -169,15 +169,8 @@ struct AotSegKernels {
 // The kernels compiled on first use (abi/jit.h: GR_JIT_REDUCE_SEGMENTS) for a (Reducer, input type) outside the hot
 // set: the same templates, named by the operator, the kernel types and the Reducer's number (reducers.cuh:
 // reducer_alternative).  Host code only: nothing of the device half is instantiated here.
-struct JitSegKernels {
-    char red[200], in[48];
-    JitSegKernels(gr_op op, gr_dtype in_dtype, gr_dtype out_dtype, int alternative) {
-        char out[48];
-        dtype_type_name(in_dtype, in, sizeof in);
-        dtype_type_name(out_dtype, out, sizeof out);
-        std::snprintf(red, sizeof red, "gr::reducer_alternative<(gr_op)%d, %s, %s, %d>::type", int(op), in, out,
-                      alternative);
-    }
+struct JitSegKernels : ReducerNames {
+    using ReducerNames::ReducerNames;
     // The name expression of kernel `k` into buf.
     void name(SegKernel k, char *buf, size_t size) const {
         switch (k) {
