@@ -16,8 +16,11 @@ from .moments import nanstd, nanvar, std, var
 from .scans import cummax, cummin, cumprod, cumsum, logcumsumexp, nancumprod, nancumsum, scan
 from .special import logsumexp
 from .linalg import dot, vdot, vector_norm
+from ._torch_ops import register_torch_ops, register_if_imported as _register_if_imported
 
 from ._version import __version__  # noqa: E402
+
+_register_if_imported()  # torch.compile keeps gpureduce's calls on tensors in its graph (_torch_ops.py)
 
 
 def variants(op=None, kind=None):
@@ -107,5 +110,5 @@ __all__ = [
     "reduce", "sum", "prod", "min", "max", "mean", "argmin", "argmax", "any", "all", "count_nonzero", "ptp",
     "nansum", "nanprod", "nanmin", "nanmax", "nanmean", "nanargmin", "nanargmax", "var", "std", "nanvar", "nanstd",
     "logsumexp", "vector_norm", "dot", "vdot", "scan", "cumsum", "cumprod", "cummax", "cummin", "nancumsum", "nancumprod", "logcumsumexp",
-    "benchmark", "BenchmarkResult", "device_info",
+    "benchmark", "BenchmarkResult", "device_info", "register_torch_ops",
 ]

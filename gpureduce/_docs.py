@@ -14,6 +14,7 @@ import string
 import textwrap
 
 from ._registry import DTYPE_NAMES, variants
+from ._streams import takes_stream
 
 _WIDTH = 100
 # The order the markers are shown in, and what each registry property is called in the list.
@@ -127,7 +128,8 @@ def with_variants(doc: str, kind: str, op: str | None = None) -> str:
 
 
 def document_variants(kind: str, op: str | None = None, template: str | None = None, **words):
-    """Decorator: append the Variants paragraph of (`kind`, `op`) to the function's docstring.
+    """Decorator of every public reduction and scan: append the Variants paragraph of (`kind`, `op`) to the
+    function's docstring, and give it the ``stream=`` keyword (gpureduce/_streams.py), described there too.
 
     A mirrored pair (min/max, argmin/argmax, cummin/cummax) writes its docstring once: `template`, a
     ``string.Template`` text whose ``${...}`` fields `words` fill in, stands for the function's own."""
@@ -135,6 +137,6 @@ def document_variants(kind: str, op: str | None = None, template: str | None = N
         doc = string.Template(template).substitute(words) if template is not None else func.__doc__
         if doc:  # None under python -OO
             func.__doc__ = with_variants(doc, kind, op)
-        return func
+        return takes_stream(func, kind, op)
 
     return decorate

@@ -102,12 +102,30 @@ def is_dask_array(a):
     return type(a).__module__.startswith("dask.array")
 
 
-def to_host(result):
-    """A DeviceArray (or any device array with .get()) as a NumPy array; host arrays pass through."""
-    if isinstance(result, np.ndarray):
-        return result
-    get = getattr(result, "get", None)
-    return get() if callable(get) else np.asarray(result)
+def to_host(a):
+    """A NumPy copy of device array `a` (host arrays and scalars pass through as arrays): each library's own copy,
+    CuPy and gpureduce.DeviceArray ``.get()``, Numba ``.copy_to_host()``, PyTorch ``.cpu()`` (bfloat16 as
+    ml_dtypes' bfloat16), any other ``__cuda_array_interface__`` exporter through a device copy of gpureduce's, a
+    DLPack one through numpy.from_dlpack.  It waits for the array's stream."""
+    if isinstance(a, (np.ndarray, np.generic)):
+        return np.asarray(a)
+    for fetch in ("get", "copy_to_host"):  # CuPy and gpureduce.DeviceArray; Numba
+        method = getattr(a, fetch, None)
+        if callable(method):
+            return np.asarray(method())
+    if callable(getattr(a, "cpu", None)) and callable(getattr(a, "numpy", None)):  # PyTorch
+        t = a.detach().cpu()
+        if str(getattr(t, "dtype", "")) == "torch.bfloat16":  # no NumPy bfloat16 in PyTorch: ml_dtypes' has its bits
+            import torch
+
+            return t.view(torch.int16).numpy().view(BFLOAT16)
+        return t.numpy()
+    if hasattr(a, "__cuda_array_interface__"):  # any other device array: a device copy made by gpureduce
+        x = intake(a)
+        return to_host(cast(x, x.dtype).obj)
+    if hasattr(a, "__dlpack__") and not hasattr(a, "__array__"):
+        return np.from_dlpack(a, device="cpu", copy=True)
+    return np.asarray(a)
 
 
 def copy_plan(x, dtype, shape, in_strides, out=None, out_strides=None):

@@ -23,10 +23,11 @@ import numpy as np
 
 from . import _core
 from ._layout import Dim, c_strides, gather_order, plan as segments_plan
-from ._operands import cast, copy_into, default_dtype, dtype_code, dtype_kind, gather, intake, is_c_contiguous
+from ._operands import (DTYPES, cast, copy_into, default_dtype, dtype_code, dtype_kind, gather, intake,
+                        is_c_contiguous)
 from ._nan import operator_for_dtype
 from ._registry import OP_NAMES, OPERATORS, REDUCE_OPS, SCAN_OPS, resolve, variants
-from ._results import in_kind_of
+from ._results import allocate_in_kind, in_kind_of
 
 try:  # NumPy >= 2.0
     from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
@@ -99,12 +100,21 @@ def _supported(kind, variant, op, in_code, out_code):
     return _core.segments_supported(kind, variant, op, in_code, out_code)
 
 
-def _post(a, out, out_desc, direct, result_ndim):
+def _post(a, out, out_desc, direct):
     """What turns the runner's result into the call's, or None when it is that already (out= written in place,
-    a NumPy scalar, a host array)."""
+    a NumPy scalar or array of a host input)."""
     if out is not None:
         return None if direct else (lambda r: copy_into(out, out_desc, r))
-    return None if result_ndim == 0 else in_kind_of(a)
+    return in_kind_of(a)
+
+
+def _fresh_result(a, x, shape, dtype):
+    """(array, its out= Operand) of the result of device input `a` from `a`'s own library, written in place by the
+    kernels (_results.allocate_in_kind), or (None, None) where the runner makes a DeviceArray."""
+    if x.host:
+        return None, None
+    fresh = allocate_in_kind(a, shape, dtype)
+    return (None, None) if fresh is None else (fresh, intake(fresh, "out="))
 
 
 # ---------------------------------------------------------------- reductions
@@ -245,7 +255,11 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
             and weights is None:
         cached = _WHOLE.get((op, variant, x.code, x.shape, x.strides))
         if cached is not None:  # (the plan's fields before the operands, after them)
-            return cached[0] + (x, None, None) + cached[1], None
+            if x.host:
+                return cached[0] + (x, None, None) + cached[1], None
+            fresh, fresh_desc = _fresh_result(a, x, (), DTYPES[cached[0][3]]) if variant in AXIS_VARIANTS["reduce"] \
+                else (None, None)
+            return cached[0] + (x, None, fresh_desc) + cached[1], (None if fresh is not None else in_kind_of(a))
     if op not in REDUCE_OPS:
         raise ValueError(f"unknown operator {op!r}; operators are {', '.join(REDUCE_OPS)}")
     if op in _TWO_OPERANDS:
@@ -317,8 +331,12 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
     op_code = _OP_CODES[op]
     if "axes" in v.properties and not _supported(_REDUCE, v.index, op_code, x.code, dtype_code(rt)):
         x = cast(x, np.dtype(np.bool_) if op in _TRUTH_OPS else rt)
-    # an axis variant writes a device out= of the result dtype in place; the classic variants' flat kernels
-    # write one scalar, copied into out= afterwards
+    # an axis variant writes a device out= of the result dtype in place (a device input's result too, made by
+    # its own library where that can); the classic variants' flat kernels write one scalar, copied into out=
+    # afterwards
+    fresh = None
+    if out is None and "axes" in v.properties:
+        fresh, out_desc = _fresh_result(a, x, tuple(rshape), rt)
     direct = out_desc is not None and not out_desc.host and out_desc.dtype == rt and "axes" in v.properties
     x, mask, layout, direct = _reduce_layout(op, x, axes, mask, out_desc if direct else None)
     plan = Plan(_REDUCE, v.index, op_code, dtype_code(rt), x, mask, out_desc if direct else None, layout,
@@ -326,7 +344,7 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
     if axis is None and dtype is None and out is None and not keepdims and mask is None and not has_initial \
             and x.obj is a and red_count > 0:
         _remember((op, variant, x.code, x.shape, x.strides), (tuple(plan[:4]), tuple(plan[7:])))
-    return plan, _post(a, out, out_desc, direct, len(rshape))
+    return plan, _post(a, out if fresh is None else fresh, out_desc, direct)
 
 
 def _initial_bytes(initial, rt):
@@ -425,12 +443,15 @@ def prepare_dot(a, b, *, conj, flatten, out=None, variant="auto"):
             raise ValueError("output array is not acceptable (must have the right datatype, number of dimensions, "
                              "and be a C-Array)")
     v = _variant_for("reduce", "dot", variant)
+    fresh = None
+    if out is None and "axes" in v.properties:
+        fresh, out_desc = _fresh_result(a, x, (), rt)
     direct = out_desc is not None and not out_desc.host and "axes" in v.properties
     x, y, layout, direct = _reduce_layout("dot", x, (0,), y, out_desc if direct else None)
     conj_flag = np.ones((), rt).tobytes() if conj and rt.kind == "c" else None
     plan = Plan(_REDUCE, v.index, _OP_CODES["dot"], dtype_code(rt), x, y, out_desc if direct else None, layout, (),
                 conj_flag, False)
-    return plan, _post(a, out, out_desc, direct, 0)
+    return plan, _post(a, out if fresh is None else fresh, out_desc, direct)
 
 
 def reduce_plan(op, a, *args, **kwargs):
@@ -447,7 +468,9 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
     if axis is None and dtype is None and out is None and (exclusive is False or exclusive is True):
         cached = _WHOLE.get((op, variant, x.code, x.shape, x.strides, exclusive))
         if cached is not None:  # (the fields before the operands, the flattened view, the fields after them)
-            return cached[0] + (x.view(*cached[1]), None, None) + cached[2], in_kind_of(a)
+            fresh, fresh_desc = _fresh_result(a, x, (x.size,), DTYPES[cached[0][3]])
+            return cached[0] + (x.view(*cached[1]), None, fresh_desc) + cached[2], \
+                (in_kind_of(a) if fresh is None else None)
     if op not in SCAN_OPS:
         raise ValueError(f"unknown operator {op!r}; operators are {', '.join(SCAN_OPS)}")
     if not isinstance(exclusive, (bool, np.bool_)):
@@ -476,6 +499,9 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
     rshape = tuple(x.shape)
     what = "the result (the flattened input's scan)" if axis is None else f"the result (the scan along axis {ax})"
     out_desc = _out(out, rshape, what) if out is not None else None
+    fresh = None
+    if out is None:  # a device input's result from its own library, where that can
+        fresh, out_desc = _fresh_result(a, x, rshape, rt)
     direct = out_desc is not None and not out_desc.host and out_desc.dtype == rt
     out_strides = out_desc.strides if direct else c_strides(rshape)
     seg = segments_plan(x.shape, x.strides, {ax}, out_strides=out_strides, scan=True)
@@ -490,7 +516,7 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
     if axis is None and dtype is None and out is None and x.obj is a:
         _remember((op, variant, whole.code, whole.shape, whole.strides, bool(exclusive)),
                   (tuple(plan[:4]), (x.shape, x.strides), tuple(plan[7:])))
-    return plan, _post(a, out, out_desc, direct, len(rshape))
+    return plan, _post(a, out if fresh is None else fresh, out_desc, direct)
 
 
 def scan_plan(op, a, *args, **kwargs):

@@ -1,10 +1,12 @@
-"""Array results in the input's own kind: a CuPy input gives a CuPy array, a PyTorch tensor a tensor, a JAX
-array a JAX array, each a zero-copy view of gpureduce's DeviceArray through DLPack (its stream handshake
-orders the consumer's stream after the work).  Inputs whose library cannot take a result back (a raw
-``__cuda_array_interface__`` or DLPack exporter) keep the ``gpureduce.DeviceArray``; host inputs give NumPy
-arrays, which the runner makes itself.
+"""Results in the input's own kind, 0-d ones included: a CuPy input gives a CuPy array, a PyTorch tensor a
+tensor, a JAX array a JAX array.  CuPy and PyTorch allocate the result themselves (`allocate_in_kind`: their
+memory pool and caching allocator, on their current stream, inside a CUDA graph's pool during capture) and
+the kernels write into it; other results are gpureduce's DeviceArray, handed over without a copy through
+DLPack (its stream handshake orders the consumer's stream after the work).  Inputs whose library cannot take
+a result back (a raw ``__cuda_array_interface__`` or DLPack exporter) keep the ``gpureduce.DeviceArray``; host
+inputs give NumPy arrays and scalars, which the runner makes itself.
 
-The converter is chosen once per input type and cached, so the hot path pays one dict lookup.
+Converters and allocators are chosen once per input type and cached, so the hot path pays a dict lookup.
 """
 from __future__ import annotations
 
@@ -67,15 +69,68 @@ def in_kind_of(a):
     except KeyError:
         pass
     convert = _converter(kind)
+    # a host result (an ndarray, a NumPy scalar: the input was read on the host) is final
     if convert is _array_api_from_dlpack:
-        post = lambda r: _array_api_from_dlpack(r, a) if not isinstance(r, np.ndarray) else r  # noqa: E731
+        post = lambda r: _array_api_from_dlpack(r, a) if not isinstance(r, (np.ndarray, np.generic)) else r  # noqa: E731
     elif convert is not None:
-        post = lambda r: convert(r) if not isinstance(r, np.ndarray) else r  # noqa: E731
+        post = lambda r: convert(r) if not isinstance(r, (np.ndarray, np.generic)) else r  # noqa: E731
     else:
         post = None
     if convert is not _array_api_from_dlpack:  # that one binds `a`: not cached
         _CONVERTERS[kind] = post
     return post
+
+
+def _torch_allocator():
+    torch = sys.modules["torch"]
+    from ._operands import BFLOAT16
+    dtypes = {np.dtype(name): getattr(torch, name) for name in
+              ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
+               "float64", "complex64", "complex128") if isinstance(getattr(torch, name, None), torch.dtype)}
+    dtypes[BFLOAT16] = torch.bfloat16
+    empty = torch.empty
+
+    def allocate(a, shape, dtype):
+        kind = dtypes.get(dtype)
+        return None if kind is None else empty(shape, dtype=kind, device=a.device)
+
+    return allocate
+
+
+def _cupy_allocator():
+    cupy = sys.modules["cupy"]
+    empty = cupy.empty
+
+    def allocate(a, shape, dtype):
+        # on the current device, where the work runs (the runner refuses an input on another); no bfloat16 in CuPy
+        return None if dtype.kind not in "biufc" else empty(shape, dtype)
+
+    return allocate
+
+
+_ALLOCATORS = {}
+
+
+def allocate_in_kind(a, shape, dtype):
+    """A new uninitialised array of `shape` and `dtype` from device input `a`'s own library (CuPy, PyTorch), for
+    the kernels to write the result into; None where gpureduce allocates it (other kinds, dtypes the library
+    lacks)."""
+    kind = type(a)
+    allocate = _ALLOCATORS.get(kind, False)
+    if allocate is False:
+        root = kind.__module__.partition(".")[0]
+        allocate = _torch_allocator() if root == "torch" else _cupy_allocator() if root == "cupy" else None
+        _ALLOCATORS[kind] = allocate
+    if allocate is None:
+        return None
+    try:
+        return allocate(a, shape, dtype)
+    except Exception as error:  # the library's out-of-memory error as gpureduce's (a MemoryError), as ours
+        if "OutOfMemory" not in type(error).__name__:
+            raise
+        from ._core import OutOfMemoryError
+        raise OutOfMemoryError(f"allocating the result ({shape}, {dtype}) with {type(a).__module__.partition('.')[0]}: "
+                               f"{error}") from error
 
 
 def host_in_kind_of(a, host):

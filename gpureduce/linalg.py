@@ -56,8 +56,10 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2, variant: str = "auto"
     -------
     numpy.generic, numpy.ndarray or device array
         Real: `x`'s dtype for floating inputs, its real dtype for complex ones (complex64 gives float32), float64
-        for bool and integer inputs, as NumPy's.  A 0-d result is a NumPy scalar; an array result is a
-        ``numpy.ndarray`` for a host `x` and a device array of `x`'s kind for a device `x`.
+        for bool and integer inputs, as NumPy's.  A ``numpy.ndarray``, or a NumPy scalar for 0-d, for a host `x`,
+        complete on return; for a device `x` an array of `x`'s kind, 0-d results too (a CuPy array, a tensor, a JAX
+        array, else a ``gpureduce.DeviceArray``), computed asynchronously on its stream (``float(r)`` or
+        ``r.item()`` waits for it).
 
     Raises
     ------
@@ -155,8 +157,8 @@ def dot(a, b, out=None, *, variant: str = "auto"):
     float32, integers with wrap-around (NumPy adds them in a wider type and truncates once: the same value), bool as
     "some pair is True and True".  Floating-point sums are formed in a tree, not in BLAS's order: they differ
     from NumPy's by rounding, about ``eps * log2(n) * sum(abs(a * b))``, and are bitwise the same on every run.
-    Host operands are copied to the device whole.  The result is a NumPy scalar, also for device operands (the
-    call waits for the device).
+    Host operands are copied to the device whole.  The result is a NumPy scalar for host operands, a 0-d array of
+    `a`'s kind for device ones, computed asynchronously (``float(r)`` waits for it).
 
     Examples
     --------

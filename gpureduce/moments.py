@@ -58,9 +58,10 @@ _TEMPLATE = """${summary}
     Returns
     -------
     numpy.generic, numpy.ndarray, device array or `out`
-        The ${what}: real for complex inputs.  `out` when given.  Otherwise a 0-d result is a NumPy scalar, also
-        for a device `a` (the call waits for the device); an array result is a ``numpy.ndarray`` for a host
-        `a`, complete on return, and a device array of `a`'s kind for a device `a`, computed asynchronously.
+        The ${what}: real for complex inputs.  `out` when given.  Otherwise a ``numpy.ndarray``, or a NumPy scalar
+        for 0-d, for a host `a`, complete on return; for a device `a` an array of `a`'s kind, 0-d results too (a
+        CuPy array, a tensor, a JAX array, else a ``gpureduce.DeviceArray``), computed asynchronously on its stream
+        (``float(r)`` or ``r.item()`` waits for it).
 
     Raises
     ------

@@ -74,9 +74,10 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
     Returns
     -------
     numpy.generic, numpy.ndarray, device array or `out`
-        `out` when given.  Otherwise a 0-d result is a NumPy scalar, also for a device `a` (the call then
-        waits for the device); an array result is a ``numpy.ndarray`` for a host `a`, complete on return, and
-        a device array of `a`'s kind for a device `a`, computed asynchronously.
+        `out` when given.  Otherwise a ``numpy.ndarray``, or a NumPy scalar for 0-d, for a host `a`, complete on
+        return; for a device `a` an array of `a`'s kind, 0-d results too (a CuPy array, a tensor, a JAX array, else
+        a ``gpureduce.DeviceArray``), computed asynchronously on its stream (``float(r)`` or ``r.item()`` waits for
+        it).
 
     Raises
     ------
@@ -102,15 +103,17 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
 
     Notes
     -----
-    The work runs on the current CUDA device.  A device `a` is read in place: a PyTorch tensor on PyTorch's
-    current stream, a CuPy array on CuPy's current stream, any other DLPack exporter (JAX, ...) on the legacy
-    default stream its producer is told to order its work before, a ``__cuda_array_interface__`` exporter on
-    the stream it names (version 3), else on the stream of a device `out`, else on gpureduce's own stream.  An
-    array result comes back in `a`'s own kind without a copy (a CuPy array, a tensor, a JAX array; a
-    ``gpureduce.DeviceArray`` for other device arrays), asynchronously, ordered before the consumer's stream;
-    a device `out` is written on the caller's stream (PyTorch's, CuPy's, the one it names), and the call
-    completes before it returns where that stream is unknown.  Host arrays are staged through pinned
-    buffers; a host result is complete on return.
+    The work runs on the current CUDA device.  A device `a` is read in place: on ``stream=`` when given (after
+    the streams its arrays were made on), else a PyTorch tensor on PyTorch's current stream, a CuPy array on
+    CuPy's current stream, any other DLPack exporter (JAX, ...) on the legacy default stream its producer is
+    told to order its work before, a ``__cuda_array_interface__`` exporter on the stream it names (version 3),
+    else on the stream of a device `out`, else on gpureduce's own stream.  Nothing on that path waits for the
+    device: the result, 0-d included, comes back in `a`'s own kind (a CuPy array or a tensor allocated by its
+    library on that stream, a JAX array, a ``gpureduce.DeviceArray`` for other device arrays); a device `out`
+    is written on the caller's stream, and the call completes before it returns only where that stream is
+    unknown.  Calls on CuPy and PyTorch arrays can be captured in a CUDA graph (``torch.cuda.graph``, CuPy's
+    ``Stream.begin_capture``) once a first call outside the capture has loaded their kernels.  Host arrays are
+    staged through pinned buffers; a host result is complete on return.
 
     Floating-point sums and products are formed in a tree, not in NumPy's order: they differ from NumPy's by
     rounding, about ``eps * log2(n) * sum(abs(a))`` for a sum.  Variants not marked "not deterministic"
@@ -131,14 +134,17 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
     >>> gpureduce.reduce("argmin", x, axis=1)
     array([0, 0, 0])
 
-    A device array gives an array of its own kind for an array result, a NumPy scalar for a 0-d one:
+    A device array gives an array of its own kind, 0-d results too, asynchronously on its stream; ``float()``
+    or ``.item()`` brings a value home:
 
     >>> import cupy as cp                                   # doctest: +SKIP
     >>> d = cp.arange(12, dtype=cp.float32).reshape(3, 4)   # doctest: +SKIP
     >>> gpureduce.reduce("sum", d, axis=1)                  # doctest: +SKIP
     array([ 6., 22., 38.], dtype=float32)
     >>> gpureduce.reduce("sum", d)                          # doctest: +SKIP
-    np.float32(66.0)
+    array(66., dtype=float32)
+    >>> float(gpureduce.reduce("sum", d))                   # doctest: +SKIP
+    66.0
     """
     if type(a) is not np.ndarray and isinstance(a, np.ndarray):  # a subclass: memmap, masked array, or refused
         return reduce_subclass(reduce, op, a, axis, dtype, out, keepdims, initial, where, variant, ddof, ord)
@@ -189,8 +195,10 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, wh
     Returns
     -------
     numpy.generic, numpy.ndarray, device array or `out`
-        `out` when given.  Otherwise a 0-d result is a NumPy scalar, also for a device `a` (the call waits
-        for the device); an array result is a ``numpy.ndarray`` for a host `a`, complete on return, and a device array of `a`'s kind for a device `a`, computed asynchronously on its stream.
+        `out` when given.  Otherwise a ``numpy.ndarray``, or a NumPy scalar for 0-d, for a host `a`, complete on
+        return; for a device `a` an array of `a`'s kind, 0-d results too (a CuPy array, a tensor, a JAX array, else
+        a ``gpureduce.DeviceArray``), computed asynchronously on its stream (``float(r)`` or ``r.item()`` waits for
+        it).
 
     Raises
     ------
@@ -266,8 +274,10 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, w
     Returns
     -------
     numpy.generic, numpy.ndarray, device array or `out`
-        `out` when given.  Otherwise a 0-d result is a NumPy scalar, also for a device `a` (the call waits
-        for the device); an array result is a ``numpy.ndarray`` for a host `a`, complete on return, and a device array of `a`'s kind for a device `a`, computed asynchronously on its stream.
+        `out` when given.  Otherwise a ``numpy.ndarray``, or a NumPy scalar for 0-d, for a host `a`, complete on
+        return; for a device `a` an array of `a`'s kind, 0-d results too (a CuPy array, a tensor, a JAX array, else
+        a ``gpureduce.DeviceArray``), computed asynchronously on its stream (``float(r)`` or ``r.item()`` waits for
+        it).
 
     Raises
     ------
@@ -332,9 +342,10 @@ _EXTREME_DOC = """${Name} over the given axes, as ``numpy.${name}``.
     Returns
     -------
     numpy.generic, numpy.ndarray, device array or `out`
-        Of `a`'s dtype.  `out` when given.  Otherwise a 0-d result is a NumPy scalar, also for a device `a`
-        (the call waits for the device); an array result is a ``numpy.ndarray`` for a host `a`, complete on
-        return, and a device array of `a`'s kind for a device `a`, computed asynchronously on its stream.
+        Of `a`'s dtype.  `out` when given.  Otherwise a ``numpy.ndarray``, or a NumPy scalar for 0-d, for a host
+        `a`, complete on return; for a device `a` an array of `a`'s kind, 0-d results too (a CuPy array, a tensor, a
+        JAX array, else a ``gpureduce.DeviceArray``), computed asynchronously on its stream (``float(r)`` or
+        ``r.item()`` waits for it).
 
     Raises
     ------
@@ -437,10 +448,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, vari
     Returns
     -------
     numpy.generic, numpy.ndarray, device array or `out`
-        The sum divided by the count.  `out` when given.  Otherwise a 0-d result is a NumPy scalar, also for a
-        device `a` (the call waits for the device); an array result is a ``numpy.ndarray`` for a host `a`,
-        complete on return, and a device array of `a`'s kind for a device `a`, computed asynchronously on its
-        stream.
+        The sum divided by the count.  `out` when given.  Otherwise a ``numpy.ndarray``, or a NumPy scalar for 0-d,
+        for a host `a`, complete on return; for a device `a` an array of `a`'s kind, 0-d results too (a CuPy array,
+        a tensor, a JAX array, else a ``gpureduce.DeviceArray``), computed asynchronously on its stream
+        (``float(r)`` or ``r.item()`` waits for it).
 
     Raises
     ------
@@ -508,9 +519,10 @@ _ARG_EXTREME_DOC = """Index of the first ${extreme} along an axis, as ``numpy.${
     Returns
     -------
     numpy.int64, numpy.ndarray, device array or `out`
-        Indices, of dtype int64.  `out` when given.  Otherwise a 0-d result is a NumPy scalar, also for a device `a`
-        (the call waits for the device); an array result is a ``numpy.ndarray`` for a host `a`, complete on
-        return, and a device array of `a`'s kind for a device `a`, computed asynchronously on its stream.
+        Indices, of dtype int64.  `out` when given.  Otherwise a ``numpy.ndarray``, or a NumPy scalar for 0-d, for a
+        host `a`, complete on return; for a device `a` an array of `a`'s kind, 0-d results too (a CuPy array, a
+        tensor, a JAX array, else a ``gpureduce.DeviceArray``), computed asynchronously on its stream (``float(r)``
+        or ``r.item()`` waits for it).
 
     Raises
     ------
@@ -604,10 +616,10 @@ _TRUTH_DOC = """Test whether ${which} element along the given axes is true, as `
     Returns
     -------
     numpy.bool, numpy.ndarray, device array or `out`
-        bool: ${returns}; ${empty} over an empty axis.  `out` when given.  Otherwise a 0-d result is a NumPy
-        scalar, also for a device `a` (the call waits for the device); an array result is a
-        ``numpy.ndarray`` for a host `a`, complete on return, and a device array of `a`'s kind for a device
-        `a`, computed asynchronously on its stream.
+        bool: ${returns}; ${empty} over an empty axis.  `out` when given.  Otherwise a ``numpy.ndarray``, or a NumPy
+        scalar for 0-d, for a host `a`, complete on return; for a device `a` an array of `a`'s kind, 0-d results too
+        (a CuPy array, a tensor, a JAX array, else a ``gpureduce.DeviceArray``), computed asynchronously on its
+        stream (``float(r)`` or ``r.item()`` waits for it).
 
     Raises
     ------
@@ -686,9 +698,10 @@ def count_nonzero(a, axis=None, *, keepdims=False, variant: str = "auto"):
     Returns
     -------
     numpy.int64, numpy.ndarray or device array
-        The counts, int64 (NumPy's intp).  A 0-d result is a NumPy scalar, also for a device `a` (the call
-        waits for the device); an array result is a ``numpy.ndarray`` for a host `a`, complete on return,
-        and a device array of `a`'s kind for a device `a`, computed asynchronously on its stream.
+        The counts, int64 (NumPy's intp).  A ``numpy.ndarray``, or a NumPy scalar for 0-d, for a host `a`, complete
+        on return; for a device `a` an array of `a`'s kind, 0-d results too (a CuPy array, a tensor, a JAX array,
+        else a ``gpureduce.DeviceArray``), computed asynchronously on its stream (``float(r)`` or ``r.item()`` waits
+        for it).
 
     Raises
     ------
@@ -749,9 +762,10 @@ def ptp(a, axis=None, out=None, keepdims=False, *, variant: str = "auto"):
     numpy.generic, numpy.ndarray, device array or `out`
         ``max - min`` in `a`'s dtype: an integer range that does not fit wraps around, as NumPy's (int8
         ``[-128, 127]`` gives -1); NaN where a slice holds a NaN; complex numbers are ordered as NumPy orders
-        them (real part first).  `out` when given.  Otherwise a 0-d result is a NumPy scalar, also for a
-        device `a` (the call waits for the device); an array result is a ``numpy.ndarray`` for a host `a`,
-        complete on return, and a device array of `a`'s kind for a device `a`, computed asynchronously.
+        them (real part first).  `out` when given.  Otherwise a ``numpy.ndarray``, or a NumPy scalar for 0-d, for a
+        host `a`, complete on return; for a device `a` an array of `a`'s kind, 0-d results too (a CuPy array, a
+        tensor, a JAX array, else a ``gpureduce.DeviceArray``), computed asynchronously on its stream (``float(r)``
+        or ``r.item()`` waits for it).
 
     Raises
     ------

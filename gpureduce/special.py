@@ -53,8 +53,10 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, varian
     res : numpy.generic, numpy.ndarray or device array
         `a`'s dtype for floating inputs (float16 and bfloat16 in float32, rounded once), float64 for bool and
         integer inputs; with `b`, the common dtype of `a` and `b`, at least floating, as SciPy's; -inf for an
-        empty slice; NaN where the weighted sum is negative and `return_sign` is False, as SciPy's.  A 0-d result is a NumPy scalar; an array result is a
-        ``numpy.ndarray`` for a host `a` and a device array of `a`'s kind for a device `a`.
+        empty slice; NaN where the weighted sum is negative and `return_sign` is False, as SciPy's.  A
+        ``numpy.ndarray``, or a NumPy scalar for 0-d, for a host `a`, complete on return; for a device `a` an array
+        of `a`'s kind, 0-d results too (a CuPy array, a tensor, a JAX array, else a ``gpureduce.DeviceArray``),
+        computed asynchronously on its stream (``float(r)`` or ``r.item()`` waits for it).
     sgn : same kind as `res`
         Only with ``return_sign=True``: the sign (see above).  Without `b`, for a device `a` it is computed on
         the host from `res` (the call waits for the device) and copied to `a`'s device by `a`'s own library;
@@ -112,9 +114,9 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, varian
     taken = math.prod(x.shape[i] for i in reduced)  # elements per result: the same for every result
     sign = np.where(np.isnan(res), np.nan, -1.0 if taken == 0 else np.where(res == -np.inf, 0.0, 1.0))
     sign = sign.astype(res.dtype)
-    if sign.ndim == 0:
-        return result, sign[()]
-    return result, (sign if x.host else host_in_kind_of(a, sign))
+    if x.host:
+        return result, (sign[()] if sign.ndim == 0 else sign)
+    return result, host_in_kind_of(a, sign)  # a 0-d one too, as the result
 
 
 def _weighted(a, axis, b, keepdims, return_sign, variant):
@@ -140,4 +142,6 @@ def _weighted(a, axis, b, keepdims, return_sign, variant):
         return result, run(plan_of("sign"))
     # every slice is empty: SciPy's sign there is -1 (the kernel's would be 0, the sign of an empty sum)
     sign = np.full(plan.result_shape, -1.0, np.dtype(_core.dtype_names[plan.result_dtype]))
-    return result, (sign[()] if sign.ndim == 0 else sign if plan.a.host else host_in_kind_of(a, sign))
+    if plan.a.host:
+        return result, (sign[()] if sign.ndim == 0 else sign)
+    return result, host_in_kind_of(a, sign)

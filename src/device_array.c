@@ -452,6 +452,85 @@ done:
     return capsule;
 }
 
+/* ---------------------------------------------------------------- as a value (a 0-d result)
+
+ * A reduction of a device array gives a 0-d DeviceArray (for an input whose library cannot take it back):
+ * float(), int(), bool(), complex(), operator.index(), item() and comparisons read its value through the host
+ * copy, as NumPy's 0-d arrays answer them -- each waits for the array's stream, and says so by being explicit. */
+static PyObject *
+host_value_call(PyObject *op, PyObject *(*convert)(PyObject *))
+{
+    PyObject *host = DeviceArray_get(op, NULL);
+    if (!host) return NULL;
+    PyObject *value = convert(host);
+    Py_DECREF(host);
+    return value;
+}
+
+static PyObject *
+DeviceArray_float(PyObject *op)
+{
+    return host_value_call(op, PyNumber_Float);
+}
+
+static PyObject *
+DeviceArray_int(PyObject *op)
+{
+    return host_value_call(op, PyNumber_Long);
+}
+
+static PyObject *
+DeviceArray_index(PyObject *op)
+{
+    return host_value_call(op, PyNumber_Index);
+}
+
+static int
+DeviceArray_bool(PyObject *op)
+{
+    PyObject *host = DeviceArray_get(op, NULL);
+    if (!host) return -1;
+    const int truth = PyObject_IsTrue(host);
+    Py_DECREF(host);
+    return truth;
+}
+
+static PyObject *
+ndarray_item(PyObject *host)
+{
+    return PyObject_CallMethod(host, "item", NULL); /* NumPy's own checks and words */
+}
+
+static PyObject *
+to_complex(PyObject *host)
+{
+    return PyObject_CallOneArg((PyObject *)&PyComplex_Type, host);
+}
+
+static PyObject *
+DeviceArray_item(PyObject *op, PyObject *unused)
+{
+    return host_value_call(op, ndarray_item);
+}
+
+static PyObject *
+DeviceArray_complex(PyObject *op, PyObject *unused)
+{
+    return host_value_call(op, to_complex);
+}
+
+static PyObject *
+DeviceArray_richcompare(PyObject *op, PyObject *other, int cmp)
+{
+    PyObject *host = DeviceArray_get(op, NULL);
+    if (!host) return NULL;
+    PyObject *other_value = Py_TYPE(other) == Py_TYPE(op) ? DeviceArray_get(other, NULL) : Py_NewRef(other);
+    PyObject *result = other_value ? PyObject_RichCompare(host, other_value, cmp) : NULL;
+    Py_XDECREF(other_value);
+    Py_DECREF(host);
+    return result;
+}
+
 static PyObject *
 DeviceArray_dlpack_device(PyObject *op, PyObject *unused)
 {
@@ -471,6 +550,10 @@ static PyMethodDef DeviceArray_methods[] = {
      "(unless copy=True) as a DLPack capsule, versioned when max_version >= (1, 0); `stream` (the consumer's) is "
      "ordered after the array's stream."},
     {"__dlpack_device__", DeviceArray_dlpack_device, METH_NOARGS, "__dlpack_device__() -> (2, device): kDLCUDA."},
+    {"item", DeviceArray_item, METH_NOARGS,
+     "item() -> a Python scalar\n\nThe one element as numpy.ndarray.item() gives it, after the work enqueued on the "
+     "array's stream (a 0-d result's value on the host)."},
+    {"__complex__", DeviceArray_complex, METH_NOARGS, "complex(a): the value of a one-element array, on the host."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -488,10 +571,12 @@ static PyGetSetDef DeviceArray_getset[] = {
 };
 
 PyDoc_STRVAR(DeviceArray_doc,
-             "A C-contiguous array in device memory, owned by gpureduce (the result of a scan of a device array).\n\n"
+             "A C-contiguous array in device memory, owned by gpureduce (the result of a reduction or scan of a\n"
+             "device array whose library cannot take it back; 0-d for a whole-array reduction).\n\n"
              "It is produced asynchronously on a CUDA stream, which it exports: CuPy, PyTorch and Numba view it\n"
              "without a copy through __cuda_array_interface__ (v3) or DLPack; get() and numpy.asarray() copy it\n"
-             "to the host.  DeviceArrays are made by gpureduce, not constructed directly.");
+             "to the host; float(), int(), bool(), item() and comparisons read a one-element array's value there.\n"
+             "DeviceArrays are made by gpureduce, not constructed directly.");
 
 #ifndef Py_TPFLAGS_DISALLOW_INSTANTIATION
 /* Python < 3.10 lacks the flag, and object's tp_new would be inherited: refuse construction by hand. */
@@ -519,6 +604,11 @@ static PyType_Slot DeviceArray_slots[] = {
     {Py_tp_methods, DeviceArray_methods},
     {Py_tp_getset, DeviceArray_getset},
     {Py_mp_length, DeviceArray_length},
+    {Py_nb_float, DeviceArray_float},
+    {Py_nb_int, DeviceArray_int},
+    {Py_nb_index, DeviceArray_index},
+    {Py_nb_bool, DeviceArray_bool},
+    {Py_tp_richcompare, DeviceArray_richcompare},
     {0, NULL},
 };
 

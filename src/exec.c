@@ -22,6 +22,32 @@ round_up(size_t x, size_t q)
     return (x + q - 1) / q * q;
 }
 
+static unsigned char g_pool_ready[GR_MAX_DEVICES];
+
+/* Keep freed blocks in the device's default pool instead of handing them back to the driver at every
+ * synchronisation (the default threshold, 0, does that): results then cost no allocation once warm.  Up to a
+ * sixteenth of the device's memory only: beyond that, blocks go back at the next synchronisation, so memory
+ * gpureduce no longer uses is there for CuPy's and PyTorch's allocators. */
+static int
+prepare_pool(PyObject *module, int device)
+{
+    if (g_pool_ready[device]) return 0;
+    cudaMemPool_t pool;
+    cudaError_t err = cudaDeviceGetDefaultMemPool(&pool, device);
+    if (err == cudaSuccess) {
+        size_t free_bytes = 0, total_bytes = 0;
+        err = cudaMemGetInfo(&free_bytes, &total_bytes);
+        uint64_t threshold = (uint64_t)total_bytes / 16;
+        if (err == cudaSuccess) err = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+    }
+    if (err != cudaSuccess) {
+        gr_raise_cuda(module, err, "configuring the device's memory pool");
+        return -1;
+    }
+    g_pool_ready[device] = 1;
+    return 0;
+}
+
 int
 gr_current_device(PyObject *module)
 {
@@ -53,6 +79,9 @@ gr_current_device(PyObject *module)
             return -1;
         }
         g_sm_count[device] = sms;
+        /* here, with the device's first call, not at its first pool allocation: that may come inside a CUDA
+         * graph capture (run.c), where cudaMemGetInfo is not allowed */
+        if (prepare_pool(module, device) < 0) return -1;
     }
     return device;
 }
@@ -81,32 +110,6 @@ gr_device_stream(PyObject *module, int device)
 }
 
 /* ---------------------------------------------------------------- memory and the current device */
-
-static unsigned char g_pool_ready[GR_MAX_DEVICES];
-
-/* Keep freed blocks in the device's default pool instead of handing them back to the driver at every
- * synchronisation (the default threshold, 0, does that): results then cost no allocation once warm.  Up to a
- * sixteenth of the device's memory only: beyond that, blocks go back at the next synchronisation, so memory
- * gpureduce no longer uses is there for CuPy's and PyTorch's allocators. */
-static int
-prepare_pool(PyObject *module, int device)
-{
-    if (g_pool_ready[device]) return 0;
-    cudaMemPool_t pool;
-    cudaError_t err = cudaDeviceGetDefaultMemPool(&pool, device);
-    if (err == cudaSuccess) {
-        size_t free_bytes = 0, total_bytes = 0;
-        err = cudaMemGetInfo(&free_bytes, &total_bytes);
-        uint64_t threshold = (uint64_t)total_bytes / 16;
-        if (err == cudaSuccess) err = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold);
-    }
-    if (err != cudaSuccess) {
-        gr_raise_cuda(module, err, "configuring the device's memory pool");
-        return -1;
-    }
-    g_pool_ready[device] = 1;
-    return 0;
-}
 
 int
 gr_device_alloc(PyObject *module, int device, size_t bytes, cudaStream_t stream, void **ptr)

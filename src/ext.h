@@ -251,8 +251,12 @@ typedef enum { GR_FROM_NUMPY, GR_FROM_CAI, GR_FROM_DLPACK, GR_FROM_GPUREDUCE } g
  *   CALLER     the current stream of the caller's library (PyTorch, CuPy), asked for in the DLPack exchange:
  *              its allocator frees in order on that stream
  *   HANDSHAKE  the legacy stream a DLPack producer of unknown habits was told to order its work before
- *   OWN        a gpureduce.DeviceArray's own stream */
-typedef enum { GR_STREAM_NONE, GR_STREAM_PRODUCER, GR_STREAM_CALLER, GR_STREAM_HANDSHAKE, GR_STREAM_OWN } gr_stream_origin;
+ *   OWN        a gpureduce.DeviceArray's own stream
+ *   EXPLICIT   the stream= the caller gave (gpureduce/_streams.py); the stream the data was made on, where
+ *              known and another, is `after` */
+typedef enum {
+    GR_STREAM_NONE, GR_STREAM_PRODUCER, GR_STREAM_CALLER, GR_STREAM_HANDSHAKE, GR_STREAM_OWN, GR_STREAM_EXPLICIT
+} gr_stream_origin;
 
 /* One array operand of a call (input, where= or out=), read without touching the device: a host ndarray
  * (aligned, native byte order) or device memory read in place. */
@@ -268,13 +272,18 @@ typedef struct gr_operand {
     int device;           /* the device the producer named (DLPack, DeviceArray); -1 when unknown or host */
     int has_stream;       /* the producer named a stream (CAI v3), or was told ours (DLPack) ... */
     cudaStream_t stream;  /* ... this one: our work is enqueued on it */
+    int has_after;        /* EXPLICIT: the data was made on another stream, which the work waits for (and an */
+    cudaStream_t after;   /* out= is read on: it waits for the work) */
     gr_stream_origin origin;
     gr_protocol protocol;
 } gr_operand;
 
 /* Read `obj` (`role` names it in errors: "the input", "where=", "out=") into a new _core.Operand object
- * holding a gr_operand and what keeps its memory alive.  NULL with an exception. */
+ * holding a gr_operand and what keeps its memory alive, on the call's stream= where one is set
+ * (_core.call_stream, a context variable).  NULL with an exception. */
 PyObject *gr_intake(PyObject *module, PyObject *obj, const char *role);
+/* _core.call_stream: the context variable gpureduce/_streams.py sets to a call's stream= (an int handle). */
+PyObject *gr_call_stream_var(void);
 /* What keeps an operand's stream alive (a CuPy Stream object, a DeviceArray's owner): borrowed, NULL when none. */
 PyObject *gr_operand_stream_owner(PyObject *operand);
 /* A host operand's values as the NumPy array it reads (a new reference; None for device memory). */

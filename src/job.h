@@ -79,9 +79,11 @@ struct gr_job {
     void *host_dst;
     int host_dst_pinned;             /* host_dst is pinned memory (pinned_results.c): DMA lands in it directly */
     size_t out_bytes;
-    cudaStream_t waits[3], releases[2];
+    cudaStream_t waits[6], releases[3];
     int n_waits, n_releases;
     int sync;
+    int captured;                    /* the work stream is capturing a CUDA graph: the graph owns its buffers */
+    void *graph_workspace;           /* captured: the workspace, pool memory allocated and freed in the graph */
     PyThreadState **gil;             /* gr_py_run's saved thread state: streaming looks for Ctrl-C with it */
     int interrupted;                 /* a signal handler raised between stages: skip the download, raise it */
     gr_outcome outcome;

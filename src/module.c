@@ -125,6 +125,7 @@ core_exec(PyObject *module)
         return -1;
     state->OperandType = gr_operand_type_new(module);
     if (!state->OperandType || PyModule_AddObjectRef(module, "Operand", state->OperandType) < 0) return -1;
+    if (PyModule_AddObjectRef(module, "call_stream", gr_call_stream_var()) < 0) return -1;
 
     const char *dtype_names[GR_DTYPE_COUNT];
     for (int i = 0; i < GR_DTYPE_COUNT; i++) dtype_names[i] = gr_dtype_name((gr_dtype)i);

@@ -794,10 +794,19 @@ static PyObject *g_unversioned_types;
 /* The protocol's names, interned once (a lookup per call would allocate; one made lazily could be left half made
  * by a MemoryError, and the next call would look a NULL name up). */
 static PyObject *g_dlpack_name, *g_dlpack_device_name, *g_cai_name;
+/* A call's stream= (gpureduce/_streams.py sets it around the call): unset, or the stream's handle as an int. */
+static PyObject *g_call_stream;
+
+PyObject *
+gr_call_stream_var(void)
+{
+    return g_call_stream;
+}
 
 int
 gr_operand_init(void)
 {
+    if (!g_call_stream && !(g_call_stream = PyContextVar_New("gpureduce_call_stream", NULL))) return -1;
     if (!g_dlpack_name && !(g_dlpack_name = PyUnicode_InternFromString("__dlpack__"))) return -1;
     if (!g_dlpack_device_name && !(g_dlpack_device_name = PyUnicode_InternFromString("__dlpack_device__")))
         return -1;
@@ -1162,9 +1171,44 @@ has_attr(PyObject *obj, PyObject *name)
     return _PyType_Lookup(Py_TYPE(obj), name) != NULL;
 }
 
+/* The call's stream=, if one is set: 1 and its handle, 0 when none, -1 with an exception. */
+static int
+explicit_stream(cudaStream_t *stream)
+{
+    PyObject *value = NULL;
+    if (PyContextVar_Get(g_call_stream, NULL, &value) < 0) return -1;
+    if (!value || value == Py_None) {
+        Py_XDECREF(value);
+        return 0;
+    }
+    const unsigned long long handle = PyLong_AsUnsignedLongLong(value);
+    Py_DECREF(value);
+    if (handle == (unsigned long long)-1 && PyErr_Occurred()) return -1;
+    /* handle 0, CUDA's default stream, is the legacy one here (no per-thread default compile) */
+    *stream = handle == 0 ? cudaStreamLegacy : (cudaStream_t)(uintptr_t)handle;
+    return 1;
+}
+
+/* An operand read on the call's stream=: the work runs there (a host input's copies too), after the stream a
+ * device operand's data was made on. */
+static void
+move_to_explicit_stream(gr_operand *o, cudaStream_t stream)
+{
+    if (!o->is_host && o->has_stream && o->stream != stream) {
+        o->has_after = 1;
+        o->after = o->stream;
+    }
+    o->has_stream = 1;
+    o->stream = stream;
+    o->origin = GR_STREAM_EXPLICIT;
+}
+
 PyObject *
 gr_intake(PyObject *module, PyObject *obj, const char *role)
 {
+    cudaStream_t explicit = NULL;
+    const int has_explicit = explicit_stream(&explicit);
+    if (has_explicit < 0) return NULL;
     OperandObject *self = operand_new(module, obj);
     if (!self) return NULL;
     const int is_out = !strcmp(role, "out=");
@@ -1187,8 +1231,12 @@ gr_intake(PyObject *module, PyObject *obj, const char *role)
                  : intake_dlpack(module, obj, role, stream, GR_STREAM_CALLER, self);
     }
     else if (has_attr(obj, g_dlpack_name) && has_attr(obj, g_dlpack_device_name)) {
-        /* a producer whose current stream is unknown: told the legacy default stream, where the work runs */
-        rc = intake_dlpack(module, obj, role, 1, GR_STREAM_HANDSHAKE, self);
+        /* a producer whose current stream is unknown: told the call's stream= (cudaStreamLegacy and
+         * cudaStreamPerThread are the protocol's 1 and 2), else the legacy default stream, where the work runs */
+        if (has_explicit)
+            rc = intake_dlpack(module, obj, role, (unsigned long long)(uintptr_t)explicit, GR_STREAM_EXPLICIT, self);
+        else
+            rc = intake_dlpack(module, obj, role, 1, GR_STREAM_HANDSHAKE, self);
     }
     else {
         PyObject *cai = PyObject_GetAttr(obj, g_cai_name); /* an instance attribute is fine too */
@@ -1216,6 +1264,7 @@ gr_intake(PyObject *module, PyObject *obj, const char *role)
         Py_DECREF(self);
         return NULL;
     }
+    if (has_explicit) move_to_explicit_stream(&self->op, explicit);
     return (PyObject *)self;
 }
 

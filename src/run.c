@@ -21,12 +21,21 @@
  *             (device input; gpureduce/_results.py hands it back in the input's own kind)
  *
  * Streams: the work runs on the stream the input named (CUDA Array Interface v3, the current stream of a
- * PyTorch or CuPy caller, or the legacy default stream a DLPack producer was told), else on the one a device
- * out= named, else on the device's own stream.  A new DeviceArray lives on the work stream when that is the
+ * PyTorch or CuPy caller, the stream= a caller gave, or the legacy default stream a DLPack producer was told),
+ * else on the one a device out= named, else on the device's own stream.  A device input's result, 0-d ones
+ * included, is a device array: nothing on that path waits for the device.  A new DeviceArray lives on the work stream when that is the
  * caller's own (PyTorch's or CuPy's current stream) or the legacy default stream, else on the device's own
  * stream, ordered after the work (make_result).  A call that touches host memory, or writes an out= whose
  * caller's stream is unknown, completes before it returns;
  * an asynchronous one keeps the operands that another allocator could free under its kernels (keepalive.c).
+ *
+ * CUDA graphs: work enqueued on a stream that is capturing (torch.cuda.graph, CuPy's Stream.begin_capture) is
+ * recorded, not run, and replayed later, any number of times: the graph must own every buffer it uses.  So
+ * a captured call allocates its workspace and any copy in the capture (stream-ordered pool memory, freed
+ * there too), and never touches the exec's shared buffers or events, or host memory.  Its result goes into
+ * out= (gpureduce/_results.py allocates a CuPy or PyTorch result with that library, whose graph pools own it);
+ * a DeviceArray made in a capture is the graph's allocation, which must be freed before the graph runs again
+ * (the intermediate copies a plan makes are, in the capture itself).
  *
  * The plan (a tuple; gpureduce/_plan.py names its fields):
  *   0 kind: KIND_REDUCE, KIND_SCAN or KIND_COPY     1 variant index       2 operator
@@ -231,7 +240,39 @@ reserve_workspace(PyObject *module, gr_job *j)
         gr_raise_status(module, st, cuda_error, j->info ? j->info->name : "copy");
         return -1;
     }
-    return gr_exec_reserve_workspace(module, j->ex, bytes);
+    if (j->captured) { /* the graph's own: allocated and freed in the capture, zeroed there (gr_job_enqueue) */
+        if (bytes < GR_WORKSPACE_ZEROED_BYTES) bytes = GR_WORKSPACE_ZEROED_BYTES;
+        if (gr_device_alloc(module, j->device, bytes, j->stream, &j->graph_workspace) < 0) return -1;
+        j->a.workspace = j->graph_workspace;
+        j->a.workspace_bytes = bytes;
+        return 0;
+    }
+    if (gr_exec_reserve_workspace(module, j->ex, bytes) < 0) return -1;
+    j->a.workspace = j->ex->workspace;
+    j->a.workspace_bytes = j->ex->workspace_bytes;
+    return 0;
+}
+
+/* Whether the work stream is capturing a CUDA graph (see the top of this file), and what a captured call cannot
+ * do: read or write host memory (a copy the graph would replay from memory the caller may have freed, and a wait
+ * capture forbids). */
+static int
+check_capture(PyObject *module, gr_job *j)
+{
+    enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    const cudaError_t err = cudaStreamIsCapturing(j->stream, &status);
+    if (err != cudaSuccess) {
+        gr_raise_cuda(module, err, "asking whether the stream captures a CUDA graph");
+        return -1;
+    }
+    j->captured = status != cudaStreamCaptureStatusNone;
+    if (j->captured && (j->in->is_host || (j->mask && j->mask->is_host))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "a host (NumPy) array cannot be reduced under CUDA graph capture: its copy to the device and "
+                        "the wait for the result cannot be replayed; capture calls on device arrays");
+        return -1;
+    }
+    return 0;
 }
 
 /* Where the kernel writes and what the call returns. */
@@ -250,7 +291,7 @@ make_result(PyObject *module, gr_job *j)
         j->result = PyObject_GetAttrString(j->result, "obj"); /* what the caller passed */
         return j->result ? 0 : -1;
     }
-    if (j->res_ndim == 0 && j->kind != GR_KIND_COPY) {
+    if (j->res_ndim == 0 && j->kind != GR_KIND_COPY && j->in->is_host) { /* a device input's is a 0-d array */
         j->rk = RESULT_SCALAR;
         /* auto's flat kernels and the axis kernels store a result with plain stores: into pinned host memory
          * directly (mapped under unified addressing), which saves a copy after the kernel.  The classic flat
@@ -276,7 +317,7 @@ make_result(PyObject *module, gr_job *j)
         j->sync = 1;
         return 0;
     }
-    j->rk = RESULT_DEVICE;
+    j->rk = RESULT_DEVICE; /* in a capture: pool memory the graph allocates (a copy's is freed there too) */
     /* Where the array lives and is freed: the caller's own stream (PyTorch's or CuPy's current one, or a
      * DeviceArray's that lives on it), where the caller reads it next and where a free comes after those reads, its
      * stream object held where the library may destroy the stream (CuPy); else the legacy stream, which cannot be
@@ -366,10 +407,12 @@ job_free(gr_job *j)
     if (!j) return;
     /* Pool memory is freed stream-ordered, after the work that uses it (or at once when nothing ran). */
     if (j->aside) (void)cudaFreeAsync(j->aside, j->stream);
+    if (j->graph_workspace) (void)cudaFreeAsync(j->graph_workspace, j->stream);
     if (j->up_in.pooled && j->up_in.device) (void)cudaFreeAsync(j->up_in.device, j->stream);
     if (j->up_mask.pooled && j->up_mask.device) (void)cudaFreeAsync(j->up_mask.device, j->stream);
     if (j->device_result) (void)cudaFreeAsync(j->device_result, j->stream);
-    if (j->aside || j->up_mask.pooled || j->up_in.pooled || j->device_result) (void)cudaGetLastError();
+    if (j->aside || j->graph_workspace || j->up_mask.pooled || j->up_in.pooled || j->device_result)
+        (void)cudaGetLastError();
     if (j->ex) {
         if (!gr_outcome_ok(&j->outcome) || PyErr_Occurred()) j->ex->dirty = 1;
         gr_exec_release(j->ex);
@@ -462,22 +505,32 @@ gr_job_prepare(PyObject *module, PyObject *plan)
     if (j->out && j->res_size > 0 && gr_check_operand_device(module, j->out, j->device, "out=") < 0) goto fail;
     if (!(j->ex = gr_exec_acquire(module, j->device))) goto fail;
     j->a.sm_count = gr_device_sm_count(j->device);
-    j->stream = !j->in->is_host && j->in->has_stream ? j->in->stream
+    j->stream = j->in->has_stream && (!j->in->is_host || j->in->origin == GR_STREAM_EXPLICIT) ? j->in->stream
                 : j->out && j->out->has_stream         ? j->out->stream
                                                        : j->ex->stream;
     if (j->out && j->out->has_stream && j->out->stream != j->stream) {
         j->waits[j->n_waits++] = j->out->stream;
         j->releases[j->n_releases++] = j->out->stream;
     }
+    /* stream=: after the streams the operands were made on, and an out='s own stream after the work */
+    if (j->in->has_after && j->in->after != j->stream) j->waits[j->n_waits++] = j->in->after;
+    if (j->mask && j->mask->has_after && j->mask->after != j->stream) j->waits[j->n_waits++] = j->mask->after;
+    if (j->out && j->out->has_after && j->out->after != j->stream) {
+        j->waits[j->n_waits++] = j->out->after;
+        j->releases[j->n_releases++] = j->out->after;
+    }
+    if (check_capture(module, j) < 0) goto fail;
     if (!j->streamed.on && reserve_workspace(module, j) < 0) goto fail; /* a streamed job sizes its own */
     if (make_result(module, j) < 0) goto fail;
     if (plan_aside(module, j) < 0) goto fail;
     if (plan_uploads(module, j) < 0) goto fail;
     if (j->rk == RESULT_SCALAR && j->scalar_in_pinned) j->a.out = j->ex->pinned; /* where it is now */
-    j->a.workspace = j->ex->workspace;
-    j->a.workspace_bytes = j->ex->workspace_bytes;
+    if (j->streamed.on) {
+        j->a.workspace = j->ex->workspace;
+        j->a.workspace_bytes = j->ex->workspace_bytes;
+    }
     j->a.stream = j->stream;
-    if (gr_exec_begin(module, j->ex, j->stream) < 0) goto fail;
+    if (!j->captured && gr_exec_begin(module, j->ex, j->stream) < 0) goto fail;
     return j;
 
 fail:
@@ -506,6 +559,9 @@ gr_job_enqueue(gr_job *j)
         gr_stream_enqueue(j);
         goto launched;
     }
+    if (j->graph_workspace)
+        gr_outcome_keep(o, cudaMemsetAsync(j->graph_workspace, 0, GR_WORKSPACE_ZEROED_BYTES, j->stream),
+                        "zeroing the workspace");
     upload(j, &j->up_in, "copying the input to the device");
     upload(j, &j->up_mask, "copying where= to the device");
     if (gr_outcome_ok(o) && j->aside)
@@ -541,8 +597,10 @@ gr_job_complete(gr_job *j)
                         "copying the result to the host");
     else if (j->sync || j->interrupted)
         gr_outcome_keep(o, cudaStreamSynchronize(j->stream), "running the work");
-    /* The exec's buffers were used on this stream, whatever happened; idle again if we waited for it. */
-    gr_outcome_keep(o, gr_exec_end(j->ex, j->stream, j->sync && gr_outcome_ok(o)), "recording the end of the work");
+    /* The exec's buffers were used on this stream, whatever happened; idle again if we waited for it.  (A captured
+     * call used none of them.) */
+    if (!j->captured)
+        gr_outcome_keep(o, gr_exec_end(j->ex, j->stream, j->sync && gr_outcome_ok(o)), "recording the end of the work");
 }
 
 /* Whether the caller may free `o` as soon as the call returns without pulling memory from under the work still
@@ -565,7 +623,7 @@ gr_job_finish(PyObject *module, gr_job *j)
     }
     /* An asynchronous call whose operands another allocator could free under the kernels: the plan holds them
      * until the stream has passed the work (keepalive.c). */
-    if (gr_outcome_ok(&j->outcome) && !j->sync &&
+    if (gr_outcome_ok(&j->outcome) && !j->sync && !j->captured &&
         !(freed_in_order(j->in, j->stream) && freed_in_order(j->mask, j->stream) && freed_in_order(j->out, j->stream)) &&
         gr_keep_until_done(module, j->plan, j->stream) < 0) {
         job_free(j);
@@ -606,9 +664,9 @@ gr_job_signal_raised(gr_job *j)
 PyObject *
 gr_py_run(PyObject *module, PyObject *plan)
 {
-    gr_kept_collect(); /* the operands of earlier calls whose work is done */
     gr_job *j = gr_job_prepare(module, plan);
     if (!j) return NULL;
+    if (!j->captured) gr_kept_collect(); /* the operands of earlier calls whose work is done (no query in capture) */
     PyThreadState *saved = PyEval_SaveThread();
     j->gil = &saved; /* a streamed job looks for Ctrl-C between chunks */
     gr_job_enqueue(j);

@@ -160,8 +160,8 @@ def test_torch_tensors_give_torch_results_of_torch_dtypes(rng, op):
 def test_torch_whole_reductions_dot_and_strided_views(rng):
     torch = _torch()
     t = torch.randn(3000, 8, device="cuda").to(torch.bfloat16)
-    total = gpureduce.sum(t)  # 0-d: a NumPy scalar of ml_dtypes.bfloat16, as for every device input
-    assert isinstance(total, ml_dtypes.bfloat16)
+    total = gpureduce.sum(t)  # 0-d: a 0-d bfloat16 tensor, as torch.sum's (issue 38)
+    assert isinstance(total, torch.Tensor) and total.shape == () and total.dtype == torch.bfloat16
     assert abs(float(total) - t.double().sum().item()) <= 0.01 * t.double().abs().sum().item()
     col = t[:, 3]  # a strided view, read in place
     got = gpureduce.cumsum(col)

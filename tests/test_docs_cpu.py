@@ -9,6 +9,7 @@
 * The examples run as doctests: those that need no device here, all of them on a GPU.
 """
 import ast
+import contextvars
 import builtins
 import doctest
 import inspect
@@ -187,6 +188,8 @@ def test_stub_constants_have_their_runtime_types():
         elif annotation == "Final[dict[str, tuple[str, ...]]]":
             assert isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, tuple) and
                                                    all(isinstance(s, str) for s in v) for k, v in value.items()), name
+        elif annotation == "Final[ContextVar[int | None]]":
+            assert isinstance(value, contextvars.ContextVar), name
         elif annotation == "Final[tuple[tuple[str, bool, bool, str, str, str], ...]]":
             assert isinstance(value, tuple), name
             assert all([type(f) for f in row] == [str, bool, bool, str, str, str] for row in value), name

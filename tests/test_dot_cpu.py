@@ -13,8 +13,8 @@ DTYPES = list(_core.dtype_names)
 
 
 def test_signatures_and_namespaces():
-    assert list(inspect.signature(gpureduce.dot).parameters) == ["a", "b", "out", "variant"]
-    assert list(inspect.signature(gpureduce.vdot).parameters) == ["a", "b", "variant"]
+    assert list(inspect.signature(gpureduce.dot).parameters) == ["a", "b", "out", "variant", "stream"]
+    assert list(inspect.signature(gpureduce.vdot).parameters) == ["a", "b", "variant", "stream"]
     assert gpureduce.linalg.dot is gpureduce.dot and gpureduce.linalg.vdot is gpureduce.vdot
 
 

@@ -12,8 +12,9 @@ from gpureduce._plan import prepare_reduce, prepare_scan
 
 def test_signatures():
     assert list(inspect.signature(gpureduce.logsumexp).parameters) == ["a", "axis", "b", "keepdims", "return_sign",
-                                                                      "variant"]
-    assert list(inspect.signature(gpureduce.logcumsumexp).parameters) == ["a", "axis", "out", "exclusive", "variant"]
+                                                                      "variant", "stream"]
+    assert list(inspect.signature(gpureduce.logcumsumexp).parameters) == ["a", "axis", "out", "exclusive", "variant",
+                                                                         "stream"]
 
 
 @pytest.mark.parametrize("dtype, want", [("float16", "float16"), ("float32", "float32"), ("float64", "float64"),

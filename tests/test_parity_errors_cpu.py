@@ -399,17 +399,17 @@ NO_VALUE = object()
 SIGNATURES = {
     # name: [(parameter, kind, default)]; NO_VALUE: a default that is not checked (initial's sentinel)
     "sum": [("a", "P", None), ("axis", "P", None), ("dtype", "P", None), ("out", "P", None), ("keepdims", "P", False),
-            ("initial", "P", NO_VALUE), ("where", "P", True), ("variant", "K", "auto")],
+            ("initial", "P", NO_VALUE), ("where", "P", True), ("variant", "K", "auto"), ("stream", "K", None)],
     "min": [("a", "P", None), ("axis", "P", None), ("out", "P", None), ("keepdims", "P", False),
-            ("initial", "P", NO_VALUE), ("where", "P", True), ("variant", "K", "auto")],
+            ("initial", "P", NO_VALUE), ("where", "P", True), ("variant", "K", "auto"), ("stream", "K", None)],
     "mean": [("a", "P", None), ("axis", "P", None), ("dtype", "P", None), ("out", "P", None), ("keepdims", "P", False),
-             ("where", "K", True), ("variant", "K", "auto")],
+             ("where", "K", True), ("variant", "K", "auto"), ("stream", "K", None)],
     "argmin": [("a", "P", None), ("axis", "P", None), ("out", "P", None), ("keepdims", "K", False),
-               ("variant", "K", "auto")],
+               ("variant", "K", "auto"), ("stream", "K", None)],
     "cumsum": [("a", "P", None), ("axis", "P", None), ("dtype", "P", None), ("out", "P", None),
-               ("exclusive", "K", False), ("variant", "K", "auto")],
+               ("exclusive", "K", False), ("variant", "K", "auto"), ("stream", "K", None)],
     "cummax": [("a", "P", None), ("axis", "P", None), ("out", "P", None), ("exclusive", "K", False),
-               ("variant", "K", "auto")],
+               ("variant", "K", "auto"), ("stream", "K", None)],
 }
 SIGNATURES.update(prod=SIGNATURES["sum"], max=SIGNATURES["min"], argmax=SIGNATURES["argmin"],
                   cumprod=SIGNATURES["cumsum"], cummin=SIGNATURES["cummax"])
@@ -418,7 +418,7 @@ SIGNATURES.update(prod=SIGNATURES["sum"], max=SIGNATURES["min"], argmax=SIGNATUR
 @pytest.mark.parametrize("name", ALL_FUNCS)
 def test_signatures_follow_numpy(name):
     """NumPy's parameter order (positional calls like sum(a, 0, np.float64) mean the same), keyword-only
-    variant/exclusive, and NumPy's keyword-only ones (mean's where, argmin's keepdims)."""
+    variant/exclusive/stream, and NumPy's keyword-only ones (mean's where, argmin's keepdims)."""
     params = list(inspect.signature(getattr(gpureduce, name)).parameters.values())
     got = [(p.name, "K" if p.kind is p.KEYWORD_ONLY else "P") for p in params]
     assert got == [(n, k) for n, k, _ in SIGNATURES[name]]

@@ -100,6 +100,8 @@ def test_exact_float_data_bitwise(variant, op, dtype, n):
     a block's partial) changes it; the error bound would let hundreds of them pass."""
     dev, want, seed = exact_input(op, dtype, n)
     got = gpureduce.reduce(op, dev, variant=variant)
+    assert type(got) is type(dev) and got.shape == (), type(got).__name__  # a 0-d CuPy array (issue 38)
+    got = got.get()[()]
     assert isinstance(got, np.generic) and got.dtype == want.dtype, f"{type(got).__name__} {got.dtype}"
     assert got.tobytes() == want.tobytes(), (f"{op} variant={variant} {dtype} n={n}: got {got!r}, exact {want!r} "
                                              f"(data seed {seed})")
@@ -153,7 +155,7 @@ def test_unique_extreme_at_every_edge(variant, op, dtype, n):
     for p in edge_positions(n):
         dev[p:p + 1] = extreme
         try:
-            got = gpureduce.reduce(op, dev, variant=variant)
+            got = gpureduce.reduce(op, dev, variant=variant).get()[()]  # a 0-d CuPy array (issue 38)
         finally:
             dev[p:p + 1] = cupy.asarray(host[p:p + 1])
         assert isinstance(got, np.generic) and got.dtype == np.dtype(dtype), f"{type(got).__name__} {got.dtype}"

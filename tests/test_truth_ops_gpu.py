@@ -49,8 +49,8 @@ def check_same(got, want, out=None):
     if out is not None:
         assert got is out
     want = np.asarray(want) if not np.isscalar(want) else want
-    if np.ndim(want) == 0 and out is None:
-        assert isinstance(got, np.generic), type(got)
+    if np.ndim(want) == 0 and out is None:  # a NumPy scalar, or a device input's 0-d array (issue 38)
+        assert isinstance(got, np.generic) or (not isinstance(got, np.ndarray) and tuple(got.shape) == ()), type(got)
     host = got.get() if hasattr(got, "get") else np.asarray(got)
     assert host.dtype == np.asarray(want).dtype, (host.dtype, np.asarray(want).dtype)
     assert host.shape == np.shape(want), (host.shape, np.shape(want))

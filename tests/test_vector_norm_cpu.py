@@ -12,7 +12,7 @@ from gpureduce._plan import prepare_reduce
 
 
 def test_signature_and_namespaces():
-    assert list(inspect.signature(gpureduce.vector_norm).parameters) == ["x", "axis", "keepdims", "ord", "variant"]
+    assert list(inspect.signature(gpureduce.vector_norm).parameters) == ["x", "axis", "keepdims", "ord", "variant", "stream"]
     assert gpureduce.linalg.vector_norm is gpureduce.vector_norm  # also where NumPy keeps it
 
 

@@ -1,0 +1,152 @@
+"""gpureduce's reductions and scans as PyTorch custom operators, so that ``torch.compile`` keeps them in its
+graph (``fullgraph=True``, ``mode="reduce-overhead"`` too) instead of breaking it at gpureduce's C code.
+
+Two operators, ``torch.ops.gpureduce.reduce`` and ``torch.ops.gpureduce.scan``, each with a fake (meta)
+implementation that gives the result's shape and dtype by NumPy's rules (gpureduce._plan, _operands), and a real
+one that is the eager call: on PyTorch's current stream, into a tensor PyTorch allocates (so CUDA-graph capture
+works).  While Dynamo traces, a public function called on a tensor with arguments the operators carry (axis,
+dtype, keepdims, variant, ddof, ord, exclusive; no out=, where= or initial=) becomes the operator call
+(gpureduce/_streams.py routes it); any other call runs eagerly, a graph break.
+
+They are registered when gpureduce is imported after torch, else at the first eager call once torch is
+imported, or by ``gpureduce.register_torch_ops()``.
+"""
+import sys
+from typing import List, Optional
+
+_REGISTERED = False
+
+
+def compiling() -> bool:
+    """Whether Dynamo is tracing now (False without torch)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and torch.compiler.is_compiling()
+
+
+def register_if_imported():
+    """Register the operators if torch is imported (cheap when done)."""
+    if not _REGISTERED and "torch" in sys.modules:
+        register_torch_ops()
+
+
+def _dtype_maps(torch):
+    from ._operands import DTYPES, BFLOAT16
+    to_numpy = {}
+    for dt in DTYPES:
+        kind = torch.bfloat16 if dt == BFLOAT16 else getattr(torch, dt.name, None)
+        if isinstance(kind, torch.dtype):
+            to_numpy[kind] = dt
+    return to_numpy, {dt: kind for kind, dt in to_numpy.items()}
+
+
+def register_torch_ops():
+    """Register gpureduce's reductions and scans as PyTorch custom operators, for ``torch.compile``.
+
+    ``torch.ops.gpureduce.reduce`` and ``torch.ops.gpureduce.scan`` (with fake implementations for shapes and
+    dtypes) let ``torch.compile(f, fullgraph=True)``, ``mode="reduce-overhead"`` too, keep a call of a gpureduce
+    function on a tensor in its graph: axis, dtype (a torch.dtype), keepdims, variant, ddof, ord and exclusive are
+    carried; a call with out=, where= or initial= runs eagerly (a graph break).  Done once, when gpureduce is
+    imported after torch or at its first call once torch is imported; call it before ``torch.compile`` where
+    neither has happened yet.  Needs PyTorch 2.4 or later.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import torch, gpureduce                                            # doctest: +SKIP
+    >>> gpureduce.register_torch_ops()                                      # doctest: +SKIP
+    >>> f = torch.compile(lambda t: gpureduce.sum(t, axis=0), fullgraph=True)  # doctest: +SKIP
+    """
+    global _REGISTERED
+    if _REGISTERED:
+        return
+    import torch
+    from . import _core
+    from ._operands import default_dtype
+    from ._plan import _ARG_OPS, _axes
+    from .reductions import reduce
+    from .scans import scan
+    to_numpy, to_torch = _dtype_maps(torch)
+
+    def result_dtype(kind, op, a, dtype):
+        if dtype is not None:
+            return dtype
+        return to_torch[default_dtype(op, to_numpy[a.dtype], kind)]
+
+    def as_result(value, a):
+        """The eager call's result as a tensor of its own (DLPack where gpureduce made a DeviceArray)."""
+        if isinstance(value, torch.Tensor):
+            return value
+        return torch.from_dlpack(value).to(a.device)
+
+    @torch.library.custom_op("gpureduce::reduce", mutates_args=())
+    def reduce_op(a: torch.Tensor, op: str, axis: Optional[List[int]], keepdims: bool, dtype: Optional[torch.dtype],
+                  variant: str, ddof: Optional[float], ord: Optional[float]) -> torch.Tensor:
+        return as_result(reduce(op, a, None if axis is None else tuple(axis),
+                                None if dtype is None else to_numpy[dtype], None, keepdims, variant=variant,
+                                ddof=ddof, ord=ord), a)
+
+    @reduce_op.register_fake
+    def _(a, op, axis, keepdims, dtype, variant, ddof, ord):
+        ndim = a.dim()
+        axes = _axes(op, None if axis is None else tuple(axis), ndim)
+        if op in _ARG_OPS and axis is None:
+            shape = (1,) * ndim if keepdims else ()
+        else:
+            shape = tuple(1 if i in axes else e for i, e in enumerate(a.shape)) if keepdims else \
+                tuple(e for i, e in enumerate(a.shape) if i not in axes)
+        return a.new_empty(shape, dtype=result_dtype(_core.KIND_REDUCE, op, a, dtype))
+
+    @torch.library.custom_op("gpureduce::scan", mutates_args=())
+    def scan_op(a: torch.Tensor, op: str, axis: Optional[int], dtype: Optional[torch.dtype], variant: str,
+                exclusive: bool) -> torch.Tensor:
+        return as_result(scan(op, a, axis, None if dtype is None else to_numpy[dtype], None, exclusive=exclusive,
+                              variant=variant), a)
+
+    @scan_op.register_fake
+    def _(a, op, axis, dtype, variant, exclusive):
+        shape = (a.numel(),) if axis is None or a.dim() == 0 else tuple(a.shape)
+        return a.new_empty(shape, dtype=result_dtype(_core.KIND_SCAN, op, a, dtype))
+
+    _REGISTERED = True
+
+
+def route(kind, op, names, args, kwargs):
+    """The call of public function (`kind`, `op`; `op` None for reduce() and scan(), which take it first) with
+    parameter `names` as an operator call while Dynamo traces, or NotImplemented where the operators cannot
+    carry it (not a tensor, out=, where=, initial=, an argument they lack, unregistered)."""
+    if not _REGISTERED:
+        return NotImplemented
+    import torch
+    from ._plan import NoValue
+    bound = dict(zip(names, args))
+    bound.update(kwargs)
+    if op is None:
+        op = bound.pop("op", None)
+    a = bound.pop(names[1] if names[0] == "op" else names[0], None)
+    if not isinstance(a, torch.Tensor) or not isinstance(op, str):
+        return NotImplemented
+    if bound.pop("out", None) is not None or bound.pop("where", True) is not True or \
+            bound.pop("initial", NoValue) is not NoValue:
+        return NotImplemented
+    axis = bound.pop("axis", None)
+    dtype = bound.pop("dtype", None)
+    variant = bound.pop("variant", "auto")
+    if (dtype is not None and not isinstance(dtype, torch.dtype)) or not isinstance(variant, str):
+        return NotImplemented
+    if kind == "scan":
+        exclusive = bound.pop("exclusive", False)
+        if bound or not (axis is None or isinstance(axis, int)):
+            return NotImplemented
+        return torch.ops.gpureduce.scan(a, op, axis, dtype, variant, bool(exclusive))
+    keepdims = bound.pop("keepdims", False)
+    ddof = bound.pop("ddof", None)
+    ord = bound.pop("ord", None)
+    if bound:
+        return NotImplemented
+    axis = None if axis is None else [axis] if isinstance(axis, int) else list(axis)
+    return torch.ops.gpureduce.reduce(a, op, axis, bool(keepdims), dtype, variant,
+                                      None if ddof is None else float(ddof), None if ord is None else float(ord))
+

@@ -1,0 +1,377 @@
+"""Calls on device data inside the caller's own flow (issue 38): 0-d results in the input's kind with no wait for
+the device, the caller's stream and stream=, CUDA-graph capture and replay on new data (PyTorch and CuPy),
+torch.compile without graph breaks, threads each on its own stream, the per-thread default stream, and a stream
+destroyed whose handle comes back.
+
+A kernel that spins for about 0.1 s holds a stream back where a test must show that a call did not wait."""
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import gpureduce
+from conftest import DLPackOnly, _cupy, _torch
+
+pytestmark = pytest.mark.gpu
+
+_SPIN = r"""
+extern "C" __global__ void spin(long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) { }
+}
+"""
+SPIN_CYCLES = 400_000_000  # about 0.2 s at 2 GHz
+
+
+def _spin(cp, stream):
+    with stream:
+        cp.RawKernel(_SPIN, "spin")((1,), (1,), (np.int64(SPIN_CYCLES),))
+
+
+def _host(r):
+    return gpureduce.testing.to_numpy(r)
+
+
+def _jax():
+    jax = pytest.importorskip("jax")
+    try:
+        device = jax.devices("gpu")[0]
+    except RuntimeError:
+        pytest.skip("jax without a GPU backend")
+    return jax, device
+
+
+# ---------------------------------------------------------------- 0-d results in the input's kind
+
+REDUCTIONS = [("sum", {}), ("max", {}), ("mean", {}), ("argmin", {}), ("var", {"ddof": 1}), ("prod", {}),
+              ("nanmax", {}), ("count_nonzero", {})]
+
+
+@pytest.mark.parametrize("name, kw", REDUCTIONS)
+@pytest.mark.parametrize("kind", ["cupy", "torch", "jax", "dlpack", "numpy"])
+def test_a_0d_result_is_an_array_of_the_inputs_kind(kind, name, kw, rng):
+    host = rng.standard_normal(1000).astype(np.float32)
+    want = getattr(np, name)(host, **kw)
+    if kind == "cupy":
+        cp = _cupy()
+        x, expected_type = cp.asarray(host), cp.ndarray
+    elif kind == "torch":
+        torch = _torch()
+        x, expected_type = torch.from_numpy(host).cuda(), torch.Tensor
+    elif kind == "jax":
+        jax, device = _jax()
+        x, expected_type = jax.device_put(host, device), jax.Array
+    elif kind == "dlpack":
+        x, expected_type = DLPackOnly(_cupy().asarray(host)), gpureduce.DeviceArray
+    else:
+        x, expected_type = host, np.generic
+    got = getattr(gpureduce, name)(x, **kw)
+    assert isinstance(got, expected_type), f"{name} of a {kind} input gave a {type(got).__name__}"
+    if kind != "numpy":
+        assert tuple(got.shape) == ()
+    value = _host(got)
+    # JAX without jax_enable_x64 keeps 32-bit integers, its own argmin's too
+    assert value.dtype == np.asarray(want).dtype or kind == "jax" and value.dtype == np.int32
+    np.testing.assert_allclose(float(value), float(want), rtol=1e-5)
+    assert float(got) == pytest.approx(float(want), rel=1e-5)  # float() of each kind brings the value home
+
+
+def test_a_0d_device_array_answers_like_a_numpy_0d_array():
+    cp = _cupy()
+    r = gpureduce.sum(DLPackOnly(cp.arange(10, dtype=cp.int64)))
+    assert isinstance(r, gpureduce.DeviceArray) and r.shape == () and r.dtype == np.int64
+    assert float(r) == 45.0 and int(r) == 45 and bool(r) and r.item() == 45 and complex(r) == 45
+    assert r == 45 and r == np.int64(45) and not (r < 45) and [10, 20][int(r) // 45] == 20
+    assert np.asarray(r) == 45 and f"{int(r)}" == "45"
+    assert list(range(50))[r] == 45  # operator.index
+
+
+def test_no_wait_for_the_device_on_a_0d_result():
+    """The whole-array sum of a CuPy array behind a 0.2 s kernel returns at once; its value is right later."""
+    cp = _cupy()
+    s = cp.cuda.Stream(non_blocking=True)
+    x = cp.ones(1 << 20, dtype=cp.float32)
+    gpureduce.sum(x)  # kernels loaded
+    with s:
+        _spin(cp, s)
+        start = time.perf_counter()
+        r = gpureduce.sum(x)
+        took = time.perf_counter() - start
+        assert isinstance(r, cp.ndarray)
+        assert took < 0.05, f"the call waited {took:.3f} s for the device"
+        assert float(r) == float(1 << 20)  # float() waits
+
+
+def test_no_wait_for_the_device_on_a_torch_0d_result():
+    torch = _torch()
+    cp = _cupy()
+    x = torch.ones(1 << 20, device="cuda")
+    gpureduce.sum(x)
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        _spin(cp, cp.cuda.ExternalStream(s.cuda_stream))
+        start = time.perf_counter()
+        r = gpureduce.max(x)
+        took = time.perf_counter() - start
+        assert took < 0.05, f"the call waited {took:.3f} s for the device"
+        assert r.item() == 1.0
+
+
+# ---------------------------------------------------------------- the caller's stream and stream=
+
+@pytest.mark.parametrize("out_kind", [None, "same"])
+@pytest.mark.parametrize("call", ["sum_axis0", "cumsum", "sum", "argmax"])
+@pytest.mark.parametrize("kind", ["cupy", "torch"])
+def test_a_non_blocking_producer_stream_orders_the_work(kind, call, out_kind, rng):
+    """The input is written on a non-blocking stream held back by a spin; the call (and out=) on that stream sees
+    the written values, and what the caller reads next on that stream sees the result."""
+    cp = _cupy()
+    host = rng.integers(-50, 50, (257, 33)).astype(np.float64)
+    fn = {"sum_axis0": lambda x, **k: gpureduce.sum(x, axis=0, **k), "cumsum": lambda x, **k: gpureduce.cumsum(x, **k),
+          "sum": lambda x, **k: gpureduce.sum(x, **k), "argmax": lambda x, **k: gpureduce.argmax(x, **k)}[call]
+    want = {"sum_axis0": host.sum(axis=0), "cumsum": np.cumsum(host), "sum": host.sum(), "argmax": host.argmax()}[call]
+    if kind == "cupy":
+        s = cp.cuda.Stream(non_blocking=True)
+        ctx, raw = s, s
+        zeros = lambda shape, dt: cp.zeros(shape, dt)  # noqa: E731
+    else:
+        torch = _torch()
+        s = torch.cuda.Stream()
+        ctx, raw = torch.cuda.stream(s), cp.cuda.ExternalStream(s.cuda_stream)
+        zeros = lambda shape, dt: torch.zeros(shape, dtype=getattr(torch, np.dtype(dt).name), device="cuda")  # noqa
+    with ctx:
+        x = zeros(host.shape, np.float64)
+        fn(x)  # kernels loaded
+        _spin(cp, raw)
+        x += (cp.asarray(host) if kind == "cupy" else torch.from_numpy(host).cuda())
+        kw = {}
+        if out_kind == "same":
+            kw["out"] = zeros(np.shape(want), np.asarray(want).dtype)
+        r = fn(x, **kw)
+        if out_kind == "same":
+            assert r is kw["out"]
+        got = _host(r)  # on the same stream: after the work
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("how", ["int", "cupy", "torch", "cuda_stream_protocol"])
+def test_stream_keyword_runs_the_call_there(how, rng):
+    cp = _cupy()
+    s = cp.cuda.Stream(non_blocking=True)
+    handle = {"int": s.ptr, "cupy": s, "cuda_stream_protocol": _Protocol(s.ptr)}.get(how)
+    if how == "torch":
+        torch = _torch()
+        ts = torch.cuda.Stream()
+        s, handle = cp.cuda.ExternalStream(ts.cuda_stream), ts
+    host = rng.standard_normal((64, 100))
+    x = cp.asarray(host)
+    gpureduce.sum(x, axis=1)
+    cp.cuda.Device().synchronize()
+    _spin(cp, s)
+    r = gpureduce.sum(x, axis=1, stream=handle)  # queued behind the spin on s
+    assert not s.done
+    s.synchronize()
+    np.testing.assert_allclose(_host(r), host.sum(axis=1))
+
+
+class _Protocol:
+    def __init__(self, handle):
+        self.handle = handle
+
+    def __cuda_stream__(self):
+        return (0, self.handle)
+
+
+def test_stream_keyword_waits_for_the_stream_the_data_was_made_on(rng):
+    """x is written on CuPy's current (non-blocking, held back) stream; stream= another one still sees it."""
+    cp = _cupy()
+    made_on, other = cp.cuda.Stream(non_blocking=True), cp.cuda.Stream(non_blocking=True)
+    host = rng.standard_normal(4096)
+    with made_on:
+        x = cp.zeros(4096)
+        gpureduce.cumsum(x)
+        _spin(cp, made_on)
+        x += cp.asarray(host)
+        r = gpureduce.cumsum(x, stream=other)
+    other.synchronize()
+    np.testing.assert_allclose(_host(r), np.cumsum(host), rtol=1e-12, atol=1e-9)
+
+
+def test_stream_keyword_refuses_what_is_not_a_stream():
+    x = _cupy().arange(4.0)
+    for bad in ("1", 1.5, object(), -1):
+        with pytest.raises((TypeError, ValueError), match="stream"):
+            gpureduce.sum(x, stream=bad)
+
+
+def test_the_per_thread_default_stream():
+    cp = _cupy()
+    x = cp.arange(1000, dtype=cp.float32)
+    r = gpureduce.sum(x, stream=2)  # cudaStreamPerThread
+    assert float(r) == 499500.0
+    r = gpureduce.cumsum(x, stream=2)
+    cp.cuda.Device().synchronize()
+    assert float(r[-1]) == 499500.0
+
+
+def test_a_stream_destroyed_and_its_handle_reused(rng):
+    cp = _cupy()
+    host = rng.standard_normal(5000)
+    for _ in range(20):
+        s = cp.cuda.Stream(non_blocking=True)
+        x = cp.asarray(host)
+        r = gpureduce.cumsum(x, stream=s)
+        t = gpureduce.sum(DLPackOnly(x), stream=s)  # a DeviceArray result, freed on a stream of its own
+        s.synchronize()
+        del s  # destroyed; the next one may get its handle
+        np.testing.assert_allclose(_host(r), np.cumsum(host), rtol=1e-12, atol=1e-9)
+        assert float(t) == pytest.approx(host.sum())
+    cp.cuda.Device().synchronize()
+
+
+def test_sixteen_threads_each_on_its_own_stream(rng):
+    cp = _cupy()
+    data = [rng.standard_normal((300, 77)) for _ in range(16)]
+    errors = []
+
+    def work(i):
+        try:
+            s = cp.cuda.Stream(non_blocking=True)
+            with s:
+                x = cp.asarray(data[i])
+                for _ in range(20):
+                    a = gpureduce.sum(x, axis=0)
+                    b = gpureduce.cumsum(x, axis=1)
+                    c = gpureduce.max(x)
+                np.testing.assert_allclose(_host(a), data[i].sum(axis=0), rtol=1e-12)
+                np.testing.assert_allclose(_host(b), np.cumsum(data[i], axis=1), rtol=1e-12, atol=1e-12)
+                assert float(c) == data[i].max()
+        except Exception as e:  # noqa: BLE001 -- reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+
+
+# ---------------------------------------------------------------- CUDA graphs
+
+def test_torch_cuda_graph_capture_and_replay_on_new_data(rng):
+    torch = _torch()
+    a, b = rng.standard_normal((64, 129)), rng.standard_normal((64, 129))
+    x = torch.from_numpy(a).cuda()
+    calls = [lambda: gpureduce.cumsum(x), lambda: gpureduce.sum(x, axis=0, keepdims=True), lambda: gpureduce.sum(x),
+             lambda: gpureduce.argmax(x, axis=1), lambda: gpureduce.mean(x), lambda: gpureduce.cumsum(x, axis=1),
+             lambda: gpureduce.var(x, axis=0), lambda: gpureduce.prod(x[:3, :5])]
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for call in calls:  # warm-up: kernels loaded outside the capture
+            call()
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        results = [call() for call in calls]
+    for data in (b, a, b):
+        x.copy_(torch.from_numpy(data))
+        g.replay()
+        torch.cuda.synchronize()
+        want = [np.cumsum(data), data.sum(axis=0, keepdims=True), data.sum(), data.argmax(axis=1), data.mean(),
+                np.cumsum(data, axis=1), data.var(axis=0), np.prod(data[:3, :5])]
+        for got, w in zip(results, want):
+            np.testing.assert_allclose(_host(got), w, rtol=1e-10, atol=1e-10)
+
+
+def test_capture_in_a_fresh_process_whose_only_earlier_calls_were_eager_sums():
+    """The capture holds the process's first pool allocation (the graph's workspace): nothing in it may configure
+    the pool or ask for free memory (cudaMemGetInfo invalidates a capture)."""
+    import subprocess
+    import sys
+    import textwrap
+    _torch()
+    code = textwrap.dedent("""
+        import numpy as np, torch, gpureduce
+        xs = [torch.rand(1024, device="cuda") for _ in range(20)]
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for x in xs:
+                gpureduce.sum(x)
+        torch.cuda.current_stream().wait_stream(side)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            rs = [gpureduce.sum(x) for x in xs]
+        for x in xs:
+            x.copy_(torch.rand(1024, device="cuda"))
+        g.replay()
+        torch.cuda.synchronize()
+        assert all(abs(float(r) - float(x.sum())) < 1e-3 for r, x in zip(rs, xs))
+        print("ok")
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "ok" in done.stdout, done.stdout + done.stderr
+
+
+def test_cupy_stream_capture_and_replay_on_new_data(rng):
+    cp = _cupy()
+    a, b = rng.standard_normal(10000), rng.standard_normal(10000)
+    x = cp.asarray(a)
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        gpureduce.cumsum(x)
+        gpureduce.sum(x)
+        gpureduce.max(x.reshape(100, 100), axis=0)
+        s.synchronize()
+        s.begin_capture()
+        r1 = gpureduce.cumsum(x)
+        r2 = gpureduce.sum(x)
+        r3 = gpureduce.max(x.reshape(100, 100), axis=0)
+        graph = s.end_capture()
+    for data in (b, a):
+        x[...] = cp.asarray(data)
+        cp.cuda.Device().synchronize()
+        graph.launch(s)
+        s.synchronize()
+        np.testing.assert_allclose(_host(r1), np.cumsum(data), rtol=1e-10, atol=1e-9)
+        assert float(r2) == pytest.approx(data.sum(), rel=1e-12)
+        np.testing.assert_array_equal(_host(r3), data.reshape(100, 100).max(axis=0))
+
+
+def test_a_host_array_under_capture_is_refused_clearly():
+    torch = _torch()
+    x = torch.ones(10, device="cuda")
+    gpureduce.sum(x)
+    g = torch.cuda.CUDAGraph()
+    with pytest.raises(TypeError, match="capture"):
+        with torch.cuda.graph(g):
+            gpureduce.sum(np.ones(10), stream=torch.cuda.current_stream())
+    torch.cuda.synchronize()
+    assert float(gpureduce.sum(x)) == 10.0  # the context is fine afterwards
+
+
+# ---------------------------------------------------------------- torch.compile
+
+@pytest.mark.parametrize("mode", [None, "reduce-overhead"])
+def test_torch_compile_keeps_gpureduce_in_the_graph(mode, rng):
+    torch = _torch()
+    if not hasattr(torch, "library") or not hasattr(torch.library, "custom_op"):
+        pytest.skip("torch.library.custom_op needs PyTorch 2.4")
+    gpureduce.register_torch_ops()
+
+    def f(t):
+        return gpureduce.sum(t) * 2 + gpureduce.max(t, axis=0).sum() + gpureduce.cumsum(t, axis=1)[:, -1].mean() \
+            + gpureduce.var(t, axis=1, ddof=1).sum()
+
+    compiled = torch.compile(f, fullgraph=True, mode=mode)
+    for _ in range(3):
+        host = rng.standard_normal((32, 50))
+        t = torch.from_numpy(host).cuda()
+        got = compiled(t)
+        want = host.sum() * 2 + host.max(axis=0).sum() + np.cumsum(host, axis=1)[:, -1].mean() \
+            + host.var(axis=1, ddof=1).sum()
+        assert isinstance(got, torch.Tensor) and got.shape == ()
+        assert float(got) == pytest.approx(want, rel=1e-10)
