@@ -15,6 +15,7 @@ import sys
 from typing import List, Optional
 
 _REGISTERED = False
+_UNAVAILABLE = False  # registration failed once (an old PyTorch): eager calls do not try again
 
 
 def compiling() -> bool:
@@ -24,9 +25,19 @@ def compiling() -> bool:
 
 
 def register_if_imported():
-    """Register the operators if torch is imported (cheap when done)."""
-    if not _REGISTERED and "torch" in sys.modules:
+    """Register the operators if torch is imported (cheap when done).  Where that fails (PyTorch before 2.4 has
+    no torch.library.custom_op) gpureduce still works eagerly: one warning says torch.compile breaks its graph
+    at gpureduce's calls."""
+    global _UNAVAILABLE
+    if _REGISTERED or _UNAVAILABLE or "torch" not in sys.modules:
+        return
+    try:
         register_torch_ops()
+    except Exception as error:  # noqa: BLE001 -- any failure leaves the eager path as it is
+        _UNAVAILABLE = True
+        import warnings
+        warnings.warn(f"gpureduce could not register its PyTorch custom operators ({type(error).__name__}: {error}); "
+                      "torch.compile will break its graph at gpureduce's calls", RuntimeWarning, stacklevel=3)
 
 
 def _dtype_maps(torch):
