@@ -8,6 +8,7 @@ and a CUDA graph captured with CuPy and replayed on new data.  Every result is c
 import numpy as np
 
 import gpureduce
+import gpureduce.testing
 
 
 class DLPackOnly:

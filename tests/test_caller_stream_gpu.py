@@ -92,8 +92,9 @@ def test_no_wait_for_the_device_on_a_0d_result():
     cp = _cupy()
     s = cp.cuda.Stream(non_blocking=True)
     x = cp.ones(1 << 20, dtype=cp.float32)
-    gpureduce.sum(x)  # kernels loaded
     with s:
+        gpureduce.sum(x)  # kernels loaded, CuPy's pool holding memory for this stream
+        s.synchronize()
         _spin(cp, s)
         start = time.perf_counter()
         r = gpureduce.sum(x)
@@ -107,9 +108,10 @@ def test_no_wait_for_the_device_on_a_torch_0d_result():
     torch = _torch()
     cp = _cupy()
     x = torch.ones(1 << 20, device="cuda")
-    gpureduce.sum(x)
     s = torch.cuda.Stream()
     with torch.cuda.stream(s):
+        gpureduce.max(x)  # kernels loaded, and PyTorch's allocator holds memory for this stream (a first
+        torch.cuda.synchronize()  # cudaMalloc may wait for the device, as torch.max's would)
         _spin(cp, cp.cuda.ExternalStream(s.cuda_stream))
         start = time.perf_counter()
         r = gpureduce.max(x)
