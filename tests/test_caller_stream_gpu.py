@@ -12,6 +12,7 @@ import pytest
 
 import gpureduce
 from conftest import DLPackOnly, _cupy, _torch
+from gpureduce.testing import to_numpy
 
 pytestmark = pytest.mark.gpu
 
@@ -30,7 +31,7 @@ def _spin(cp, stream):
 
 
 def _host(r):
-    return gpureduce.testing.to_numpy(r)
+    return to_numpy(r)
 
 
 def _jax():
