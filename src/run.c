@@ -595,7 +595,7 @@ gr_job_complete(gr_job *j)
         gr_outcome_keep(o, gr_download_host(j->ex, j->host_dst, j->device_result, j->out_bytes, j->host_dst_pinned,
                                             j->stream),
                         "copying the result to the host");
-    else if (j->sync || j->interrupted)
+    else if ((j->sync || j->interrupted) && !j->captured) /* a capture runs nothing now: nothing to wait for */
         gr_outcome_keep(o, cudaStreamSynchronize(j->stream), "running the work");
     /* The exec's buffers were used on this stream, whatever happened; idle again if we waited for it.  (A captured
      * call used none of them.) */
