@@ -12,8 +12,10 @@ They are registered when gpureduce is imported after torch, else at the first ea
 imported, or by ``gpureduce.register_torch_ops()``.
 """
 import sys
+import threading
 from typing import List, Optional
 
+_LOCK = threading.Lock()  # threads that meet torch at once register once
 _REGISTERED = False
 _UNAVAILABLE = False  # registration failed once (an old PyTorch): eager calls do not try again
 
@@ -70,6 +72,11 @@ def register_torch_ops():
     >>> gpureduce.register_torch_ops()                                      # doctest: +SKIP
     >>> f = torch.compile(lambda t: gpureduce.sum(t, axis=0), fullgraph=True)  # doctest: +SKIP
     """
+    with _LOCK:
+        _register()
+
+
+def _register():
     global _REGISTERED
     if _REGISTERED:
         return
