@@ -81,13 +81,17 @@ def in_kind_of(a):
     return post
 
 
+def torch_dtypes(torch):
+    """{NumPy dtype: torch.dtype} for each of gpureduce's dtypes that this PyTorch has (by name; bfloat16 is
+    ml_dtypes' on the NumPy side)."""
+    from ._operands import BFLOAT16, DTYPES
+    kinds = {dt: torch.bfloat16 if dt == BFLOAT16 else getattr(torch, dt.name, None) for dt in DTYPES}
+    return {dt: kind for dt, kind in kinds.items() if isinstance(kind, torch.dtype)}
+
+
 def _torch_allocator():
     torch = sys.modules["torch"]
-    from ._operands import BFLOAT16
-    dtypes = {np.dtype(name): getattr(torch, name) for name in
-              ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
-               "float64", "complex64", "complex128") if isinstance(getattr(torch, name, None), torch.dtype)}
-    dtypes[BFLOAT16] = torch.bfloat16
+    dtypes = torch_dtypes(torch)
     empty = torch.empty
 
     def allocate(a, shape, dtype):

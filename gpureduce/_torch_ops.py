@@ -42,16 +42,6 @@ def register_if_imported():
                       "torch.compile will break its graph at gpureduce's calls", RuntimeWarning, stacklevel=3)
 
 
-def _dtype_maps(torch):
-    from ._operands import DTYPES, BFLOAT16
-    to_numpy = {}
-    for dt in DTYPES:
-        kind = torch.bfloat16 if dt == BFLOAT16 else getattr(torch, dt.name, None)
-        if isinstance(kind, torch.dtype):
-            to_numpy[kind] = dt
-    return to_numpy, {dt: kind for kind, dt in to_numpy.items()}
-
-
 def register_torch_ops():
     """Register gpureduce's reductions and scans as PyTorch custom operators, for ``torch.compile``.
 
@@ -84,9 +74,11 @@ def _register():
     from . import _core
     from ._operands import default_dtype
     from ._plan import _ARG_OPS, _axes
+    from ._results import torch_dtypes
     from .reductions import reduce
     from .scans import scan
-    to_numpy, to_torch = _dtype_maps(torch)
+    to_torch = torch_dtypes(torch)
+    to_numpy = {kind: dt for dt, kind in to_torch.items()}
 
     def result_dtype(kind, op, a, dtype):
         if dtype is not None:
