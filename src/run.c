@@ -23,9 +23,9 @@
  * Streams: the work runs on the stream the input named (CUDA Array Interface v3, the current stream of a
  * PyTorch or CuPy caller, the stream= a caller gave, or the legacy default stream a DLPack producer was told),
  * else on the one a device out= named, else on the device's own stream.  A device input's result, 0-d ones
- * included, is a device array: nothing on that path waits for the device.  A new DeviceArray lives on the work stream when that is the
- * caller's own (PyTorch's or CuPy's current stream) or the legacy default stream, else on the device's own
- * stream, ordered after the work (make_result).  A call that touches host memory, or writes an out= whose
+ * included, is a device array: nothing on that path waits for the device.  A new DeviceArray lives on the work
+ * stream when that is the caller's own (PyTorch's or CuPy's current stream) or the legacy default stream, else
+ * on the device's own stream, ordered after the work (make_result).  A call that touches host memory, or writes an out= whose
  * caller's stream is unknown, completes before it returns;
  * an asynchronous one keeps the operands that another allocator could free under its kernels (keepalive.c).
  *
