@@ -1,6 +1,6 @@
 """The new stream paths of issue 38 under compute-sanitizer: 0-d results of CuPy and PyTorch inputs (no wait),
 stream= (an explicit non-blocking stream, operands made on another), a DeviceArray result on a stream of its own,
-and a CUDA graph captured with CuPy and replayed on new data.  Every result is compared with NumPy; prints
+and a CUDA graph captured with CuPy and replayed on new data (calls with and without a graph-owned workspace).  Every result is compared with NumPy; prints
 "sanitizer streams: N calls" at the end.
 
     compute-sanitizer --tool synccheck python benchmarks/sanitizer_streams.py
@@ -55,20 +55,26 @@ def main():
         pass
     g_stream = cp.cuda.Stream(non_blocking=True)
     y = cp.asarray(host[:, 0].copy())
+    big = cp.asarray(rng.standard_normal(1 << 20))  # its sum needs partials: a graph-owned workspace
+    captured = [lambda: gpureduce.cumsum(y), lambda: gpureduce.sum(y), lambda: gpureduce.sum(big),
+                lambda: gpureduce.sum(y.reshape(100, 3), axis=1)]  # the last three: one node, or four
     with g_stream:
-        gpureduce.cumsum(y)
-        gpureduce.sum(y)
+        for call in captured:
+            call()
         g_stream.synchronize()
         g_stream.begin_capture()
-        r1, r2 = gpureduce.cumsum(y), gpureduce.sum(y)
+        r1, r2, r3, r4 = (call() for call in captured)
         graph = g_stream.end_capture()
     for data in (host[:, 1], host[:, 2]):
         y[...] = cp.asarray(data)
+        big += 1.0
         cp.cuda.Device().synchronize()
         graph.launch(g_stream)
         g_stream.synchronize()
         same(r1, np.cumsum(data))
         same(r2, data.sum())
+        same(r3, float(cp.sum(big)), rtol=1e-9)
+        same(r4, data.reshape(100, 3).sum(axis=1))
     cp.cuda.Device().synchronize()
     print(f"sanitizer streams: {calls} calls")
 

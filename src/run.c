@@ -229,7 +229,7 @@ plan_aside(PyObject *module, gr_job *j)
 static int
 reserve_workspace(PyObject *module, gr_job *j)
 {
-    size_t bytes = GR_WORKSPACE_ZEROED_BYTES;
+    size_t bytes = 0; /* a copy needs none */
     int cuda_error = 0;
     gr_status st = GR_OK;
     if (j->kind == GR_KIND_COPY) st = GR_OK;
@@ -241,6 +241,11 @@ reserve_workspace(PyObject *module, gr_job *j)
         return -1;
     }
     if (j->captured) { /* the graph's own: allocated and freed in the capture, zeroed there (gr_job_enqueue) */
+        if (bytes == 0) { /* a plan that reads none (the axis kernels' one pass, a copy): the kernel is the node */
+            j->a.workspace = NULL;
+            j->a.workspace_bytes = 0;
+            return 0;
+        }
         if (bytes < GR_WORKSPACE_ZEROED_BYTES) bytes = GR_WORKSPACE_ZEROED_BYTES;
         if (gr_device_alloc(module, j->device, bytes, j->stream, &j->graph_workspace) < 0) return -1;
         j->a.workspace = j->graph_workspace;

@@ -116,7 +116,7 @@ typedef struct gr_args {
     void *out;              /* reduce: one element; scan: n elements; device memory */
     int64_t n;              /* number of elements, >= 0 (n == 0: a reduction writes the identity) */
     int exclusive;          /* scans: 1 = exclusive (first output is the identity) */
-    void *workspace;        /* device memory of at least gr_workspace_size() bytes, GR_WORKSPACE_ALIGN-aligned */
+    void *workspace;        /* device memory of at least gr_workspace_size() bytes (NULL if 0), GR_WORKSPACE_ALIGN-aligned */
     size_t workspace_bytes;
     void *stream;           /* cudaStream_t the work is enqueued on */
     int sm_count;           /* multiprocessors of the current device (grids are sized from it) */

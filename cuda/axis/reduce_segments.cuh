@@ -26,7 +26,7 @@ gr_status reduce_segments_op(const gr_args *a, const gr_segments *s, size_t *ws_
         return visit_reducer<OP, In, Out>(s, [&](auto red, int alternative) -> gr_status {
             using Red = decltype(red);
             const SegProblem p = seg_problem<Red>(a, s);
-            const size_t need = GR_WORKSPACE_ZEROED_BYTES + seg_workspace<Red, In>(p, a->sm_count);
+            const size_t need = seg_workspace<Red, In>(p, a->sm_count);
             if (ws_bytes) {
                 *ws_bytes = need;
                 return GR_OK;

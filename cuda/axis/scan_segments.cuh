@@ -82,7 +82,10 @@ size_t scan_segments_workspace(const ScanProblem &p, int sm_count) {
     if (p.c0 * p.c1 == 0 || p.R == 0) return 0;
     const ScanPlan plan = scan_plan(p, sm_count);
     using Acc = typename accumulator<Out>::type;
-    return plan.chunks > 1 ? align_up(size_t(p.c0 * p.c1 * plan.chunks) * sizeof(Acc), GR_WORKSPACE_ALIGN) : 0;
+    // the chunks' totals after the (unread) counters; none for a one-pass plan, so a captured call is its kernel
+    return plan.chunks > 1
+               ? GR_WORKSPACE_ZEROED_BYTES + align_up(size_t(p.c0 * p.c1 * plan.chunks) * sizeof(Acc), GR_WORKSPACE_ALIGN)
+               : 0;
 }
 
 // The kernels of axis/scan_segments_kernels.cuh that one (operator, input, result) launches, and their signatures.
@@ -227,7 +230,7 @@ gr_status scan_segments_op(const gr_args *a, const gr_segments *s, size_t *ws_by
         using Out = tag_type<decltype(out_tag)>;
         using Op = typename op_functor<OP>::type;
         const ScanProblem p = scan_problem(a, s);
-        const size_t need = GR_WORKSPACE_ZEROED_BYTES + scan_segments_workspace<Op, Out>(p, a->sm_count);
+        const size_t need = scan_segments_workspace<Op, Out>(p, a->sm_count);
         if (ws_bytes) {
             *ws_bytes = need;
             return GR_OK;

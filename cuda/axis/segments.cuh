@@ -114,7 +114,10 @@ template <class Red, class In>
 size_t seg_workspace(const SegProblem &p, int sm_count) {
     if (p.c0 * p.c1 == 0 || p.R == 0) return 0;
     const SegPlan plan = seg_plan<In>(p, sm_count, kColumnPack<In, typename Red::V>);
-    return plan.chunks > 1 ? align_up(size_t(p.c0 * p.c1 * plan.chunks) * sizeof(typename Red::V), GR_WORKSPACE_ALIGN) : 0;
+    const size_t partials =
+        plan.chunks > 1 ? align_up(size_t(p.c0 * p.c1 * plan.chunks) * sizeof(typename Red::V), GR_WORKSPACE_ALIGN) : 0;
+    const bool counters = plan.kind == SegPlan::PACKED_COLUMNS;  // its last block per column finishes the column
+    return partials || counters ? GR_WORKSPACE_ZEROED_BYTES + partials : 0;
 }
 
 

@@ -138,7 +138,7 @@ gr_status with_segment_types(gr_dtype in, gr_dtype out, F &&f) {
 // aligned for their element types.
 template <class In, class Out>
 bool segment_args_ok(const gr_args *a, bool writes, bool reads, size_t need) {
-    return !((writes && !a->out) || (reads && !a->in) || !a->workspace || a->workspace_bytes < need ||
+    return !((writes && !a->out) || (reads && !a->in) || (need && !a->workspace) || a->workspace_bytes < need ||
              reinterpret_cast<uintptr_t>(a->in) % alignof(In) != 0 || reinterpret_cast<uintptr_t>(a->out) % alignof(Out) != 0);
 }
 
