@@ -92,22 +92,33 @@ def torch_dtypes(torch):
 def _torch_allocator():
     torch = sys.modules["torch"]
     dtypes = torch_dtypes(torch)
-    empty = torch.empty
+    # A 0-d tensor per (device, dtype) that results are made like: torch.empty_like(template) and
+    # template.new_empty(shape) cost a third of torch.empty(shape, dtype=..., device=a.device), whose keywords and
+    # torch.device object take longer than the allocation (issue 38's per-call budget).
+    templates = {}
 
     def allocate(a, shape, dtype):
         kind = dtypes.get(dtype)
-        return None if kind is None else empty(shape, dtype=kind, device=a.device)
+        if kind is None:
+            return None
+        key = (a.get_device(), kind)
+        template = templates.get(key)
+        if template is None:
+            template = torch.empty((), dtype=kind, device=a.device)
+            if torch.cuda.is_current_stream_capturing():
+                return template if not shape else template.new_empty(shape)  # a graph's pool holds it: not kept
+            templates[key] = template
+        return torch.empty_like(template) if not shape else template.new_empty(shape)
 
     return allocate
 
 
 def _cupy_allocator():
-    cupy = sys.modules["cupy"]
-    empty = cupy.empty
+    ndarray = sys.modules["cupy"].ndarray  # its constructor allocates as cupy.empty does, without the wrapper
 
     def allocate(a, shape, dtype):
         # on the current device, where the work runs (the runner refuses an input on another); no bfloat16 in CuPy
-        return None if dtype.kind not in "biufc" else empty(shape, dtype)
+        return None if dtype.kind not in "biufc" else ndarray(shape, dtype)
 
     return allocate
 

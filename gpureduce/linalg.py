@@ -14,7 +14,7 @@ from . import _core
 from ._docs import document_variants
 from ._operands import is_dask_array
 from ._plan import prepare_dot
-from .reductions import reduce
+from .reductions import unwrapped_reduce
 
 __all__ = ["vector_norm", "dot", "vdot"]
 
@@ -101,7 +101,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2, variant: str = "auto"
     np.float64(1.4142135623730952e+300)
     """
     _check_axis(axis)
-    return reduce("vector_norm", x, axis, None, None, keepdims, variant=variant, ord=_order(ord))
+    return unwrapped_reduce("vector_norm", x, axis, None, None, keepdims, variant=variant, ord=_order(ord))
 
 
 def _check_axis(axis):

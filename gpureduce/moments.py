@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ._docs import document_variants
 from ._plan import NoValue as _NoValue
-from .reductions import reduce
+from .reductions import unwrapped_reduce
 
 __all__ = ["var", "std", "nanvar", "nanstd"]
 
@@ -118,7 +118,7 @@ _NAN = dict(warns='"Degrees of freedom <= 0 for slice." when a result has no mor
 """)
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NoValue,
         correction=_NoValue, variant: str = "auto"):
-    return reduce("var", a, axis, dtype, out, keepdims, where=where, variant=variant,
+    return unwrapped_reduce("var", a, axis, dtype, out, keepdims, where=where, variant=variant,
                   ddof=_ddof("var", ddof, correction, mean))
 
 
@@ -132,7 +132,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 """)
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NoValue,
         correction=_NoValue, variant: str = "auto"):
-    return reduce("std", a, axis, dtype, out, keepdims, where=where, variant=variant,
+    return unwrapped_reduce("std", a, axis, dtype, out, keepdims, where=where, variant=variant,
                   ddof=_ddof("std", ddof, correction, mean))
 
 
@@ -145,7 +145,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 """)
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NoValue,
            correction=_NoValue, variant: str = "auto"):
-    return reduce("nanvar", a, axis, dtype, out, keepdims, where=where, variant=variant,
+    return unwrapped_reduce("nanvar", a, axis, dtype, out, keepdims, where=where, variant=variant,
                   ddof=_ddof("nanvar", ddof, correction, mean))
 
 
@@ -159,5 +159,5 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
 """)
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NoValue,
            correction=_NoValue, variant: str = "auto"):
-    return reduce("nanstd", a, axis, dtype, out, keepdims, where=where, variant=variant,
+    return unwrapped_reduce("nanstd", a, axis, dtype, out, keepdims, where=where, variant=variant,
                   ddof=_ddof("nanstd", ddof, correction, mean))

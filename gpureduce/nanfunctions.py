@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ._docs import document_variants
 from ._plan import NoValue as _NoValue
-from .reductions import reduce
+from .reductions import unwrapped_reduce
 
 __all__ = ["nansum", "nanprod", "nanmin", "nanmax", "nanmean", "nanargmin", "nanargmax"]
 
@@ -102,7 +102,7 @@ def _words(name, plain, summary, returns, examples, dtype=False, initial=False, 
 """, dtype=True, initial=True))
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True, *,
            variant: str = "auto"):
-    return reduce("nansum", a, axis, dtype, out, keepdims, initial, where, variant=variant)
+    return unwrapped_reduce("nansum", a, axis, dtype, out, keepdims, initial, where, variant=variant)
 
 
 @document_variants("reduce", "nanprod", _TEMPLATE, **_words(
@@ -114,7 +114,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,
 """, dtype=True, initial=True))
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True, *,
             variant: str = "auto"):
-    return reduce("nanprod", a, axis, dtype, out, keepdims, initial, where, variant=variant)
+    return unwrapped_reduce("nanprod", a, axis, dtype, out, keepdims, initial, where, variant=variant)
 
 
 @document_variants("reduce", "nanmin", _TEMPLATE, **_words(
@@ -125,7 +125,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue
     array([1., 6.])
 """, initial=True, warns='"All-NaN slice encountered" when a slice holds NaNs only (its result is NaN).'))
 def nanmin(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True, *, variant: str = "auto"):
-    return reduce("nanmin", a, axis, None, out, keepdims, initial, where, variant=variant)
+    return unwrapped_reduce("nanmin", a, axis, None, out, keepdims, initial, where, variant=variant)
 
 
 @document_variants("reduce", "nanmax", _TEMPLATE, **_words(
@@ -136,7 +136,7 @@ def nanmin(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True,
     array([ 1., nan,  6.])
 """, initial=True, warns='"All-NaN slice encountered" when a slice holds NaNs only (its result is NaN).'))
 def nanmax(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True, *, variant: str = "auto"):
-    return reduce("nanmax", a, axis, None, out, keepdims, initial, where, variant=variant)
+    return unwrapped_reduce("nanmax", a, axis, None, out, keepdims, initial, where, variant=variant)
 
 
 @document_variants("reduce", "nanmean", _TEMPLATE, **_words(
@@ -147,7 +147,7 @@ def nanmax(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True,
     array([2., 6.])
 """, dtype=True, warns='"Mean of empty slice" when a slice holds no number (its result is NaN).'))
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, variant: str = "auto"):
-    return reduce("nanmean", a, axis, dtype, out, keepdims, where=where, variant=variant)
+    return unwrapped_reduce("nanmean", a, axis, dtype, out, keepdims, where=where, variant=variant)
 
 
 _ARG_TEMPLATE = """Indices of the ${extreme} values along an axis, ignoring NaN, as ``numpy.nan${arg}``.
@@ -213,7 +213,7 @@ ${examples}"""
     array([2, 0])
 """)
 def nanargmin(a, axis=None, out=None, *, keepdims=False, variant: str = "auto"):
-    return reduce("nanargmin", a, axis, None, out, keepdims, variant=variant)
+    return unwrapped_reduce("nanargmin", a, axis, None, out, keepdims, variant=variant)
 
 
 @document_variants("reduce", "nanargmax", _ARG_TEMPLATE, arg="argmax", other="argmin", extreme="maximum",
@@ -224,4 +224,4 @@ def nanargmin(a, axis=None, out=None, *, keepdims=False, variant: str = "auto"):
     array([1, 0, 1])
 """)
 def nanargmax(a, axis=None, out=None, *, keepdims=False, variant: str = "auto"):
-    return reduce("nanargmax", a, axis, None, out, keepdims, variant=variant)
+    return unwrapped_reduce("nanargmax", a, axis, None, out, keepdims, variant=variant)

@@ -165,6 +165,10 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
     return result
 
 
+# The public functions call reduce's body: their own wrapper has taken stream= and torch.compile's route once.
+unwrapped_reduce = reduce.__wrapped__
+
+
 @document_variants("reduce", "sum")
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True, *,
         variant: str = "auto"):
@@ -241,7 +245,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, wh
     >>> gpureduce.sum(np.arange(12.0).reshape(3, 4), axis=1, where=[True, False, True, False])
     array([ 2., 10., 18.])
     """
-    return reduce("sum", a, axis, dtype, out, keepdims, initial, where, variant=variant)
+    return unwrapped_reduce("sum", a, axis, dtype, out, keepdims, initial, where, variant=variant)
 
 
 @document_variants("reduce", "prod")
@@ -314,7 +318,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, w
     >>> gpureduce.prod(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=1)
     array([ 2., 12.])
     """
-    return reduce("prod", a, axis, dtype, out, keepdims, initial, where, variant=variant)
+    return unwrapped_reduce("prod", a, axis, dtype, out, keepdims, initial, where, variant=variant)
 
 
 # min and max: one docstring, the words that differ filled in (gpureduce/_docs.py, document_variants)
@@ -395,7 +399,7 @@ _MIN_EXAMPLES = """    Examples
 @document_variants("reduce", "min", _EXTREME_DOC, examples=_MIN_EXAMPLES,
                    Name="Minimum", extreme="minimum", arg="argmin", cum="cummin", name="min")
 def min(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True, *, variant: str = "auto"):
-    return reduce("min", a, axis, None, out, keepdims, initial, where, variant=variant)
+    return unwrapped_reduce("min", a, axis, None, out, keepdims, initial, where, variant=variant)
 
 
 _MAX_EXAMPLES = """    Examples
@@ -417,7 +421,7 @@ _MAX_EXAMPLES = """    Examples
 @document_variants("reduce", "max", _EXTREME_DOC, examples=_MAX_EXAMPLES,
                    Name="Maximum", extreme="maximum", arg="argmax", cum="cummax", name="max")
 def max(a, axis=None, out=None, keepdims=False, initial=_NoValue, where=True, *, variant: str = "auto"):
-    return reduce("max", a, axis, None, out, keepdims, initial, where, variant=variant)
+    return unwrapped_reduce("max", a, axis, None, out, keepdims, initial, where, variant=variant)
 
 
 @document_variants("reduce", "mean")
@@ -496,7 +500,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, vari
     >>> gpureduce.mean(np.arange(12.0).reshape(3, 4), axis=0, keepdims=True)
     array([[4., 5., 6., 7.]])
     """
-    return reduce("mean", a, axis, dtype, out, keepdims, _NoValue, where, variant=variant)
+    return unwrapped_reduce("mean", a, axis, dtype, out, keepdims, _NoValue, where, variant=variant)
 
 
 # argmin and argmax: one docstring, the words that differ filled in
@@ -568,7 +572,7 @@ _ARGMIN_EXAMPLES = """    Examples
 @document_variants("reduce", "argmin", _ARG_EXTREME_DOC, examples=_ARGMIN_EXAMPLES,
                    arg="argmin", extreme="minimum", name="min", other="argmax")
 def argmin(a, axis=None, out=None, *, keepdims=False, variant: str = "auto"):
-    return reduce("argmin", a, axis, None, out, keepdims, variant=variant)
+    return unwrapped_reduce("argmin", a, axis, None, out, keepdims, variant=variant)
 
 
 _ARGMAX_EXAMPLES = """    Examples
@@ -588,7 +592,7 @@ _ARGMAX_EXAMPLES = """    Examples
 @document_variants("reduce", "argmax", _ARG_EXTREME_DOC, examples=_ARGMAX_EXAMPLES,
                    arg="argmax", extreme="maximum", name="max", other="argmin")
 def argmax(a, axis=None, out=None, *, keepdims=False, variant: str = "auto"):
-    return reduce("argmax", a, axis, None, out, keepdims, variant=variant)
+    return unwrapped_reduce("argmax", a, axis, None, out, keepdims, variant=variant)
 
 
 _TRUTH_DOC = """Test whether ${which} element along the given axes is true, as ``numpy.${name}``.
@@ -662,7 +666,7 @@ ${examples}"""
     np.False_
     """)
 def any(a, axis=None, out=None, keepdims=False, *, where=True, variant: str = "auto"):
-    return reduce("any", a, axis, None, out, keepdims, where=where, variant=variant)
+    return unwrapped_reduce("any", a, axis, None, out, keepdims, where=where, variant=variant)
 
 
 @document_variants("reduce", "all", _TRUTH_DOC, which="every", name="all", other="any", empty="True",
@@ -675,7 +679,7 @@ def any(a, axis=None, out=None, keepdims=False, *, where=True, variant: str = "a
     np.True_
     """)
 def all(a, axis=None, out=None, keepdims=False, *, where=True, variant: str = "auto"):
-    return reduce("all", a, axis, None, out, keepdims, where=where, variant=variant)
+    return unwrapped_reduce("all", a, axis, None, out, keepdims, where=where, variant=variant)
 
 
 @document_variants("reduce", "count_nonzero")
@@ -736,7 +740,7 @@ def count_nonzero(a, axis=None, *, keepdims=False, variant: str = "auto"):
     array([[2],
            [3]])
     """
-    return reduce("count_nonzero", a, axis, None, None, keepdims, variant=variant)
+    return unwrapped_reduce("count_nonzero", a, axis, None, None, keepdims, variant=variant)
 
 
 @document_variants("reduce", "ptp")
@@ -801,4 +805,4 @@ def ptp(a, axis=None, out=None, keepdims=False, *, variant: str = "auto"):
     >>> gpureduce.ptp(np.array([-128, 127], dtype=np.int8))
     np.int8(-1)
     """
-    return reduce("ptp", a, axis, None, out, keepdims, variant=variant)
+    return unwrapped_reduce("ptp", a, axis, None, out, keepdims, variant=variant)

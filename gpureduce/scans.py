@@ -128,6 +128,10 @@ def scan(op: str, a, axis=None, dtype=None, out=None, *, exclusive: bool = False
     return result if post is None else post(result)
 
 
+# The public functions call scan's body: their own wrapper has taken stream= and torch.compile's route once.
+unwrapped_scan = scan.__wrapped__
+
+
 @document_variants("scan", "sum")
 def cumsum(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
     """Cumulative sum along `axis`, as ``numpy.cumsum``.
@@ -198,7 +202,7 @@ def cumsum(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, varia
     >>> gpureduce.cumsum(np.arange(1, 6), exclusive=True)
     array([ 0,  1,  3,  6, 10])
     """
-    return scan("sum", a, axis, dtype, out, exclusive=exclusive, variant=variant)
+    return unwrapped_scan("sum", a, axis, dtype, out, exclusive=exclusive, variant=variant)
 
 
 @document_variants("scan", "prod")
@@ -268,7 +272,7 @@ def cumprod(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, vari
     array([[1., 2.],
            [3., 8.]])
     """
-    return scan("prod", a, axis, dtype, out, exclusive=exclusive, variant=variant)
+    return unwrapped_scan("prod", a, axis, dtype, out, exclusive=exclusive, variant=variant)
 
 
 # cummax and cummin: one docstring, the words that differ filled in (gpureduce/_docs.py, document_variants)
@@ -343,7 +347,7 @@ _CUMMAX_EXAMPLES = """    Examples
                    other="cummin",
                    name="max")
 def cummax(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
-    return scan("max", a, axis, None, out, exclusive=exclusive, variant=variant)
+    return unwrapped_scan("max", a, axis, None, out, exclusive=exclusive, variant=variant)
 
 
 _CUMMIN_EXAMPLES = """    Examples
@@ -364,7 +368,7 @@ _CUMMIN_EXAMPLES = """    Examples
                    other="cummax",
                    name="min")
 def cummin(a, axis=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
-    return scan("min", a, axis, None, out, exclusive=exclusive, variant=variant)
+    return unwrapped_scan("min", a, axis, None, out, exclusive=exclusive, variant=variant)
 
 
 
@@ -433,7 +437,7 @@ ${examples}"""
            [3., 2.]])
 """)
 def nancumsum(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
-    return scan("nansum", a, axis, dtype, out, exclusive=exclusive, variant=variant)
+    return unwrapped_scan("nansum", a, axis, dtype, out, exclusive=exclusive, variant=variant)
 
 
 @document_variants("scan", "nanprod", _NAN_SCAN_DOC, what="product", one="one", cum="cumprod", examples="""\
@@ -441,7 +445,7 @@ def nancumsum(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, va
     array([2., 2., 6.])
 """)
 def nancumprod(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
-    return scan("nanprod", a, axis, dtype, out, exclusive=exclusive, variant=variant)
+    return unwrapped_scan("nanprod", a, axis, dtype, out, exclusive=exclusive, variant=variant)
 
 
 @document_variants("scan", "logsumexp")
@@ -501,4 +505,4 @@ def logcumsumexp(a, axis=None, out=None, *, exclusive: bool = False, variant: st
     >>> gpureduce.logcumsumexp(np.array([1000.0, 1000.0]))
     array([1000.        , 1000.69314718])
     """
-    return scan("logsumexp", a, axis, None, out, exclusive=exclusive, variant=variant)
+    return unwrapped_scan("logsumexp", a, axis, None, out, exclusive=exclusive, variant=variant)

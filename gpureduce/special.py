@@ -14,7 +14,7 @@ from ._docs import document_variants
 from ._operands import intake, is_dask_array, to_host
 from ._results import host_in_kind_of
 from ._plan import prepare_reduce
-from .reductions import reduce
+from .reductions import unwrapped_reduce
 
 try:  # NumPy >= 2.0
     from numpy.lib.array_utils import normalize_axis_tuple
@@ -105,7 +105,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, varian
         return _dask.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign, variant=variant)
     if b is not None:
         return _weighted(a, axis, b, keepdims, return_sign, variant)
-    result = reduce("logsumexp", a, axis, None, None, keepdims, variant=variant)
+    result = unwrapped_reduce("logsumexp", a, axis, None, None, keepdims, variant=variant)
     if not return_sign:
         return result
     x = intake(a)
