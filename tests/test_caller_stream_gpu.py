@@ -124,13 +124,15 @@ def test_no_wait_for_the_device_on_a_torch_0d_result():
 
 # ---------------------------------------------------------------- the caller's stream and stream=
 
-@pytest.mark.parametrize("out_kind", [None, "same"])
+@pytest.mark.parametrize("out_kind", [None, "same", "other"])
 @pytest.mark.parametrize("call", ["sum_axis0", "cumsum", "sum", "argmax"])
 @pytest.mark.parametrize("kind", ["cupy", "torch"])
 def test_a_non_blocking_producer_stream_orders_the_work(kind, call, out_kind, rng):
     """The input is written on a non-blocking stream held back by a spin; the call (and out=) on that stream sees
-    the written values, and what the caller reads next on that stream sees the result."""
+    the written values, and what the caller reads next on that stream sees the result.  An out= of the other
+    library (on that library's current stream) is read there after the work too."""
     cp = _cupy()
+    torch = _torch() if kind == "torch" or out_kind == "other" else None
     host = rng.integers(-50, 50, (257, 33)).astype(np.float64)
     fn = {"sum_axis0": lambda x, **k: gpureduce.sum(x, axis=0, **k), "cumsum": lambda x, **k: gpureduce.cumsum(x, **k),
           "sum": lambda x, **k: gpureduce.sum(x, **k), "argmax": lambda x, **k: gpureduce.argmax(x, **k)}[call]
@@ -140,22 +142,23 @@ def test_a_non_blocking_producer_stream_orders_the_work(kind, call, out_kind, rn
         ctx, raw = s, s
         zeros = lambda shape, dt: cp.zeros(shape, dt)  # noqa: E731
     else:
-        torch = _torch()
         s = torch.cuda.Stream()
         ctx, raw = torch.cuda.stream(s), cp.cuda.ExternalStream(s.cuda_stream)
         zeros = lambda shape, dt: torch.zeros(shape, dtype=getattr(torch, np.dtype(dt).name), device="cuda")  # noqa
+    other_zeros = (lambda shape, dt: torch.zeros(shape, dtype=getattr(torch, np.dtype(dt).name), device="cuda")) \
+        if kind == "cupy" else (lambda shape, dt: cp.zeros(shape, dt))
     with ctx:
         x = zeros(host.shape, np.float64)
         fn(x)  # kernels loaded
         _spin(cp, raw)
         x += (cp.asarray(host) if kind == "cupy" else torch.from_numpy(host).cuda())
         kw = {}
-        if out_kind == "same":
-            kw["out"] = zeros(np.shape(want), np.asarray(want).dtype)
+        if out_kind is not None:
+            kw["out"] = (zeros if out_kind == "same" else other_zeros)(np.shape(want), np.asarray(want).dtype)
         r = fn(x, **kw)
-        if out_kind == "same":
+        if out_kind is not None:
             assert r is kw["out"]
-        got = _host(r)  # on the same stream: after the work
+        got = _host(r)  # on the same stream, or the other library's current one: after the work
     np.testing.assert_array_equal(got, want)
 
 
