@@ -695,7 +695,7 @@ def stage_calls(gr, op):
     kind, gop = kind_of(op)
 
     def plan_fn():
-        from gpureduce import _plan
+        from gpureduce._planning import plan
         return getattr(_plan, f"{kind}_plan")
 
     same = lambda x: x  # noqa: E731
@@ -720,7 +720,7 @@ def measure_stage_case(gr, op, dtype, n, lib_name, pool, sync, repeats):
             quiet(sync)
     try:
         kind, gop = kind_of(op)
-        from gpureduce import _plan
+        from gpureduce._planning import plan
         plan = getattr(_plan, f"{kind}_plan")(gop, pool.take(n))
         case["internal"] = {str(k): v for k, v in dict(gr._core.time_stages(plan, repeats)).items()}
     except Exception as e:

@@ -26,7 +26,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from . import _core, reductions, scans
-from ._operands import dtype_kind, finfo, to_host
+from ._bounds import error_bound, rounding_chain_of
+from ._planning.operands import dtype_kind, finfo, to_host
 from ._registry import ALL, DTYPE_NAMES, OP_NAMES, OPERATORS as _OPS, did_you_mean, variants as _variants
 
 __all__ = ["benchmark", "BenchmarkResult", "BenchmarkRow", "device_info", "parse_sizes", "series_styles", "PEERS"]
@@ -283,12 +284,11 @@ def _bounds(op, x, result_dtype, reference, names):
     """{variant: gpureduce.testing.error_bound(op, x, result_dtype, variant=..., reference=...)}: the bound per
     output element.  Variants whose longest rounding chain over `x` is as long (Variant.rounding_chain) share
     one bound: it is computed once per chain length, not once per variant (it costs a second per 2**24)."""
-    from .testing import _chain, error_bound  # here: gpureduce.testing imports gpureduce
 
     kind = OPERATORS[op][0]
     by_chain, bounds = {}, {}
     for name in dict.fromkeys(names):
-        key = _chain(kind, name, op, x, np.dtype(result_dtype), None, None, True, x.size)
+        key = rounding_chain_of(kind, name, op, x, np.dtype(result_dtype), None, None, True, x.size)
         if key not in by_chain:
             by_chain[key] = error_bound(op, x, result_dtype, variant=name, reference=reference)
         bounds[name] = by_chain[key]
@@ -377,7 +377,6 @@ def _judge(op, x, got, variant, exact=False, reference=None, bound=None, chunk=1
         if reference is None:
             reference = _reference(x, kind, gr_op)
         if bound is None:
-            from .testing import error_bound
 
             bound = error_bound(op, x, dtype, variant=variant, reference=reference)
         err = _bounded_error(got, np.asarray(reference).reshape(-1), bound, chunk)

@@ -3,12 +3,12 @@ nanargmax; nanvar and nanstd are with var and std in gpureduce/moments.py).
 
 Each reads its input once: the kernels skip a NaN as they load it (cuda/primitives/reducers.cuh), where NumPy
 first copies the array with NaN replaced.  Integer and bool inputs hold no NaN and run the plain reduction
-(gpureduce/_nan.py), as NumPy's do.
+(gpureduce/_planning/numpy_rules.py), as NumPy's do.
 """
 from __future__ import annotations
 
 from ._docs import document_variants
-from ._plan import NoValue as _NoValue
+from ._planning.numpy_rules import NoValue as _NoValue
 from .reductions import unwrapped_reduce
 
 __all__ = ["nansum", "nanprod", "nanmin", "nanmax", "nanmean", "nanargmin", "nanargmax"]

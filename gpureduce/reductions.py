@@ -1,24 +1,19 @@
 """Reductions with NumPy's signatures, result dtypes and errors: sum, prod, min, max, mean, argmin, argmax, any,
 all, count_nonzero, ptp (the nan functions and the variances have modules of their own).
 
-Each call is one plan (gpureduce/_plan.py) run by the one runner (src/run.c).  A whole dense array in
+Each call is one plan (gpureduce/_planning/plan.py) run by the one runner (src/run.c).  A whole dense array in
 NumPy's result dtype runs the chosen variant's flat kernel (the seeds' teaching variants, cub, and auto's
 single-launch kernel); everything else runs the axis kernels (cuda/axis/), which the "auto" and "cub"
 variants cover; the teaching variants refuse it with a ValueError.
 """
 from __future__ import annotations
 
-import numpy as np
 
-from . import _core
 from ._docs import document_variants
-from ._integer_mean import integer_mean
-from ._nan import check_like_numpy, operator_for
-from ._operands import is_dask_array
-from ._streamed_mean import mean_by_sum, streams_as_sum
-from ._subclasses import reduce_subclass
-from ._plan import AXIS_VARIANTS as _AXIS_VARIANTS, NoValue as _NoValue, prepare_reduce
-from ._registry import REDUCE_OPS
+from ._planning import calls
+from ._planning.operands import is_dask_array
+from ._planning.numpy_rules import NoValue as _NoValue
+from ._planning.plan import AXIS_VARIANTS as _AXIS_VARIANTS
 
 __all__ = ["reduce", "sum", "prod", "min", "max", "mean", "argmin", "argmax", "any", "all", "count_nonzero", "ptp"]
 # (this module defines any, all, min, max and sum: the builtins of those names are not used below)
@@ -146,23 +141,12 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
     >>> float(gpureduce.reduce("sum", d))                   # doctest: +SKIP
     66.0
     """
-    if type(a) is not np.ndarray and isinstance(a, np.ndarray):  # a subclass: memmap, masked array, or refused
-        return reduce_subclass(reduce, op, a, axis, dtype, out, keepdims, initial, where, variant, ddof, ord)
     if not isinstance(variant, str):
         raise TypeError(f"variant must be a str, not {type(variant).__name__}")
     if is_dask_array(a):
-        from . import dask as _dask
-        return _dask.reduce_lazily(op, a, axis, dtype, out, keepdims, initial, where, variant, ord, ddof)
-    op = operator_for(op, a)  # nanmean of integers is their mean, and so on
-    if op == "mean" and streams_as_sum(a, dtype, out, where, variant):
-        return mean_by_sum(reduce, a, axis, dtype, keepdims, variant)
-    if op == "mean" and dtype is not None and np.dtype(dtype).kind in "biu":
-        return integer_mean(reduce, a, axis, dtype, out, keepdims, where, variant)
-    plan, post = prepare_reduce(op, a, axis, dtype, out, keepdims, initial, where, variant, ddof, ord)
-    result = _core.run(plan)
-    result = result if post is None else post(result)
-    check_like_numpy(op, a, result, axis, where, ddof or 0)
-    return result
+        from .dask import reduce_lazily
+        return reduce_lazily(op, a, axis, dtype, out, keepdims, initial, where, variant, ord, ddof)
+    return calls.reduce(op, a, axis, dtype, out, keepdims, initial, where, variant, ddof, ord)
 
 
 # The public functions call reduce's body: their own wrapper has taken stream= and torch.compile's route once.

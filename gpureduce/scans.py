@@ -1,17 +1,13 @@
 """Scans with NumPy's names, result dtypes and errors: cumsum, cumprod, cummax, cummin, nancumsum, nancumprod,
 logcumsumexp (PyTorch's), and scan(op, ...).
 
-Each call is one plan (gpureduce/_plan.py) run by the one runner (src/run.c), as for the reductions."""
+Each call is one plan (gpureduce/_planning/plan.py) run by the one runner (src/run.c), as for the reductions."""
 from __future__ import annotations
 
-import numpy as np
-
-from . import _core
 from ._docs import document_variants
-from ._operands import is_dask_array
-from ._plan import AXIS_VARIANTS as _AXIS_VARIANTS, prepare_scan
-from ._subclasses import scan_subclass
-from ._registry import SCAN_OPS
+from ._planning import calls
+from ._planning.operands import is_dask_array
+from ._planning.plan import AXIS_VARIANTS as _AXIS_VARIANTS
 
 __all__ = ["scan", "cumsum", "cumprod", "cummax", "cummin", "nancumsum", "nancumprod", "logcumsumexp"]
 
@@ -116,16 +112,12 @@ def scan(op: str, a, axis=None, dtype=None, out=None, *, exclusive: bool = False
     >>> r                                                   # doctest: +SKIP
     array([ 1,  3,  6, 10, 15])
     """
-    if type(a) is not np.ndarray and isinstance(a, np.ndarray):  # a subclass: memmap, masked array, or refused
-        return scan_subclass(scan, op, a, axis, dtype, out, exclusive, variant)
     if not isinstance(variant, str):
         raise TypeError(f"variant must be a str, not {type(variant).__name__}")
     if is_dask_array(a):
-        from . import dask as _dask
-        return _dask.scan_lazily(op, a, axis, dtype, out, exclusive, variant)
-    plan, post = prepare_scan(op, a, axis, dtype, out, exclusive, variant)
-    result = _core.run(plan)
-    return result if post is None else post(result)
+        from .dask import scan_lazily
+        return scan_lazily(op, a, axis, dtype, out, exclusive, variant)
+    return calls.scan(op, a, axis, dtype, out, exclusive, variant)
 
 
 # The public functions call scan's body: their own wrapper has taken stream= and torch.compile's route once.

@@ -64,7 +64,7 @@ int gr_dtype_from_descr(PyArray_Descr *descr);
 /* "float32, float64, int32, int64" for a GR_DTBIT mask, into buf. */
 void gr_dtype_mask_names(unsigned mask, char *buf, size_t size);
 /* TypeError "unsupported dtype <dtype> (<kind>)<where>: gpureduce reduces <all dtypes><hint>": the cause
- * first, then what works (the same words as gpureduce/_operands.py).  Returns -1. */
+ * first, then what works (the same words as gpureduce/_planning/operands.py).  Returns -1. */
 int gr_unsupported_dtype(const char *dtype, const PyArray_Descr *descr, const char *where, const char *hint);
 
 /* ---- the variant registry's C face (variants.c) ---- */

@@ -91,7 +91,15 @@ struct gr_job {
 
 /* Whether a signal handler raised (its exception is then set), the GIL taken back for the check.  Handlers
  * run in the main thread only: elsewhere this is always 0.  0 when the job has no saved thread state. */
-int gr_job_signal_raised(gr_job *j);
+static inline int
+gr_job_signal_raised(gr_job *j)
+{
+    if (!j->gil) return 0;
+    PyEval_RestoreThread(*j->gil);
+    const int raised = PyErr_CheckSignals() < 0;
+    *j->gil = PyEval_SaveThread();
+    return raised;
+}
 
 /* ---- stream_host.c ---- */
 /* Decide whether the job streams its host input (j->streamed.on) and lay out its chunks.  Called once the

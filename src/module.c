@@ -8,7 +8,7 @@ static PyMethodDef core_methods[] = {
      "intake(obj, role='the input') -> Operand: read an array (NumPy, __cuda_array_interface__, DLPack, DeviceArray)\n"
      "without touching the device; `role` names it in errors ('the input', 'where=', 'out=')."},
     {"run", gr_py_run, METH_O,
-     "run(plan) -> result: the one runner; the plan is a tuple built by gpureduce/_plan.py (see src/run.c)."},
+     "run(plan) -> result: the one runner; the plan is a tuple built by gpureduce/_planning/plan.py (see src/run.c)."},
     {"result_dtype", gr_py_result_dtype, METH_VARARGS,
      "result_dtype(kind, op, in_dtype) -> the result dtype code NumPy's function gives with dtype=None."},
     {"segments_supported", gr_py_segments_supported, METH_VARARGS,

@@ -228,7 +228,7 @@ read_int64s(PyObject *seq, int64_t *out, int n, const char *what)
 }
 
 /* view(shape, strides) -> Operand: the same memory seen with another shape and element strides (a broadcast
- * mask, the flattened input of a scan).  The caller (gpureduce/_plan.py) keeps it within the memory. */
+ * mask, the flattened input of a scan).  The caller (gpureduce/_planning/plan.py) keeps it within the memory. */
 static PyObject *
 Operand_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1140,7 +1140,7 @@ cupy_stream_number(const char *role, PyObject *obj, unsigned long long *number, 
  * NumPy gives a subclass its own answers (a masked array skips its masked elements, a matrix keeps 2-d results,
  * a subclass's methods decide): its data read as a plain array would be a silent wrong answer.  numpy.memmap is
  * a plain array in a file, whose reductions NumPy answers as a plain array's.  gpureduce's Python layer reads
- * masked arrays by numpy.ma's rules (gpureduce/_subclasses.py); what reaches the intake here is refused. */
+ * masked arrays by numpy.ma's rules (gpureduce/_planning/subclasses.py); what reaches the intake here is refused. */
 static int
 refuse_subclass(PyObject *obj, const char *role)
 {

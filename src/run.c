@@ -1,6 +1,6 @@
 /* run.c -- the one runner: _core.run(plan) does the device work of every call.
  *
- * gpureduce/_plan.py has decided everything that can be decided once per call (variant, result dtype,
+ * gpureduce/_planning/plan.py has decided everything that can be decided once per call (variant, result dtype,
  * layout as segments, the casts and gathers it ran first); the operands come from the one intake
  * (operand.c).  What is left is memory and order:
  *
@@ -18,7 +18,7 @@
  * if one raised (KeyboardInterrupt), it waits for what is already enqueued, skips bringing the result home,
  * frees everything and raises that exception.
  *   finish    the result: `out`, a NumPy scalar (0-d), a NumPy array (host input), or a DeviceArray
- *             (device input; gpureduce/_results.py hands it back in the input's own kind)
+ *             (device input; gpureduce/_planning/results.py hands it back in the input's own kind)
  *
  * Streams: the work runs on the stream the input named (CUDA Array Interface v3, the current stream of a
  * PyTorch or CuPy caller, the stream= a caller gave, or the legacy default stream a DLPack producer was told),
@@ -33,11 +33,11 @@
  * recorded, not run, and replayed later, any number of times: the graph must own every buffer it uses.  So
  * a captured call allocates its workspace and any copy in the capture (stream-ordered pool memory, freed
  * there too), and never touches the exec's shared buffers or events, or host memory.  Its result goes into
- * out= (gpureduce/_results.py allocates a CuPy or PyTorch result with that library, whose graph pools own it);
+ * out= (gpureduce/_planning/results.py allocates a CuPy or PyTorch result with that library, whose graph pools own it);
  * a DeviceArray made in a capture is the graph's allocation, which must be freed before the graph runs again
  * (the intermediate copies a plan makes are, in the capture itself).
  *
- * The plan (a tuple; gpureduce/_plan.py names its fields):
+ * The plan (a tuple; gpureduce/_planning/plan.py names its fields):
  *   0 kind: KIND_REDUCE, KIND_SCAN or KIND_COPY     1 variant index       2 operator
  *   3 result dtype code                             4 a: Operand          5 where: Operand or None
  *   6 out: a device Operand or None (written in place through the layout's out strides)
@@ -431,7 +431,7 @@ gr_job *
 gr_job_prepare(PyObject *module, PyObject *plan)
 {
     if (!PyTuple_Check(plan) || PyTuple_GET_SIZE(plan) != PLAN_FIELDS) {
-        PyErr_Format(PyExc_TypeError, "run(plan): the plan must be a tuple of %d fields (gpureduce/_plan.py)",
+        PyErr_Format(PyExc_TypeError, "run(plan): the plan must be a tuple of %d fields (gpureduce/_planning/plan.py)",
                      PLAN_FIELDS);
         return NULL;
     }
@@ -653,16 +653,6 @@ static int
 interruptible(const gr_job *j)
 {
     return j->up_in.bytes >= GR_INTERRUPTIBLE_BYTES || (j->rk == RESULT_HOST && j->out_bytes >= GR_INTERRUPTIBLE_BYTES);
-}
-
-int
-gr_job_signal_raised(gr_job *j)
-{
-    if (!j->gil) return 0;
-    PyEval_RestoreThread(*j->gil);
-    const int raised = PyErr_CheckSignals() < 0;
-    *j->gil = PyEval_SaveThread();
-    return raised;
 }
 
 /* run(plan) -> the result (see the top of this file). */

@@ -1,5 +1,5 @@
 /* variants.c -- the registry's C face: the variant and operator tables and the dtype rules, as the Python layer reads
- * them once (gpureduce/_registry.py, gpureduce/_plan.py), and the check the runner makes of a plan's
+ * them once (gpureduce/_registry.py, gpureduce/_planning/plan.py), and the check the runner makes of a plan's
  * variant. */
 #include "ext.h"
 

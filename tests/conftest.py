@@ -248,7 +248,7 @@ def extreme_poison(dtype):
     return dt.type(np.nan) if dt.kind == "f" else dt.type(int(np.iinfo(dt).max) - 1)
 
 
-# ---------------------------------------------------------------- masked arrays (gpureduce/_subclasses.py)
+# ---------------------------------------------------------------- masked arrays (gpureduce/_planning/subclasses.py)
 
 # The masks the masked-array tests give an input of 2 or more dimensions: some elements, some elements and a
 # whole row (a result with no element along axis 1), every element, numpy.ma's nomask, and an all-False mask

@@ -7,7 +7,7 @@ import pytest
 
 import gpureduce
 from gpureduce import _core
-from gpureduce._plan import prepare_dot, prepare_reduce
+from gpureduce._planning.plan import prepare_dot, prepare_reduce
 
 DTYPES = list(_core.dtype_names)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import gpureduce
-from gpureduce._plan import prepare_reduce
+from gpureduce._planning.plan import prepare_reduce
 from gpureduce._registry import DTYPE_NAMES
 
 

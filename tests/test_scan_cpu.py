@@ -209,7 +209,7 @@ def test_a_valid_out_gets_to_the_device(fields):
 # ---------------------------------------------------------------- the runner itself
 
 def _plan(kind, variant, op, a=np.ones(3)):
-    from gpureduce._plan import Plan
+    from gpureduce._planning.plan import Plan
     return Plan(kind, variant, op, 11, gpureduce._core.intake(a), None, None, (1, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 3),
                 (3,), None, False)
 

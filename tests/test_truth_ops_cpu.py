@@ -6,7 +6,7 @@ import pytest
 
 import gpureduce
 from gpureduce import _core
-from gpureduce._plan import prepare_reduce
+from gpureduce._planning.plan import prepare_reduce
 from gpureduce._registry import DTYPE_NAMES
 
 OPS = ["any", "all", "count_nonzero"]

@@ -8,7 +8,7 @@ import pytest
 
 import gpureduce
 from gpureduce import _core
-from gpureduce._plan import prepare_reduce
+from gpureduce._planning.plan import prepare_reduce
 
 
 def test_signature_and_namespaces():

@@ -1,11 +1,11 @@
 """One plan per call: NumPy's arguments (axis, dtype, out, keepdims, initial, where, exclusive) normalised into
 what the one runner (``_core.run``, src/run.c) executes: kind, variant, operator, result dtype, operands,
-layout as segments (gpureduce/_layout.py), initial value, exclusive flag.
+layout as segments (gpureduce/_planning/layout.py), initial value, exclusive flag.
 
 Everything that can be decided once per call is decided here, with NumPy's exceptions; the runner checks only
 what needs memory (devices, streams) and picks the launcher (a dense whole-array plan runs the variant's flat
 kernel).  A layout the segment kernels cannot read, or a dtype they have no kernel for, is first copied by a
-copy plan (gpureduce/_operands.py).  Plans of calls with no optional argument are cached per (operator,
+copy plan (gpureduce/_planning/operands.py).  Plans of calls with no optional argument are cached per (operator,
 variant, dtype, shape, strides): a loop over one array plans once.
 
 ``prepare_reduce`` / ``prepare_scan`` / ``prepare_dot`` give (plan, post): `post` is None or what turns the runner's result into
@@ -21,13 +21,13 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import _core
-from ._layout import Dim, c_strides, gather_order, plan as segments_plan
-from ._operands import (DTYPES, cast, copy_into, default_dtype, dtype_code, dtype_kind, gather, intake,
+from .. import _core
+from .layout import Dim, c_strides, gather_order, plan as segments_plan
+from .operands import (DTYPES, cast, copy_into, default_dtype, dtype_code, dtype_kind, gather, intake,
                         is_c_contiguous)
-from ._nan import operator_for_dtype
-from ._registry import OP_NAMES, OPERATORS, REDUCE_OPS, SCAN_OPS, resolve, variants
-from ._results import allocate_in_kind, in_kind_of
+from .numpy_rules import NoValue, given, operator_for_dtype
+from .._registry import OP_NAMES, OPERATORS, REDUCE_OPS, SCAN_OPS, resolve, variants
+from .results import allocate_in_kind, in_kind_of
 
 try:  # NumPy >= 2.0
     from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
@@ -54,7 +54,7 @@ _MEAN_LIKE = {"mean", "nanmean"}
 # vector_norm's ord (NormReducer reads it as its parameter)
 _MOMENTS = {op.name for op in OPERATORS if op.result == "VAR"}
 # the positional reductions (argmin, nanargmin, ...): one int axis, positions counted in C order
-_ARG_OPS = {op.name for op in OPERATORS if op.result == "INDEX"}
+ARG_OPS = {op.name for op in OPERATORS if op.result == "INDEX"}
 # the operators whose NumPy function reduces a 0-d array over an int axis 0 (or -1), as ufunc.reduce does
 _ZERO_D_INT_AXIS = {*_UFUNC_NAME, "any", "all", "count_nonzero", "nansum", "nanprod", "logsumexp"}  # and ptp
 # the operators that only ask whether an element is nonzero (result rules BOOL and COUNT of cuda/abi/ops.def):
@@ -62,37 +62,13 @@ _ZERO_D_INT_AXIS = {*_UFUNC_NAME, "any", "all", "count_nonzero", "nansum", "nanp
 _TRUTH_OPS = {op.name for op in OPERATORS if op.result in ("BOOL", "COUNT")}
 # the keywords each NumPy function lacks, refused as Python refuses an unexpected keyword argument
 _NO_DTYPE = {"min", "max", "any", "all", "count_nonzero", "nanmin", "nanmax", "ptp", "logsumexp", "vector_norm",
-             *_ARG_OPS}
+             *ARG_OPS}
 _NO_INITIAL = {"any", "all", "count_nonzero", "nanmean", "ptp", "logsumexp", "vector_norm", *_MOMENTS}
-_NO_WHERE = {"count_nonzero", "ptp", "logsumexp", "vector_norm", *_ARG_OPS}
+_NO_WHERE = {"count_nonzero", "ptp", "logsumexp", "vector_norm", *ARG_OPS}
 _OP_CODES = {op: code for code, op in enumerate(OP_NAMES)}
 _TWO_OPERANDS = {op.name for op in OPERATORS if op.operands == "TWO"}  # dot: prepare_dot plans it
 _FLAT = {op.name: op.flat for op in OPERATORS}  # the whole-array variants' operators
 _REDUCE, _SCAN = _core.KIND_REDUCE, _core.KIND_SCAN
-
-
-class _NoValueType:
-    """The "not given" default of `initial` (NumPy's own sentinel is private).  One instance, also after pickling:
-    Dask's distributed workers get a call's arguments pickled, and `initial is NoValue` must hold there too."""
-    _instance = None
-
-    def __new__(cls):
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __reduce__(self):
-        return (_NoValueType, ())
-
-    def __repr__(self):
-        return "<no value>"
-
-
-NoValue = _NoValueType()
-
-
-def given(initial):
-    return initial is not NoValue and initial is not getattr(np, "_NoValue", NoValue)
 
 
 @lru_cache(maxsize=None)
@@ -119,13 +95,13 @@ def _fresh_result(a, x, shape, dtype):
 
 # ---------------------------------------------------------------- reductions
 
-def _axes(op, axis, ndim):
+def reduced_axes(op, axis, ndim):
     """The reduced axes as a sorted tuple, with NumPy's AxisError / duplicate-axis ValueError / TypeError."""
     if axis is None:
         return tuple(range(ndim))
     if ndim == 0 and op in _ZERO_D_INT_AXIS and isinstance(axis, (int, np.integer)) and axis in (0, -1):
         return ()  # NumPy's ufunc.reduce takes an int axis 0 (or -1) of a 0-d array as reducing nothing
-    if op in _ARG_OPS:
+    if op in ARG_OPS:
         if isinstance(axis, (tuple, list)):
             raise TypeError(f"'{type(axis).__name__}' object cannot be interpreted as an integer")
         index = normalize_axis_index(axis, ndim or 1)  # NumPy's arg reductions see a 0-d array as 1-d
@@ -264,10 +240,10 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
         raise ValueError(f"unknown operator {op!r}; operators are {', '.join(REDUCE_OPS)}")
     if op in _TWO_OPERANDS:
         raise TypeError(f"{op} reads two arrays: call gpureduce.{op}(a, b), not reduce({op!r}, a)")
-    v = _variant_for("reduce", op, variant)
+    v = variant_for("reduce", op, variant)
     ndim = len(x.shape)
-    axes = _axes(op, axis, ndim)
-    if op in _ARG_OPS and axis is None:
+    axes = reduced_axes(op, axis, ndim)
+    if op in ARG_OPS and axis is None:
         rshape = (1,) * ndim if keepdims else ()
     else:
         rshape = tuple(1 if i in axes else e for i, e in enumerate(x.shape)) if keepdims else \
@@ -316,7 +292,7 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
                              "where mask one has to specify 'initial'")
         if red_count == 0:  # NumPy refuses even when the result would be empty
             raise ValueError(f"zero-size array to reduction operation {_UFUNC_NAME[op]} which has no identity")
-    if op in _ARG_OPS and red_count == 0:
+    if op in ARG_OPS and red_count == 0:
         raise ValueError(f"attempt to get {op.removeprefix('nan')} of an empty sequence")
     if op in _MEAN_LIKE and _some_mean_is_empty(red_count, mask, where, x, axes, rshape):
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=4)
@@ -362,9 +338,11 @@ def _initial_bytes(initial, rt):
     return np.asarray(initial).astype(rt).tobytes()
 
 
-def _variant_for(kind, op, variant):
+def variant_for(kind, op, variant):
     """The variant `variant` of `kind` for `op`: any that lists it among its whole-array operators (ops.def's flat
     column), else one of the axis variants, which run every operator; a ValueError that names those otherwise."""
+    if not isinstance(variant, str):
+        raise TypeError(f"variant must be a str, not {type(variant).__name__}")
     if _FLAT[op]:
         return resolve(kind, variant, op)
     v = resolve(kind, variant, "sum")  # unknown names: the list of valid ones
@@ -381,7 +359,7 @@ def _reduce_layout(op, x, axes, mask, out_desc):
     strides when `out_desc` is given and they merge, else into a new C-ordered result; the input (and mask)
     gathered into (kept..., reduced...) C order first when no two-kept-one-reduced layout fits."""
     reduced = set(axes)
-    ordered = op in _ARG_OPS
+    ordered = op in ARG_OPS
     kept_shape = tuple(e for i, e in enumerate(x.shape) if i not in reduced)
     fresh = iter(c_strides(kept_shape))
     fresh_full = [0 if i in reduced else next(fresh) for i in range(len(x.shape))]
@@ -442,7 +420,7 @@ def prepare_dot(a, b, *, conj, flatten, out=None, variant="auto"):
         if out_desc.dtype != rt or out_desc.shape != () or out_desc.readonly:
             raise ValueError("output array is not acceptable (must have the right datatype, number of dimensions, "
                              "and be a C-Array)")
-    v = _variant_for("reduce", "dot", variant)
+    v = variant_for("reduce", "dot", variant)
     fresh = None
     if out is None and "axes" in v.properties:
         fresh, out_desc = _fresh_result(a, x, (), rt)
@@ -475,7 +453,7 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
         raise ValueError(f"unknown operator {op!r}; operators are {', '.join(SCAN_OPS)}")
     if not isinstance(exclusive, (bool, np.bool_)):
         raise TypeError(f"exclusive must be a bool (True or False), not {type(exclusive).__name__}")
-    v = _variant_for("scan", op, variant)
+    v = variant_for("scan", op, variant)
     if isinstance(axis, (tuple, list)):
         raise TypeError(f"'{type(axis).__name__}' object cannot be interpreted as an integer")
     ax = None if axis is None else normalize_axis_index(axis, max(len(x.shape), 1))
@@ -522,3 +500,17 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
 def scan_plan(op, a, *args, **kwargs):
     """The runner's plan of ``scan(op, a, ...)`` alone."""
     return prepare_scan(op, a, *args, **kwargs)[0]
+
+
+def run(planned):
+    """The result of a (plan, post) pair of prepare_reduce, prepare_scan or prepare_dot: the C runner's result,
+    through post where there is one."""
+    plan, post = planned
+    result = _core.run(plan)
+    return result if post is None else post(result)
+
+
+def reduce_once(op, a, axis=None, dtype=None, out=None, keepdims=False, initial=NoValue, where=True, variant="auto",
+                ddof=None, ord=None):
+    """One plan's reduction, run (the steps of mean's rewrites, mean.py): no rewrite of its own."""
+    return run(prepare_reduce(op, a, axis, dtype, out, keepdims, initial, where, variant, ddof, ord))

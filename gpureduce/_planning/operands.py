@@ -10,9 +10,9 @@ import os
 import ml_dtypes
 import numpy as np
 
-from . import _core
-from ._layout import Dim, c_strides
-from ._registry import DTYPE_NAMES, OP_NAMES
+from .. import _core
+from .layout import Dim, c_strides
+from .._registry import DTYPE_NAMES, OP_NAMES
 
 # bfloat16 is no NumPy builtin: ml_dtypes gives NumPy its dtype (a user dtype of kind 'V', no np.finfo)
 BFLOAT16 = np.dtype(ml_dtypes.bfloat16)

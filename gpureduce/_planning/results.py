@@ -84,7 +84,7 @@ def in_kind_of(a):
 def torch_dtypes(torch):
     """{NumPy dtype: torch.dtype} for each of gpureduce's dtypes that this PyTorch has (by name; bfloat16 is
     ml_dtypes' on the NumPy side)."""
-    from ._operands import BFLOAT16, DTYPES
+    from .operands import BFLOAT16, DTYPES
     kinds = {dt: torch.bfloat16 if dt == BFLOAT16 else getattr(torch, dt.name, None) for dt in DTYPES}
     return {dt: kind for dt, kind in kinds.items() if isinstance(kind, torch.dtype)}
 
@@ -143,7 +143,7 @@ def allocate_in_kind(a, shape, dtype):
     except Exception as error:  # the library's out-of-memory error as gpureduce's (a MemoryError), as ours
         if "OutOfMemory" not in type(error).__name__:
             raise
-        from ._core import OutOfMemoryError
+        from .._core import OutOfMemoryError
         raise OutOfMemoryError(f"allocating the result ({shape}, {dtype}) with {type(a).__module__.partition('.')[0]}: "
                                f"{error}") from error
 
