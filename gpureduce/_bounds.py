@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _core, _registry
 from ._planning.operands import ACCUMULATOR, default_dtype, dtype_kind, finfo, to_host
-from ._registry import OPERATORS, SCAN_FUNCTIONS
+from ._registry import OPERATORS, SCAN_FUNCTIONS, scan_function_name
 
 try:  # NumPy >= 2.0
     from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
@@ -32,23 +32,30 @@ REDUCTIONS = tuple(op.name for op in OPERATORS if op.operands != "TWO")  # named
 
 
 SCANS = SCAN_FUNCTIONS  # function -> scan operator
+EXACT_OF = {op.name: op.exact for op in OPERATORS}  # nansum -> sum: the operator of integer and bool inputs
 
 
-SUM_LIKE = ("sum", "mean", "cumsum", "nansum", "nanmean", "nancumsum")
+def _family(bound):
+    """The functions, reductions and their scans, of the operators of error-bound family `bound` (ops.def)."""
+    return tuple(name for op in OPERATORS if op.bound == bound
+                 for name in (op.name, *((scan_function_name(op.name),) if op.scans else ())))
 
 
-PROD_LIKE = ("prod", "cumprod", "nanprod", "nancumprod")
+SUM_LIKE = _family("SUM")  # sum, mean, cumsum, nansum, ...
 
 
-LOG_LIKE = ("logsumexp", "logcumsumexp")  # an absolute error of about the relative error of the sum of exps
+PROD_LIKE = _family("PROD")
+
+
+LOG_LIKE = _family("LOG")  # an absolute error of about the relative error of the sum of exps
 
 
 # inexact, but bounded by assert_matches_numpy itself (_moments_bound, _norm_bound), not by error_bound
-_OWN_BOUND = ("var", "std", "nanvar", "nanstd", "vector_norm")
+_OWN_BOUND = _family("OWN")
 
 
-# their NaN elements take no part: no error, no count
-_SKIPS_NAN = ("nansum", "nanmean", "nanprod", "nancumsum", "nancumprod")
+# their NaN elements take no part: no error, no count (the nan forms of the sums and products)
+_SKIPS_NAN = tuple(name for name in SUM_LIKE + PROD_LIKE if SCANS.get(name, name) != EXACT_OF[SCANS.get(name, name)])
 
 
 def to_numpy(a):
@@ -114,8 +121,20 @@ def scan_view(a, axis):
     return a, normalize_axis_index(axis, a.ndim)
 
 
-# NumPy's (SciPy's) function for each gpureduce function; cummax/cummin take cumsum's signature
-NUMPY_FUNCTIONS = {op: getattr(np, op) for op in REDUCTIONS + tuple(SCANS) if hasattr(np, op)}
+def _numpy_function(reference):
+    """The function ops.def's reference column names ("numpy.linalg.vector_norm"), None where this NumPy lacks it;
+    SciPy's logsumexp through this module's stand-in, as SciPy may be absent."""
+    if reference == "scipy.special.logsumexp":
+        return _logsumexp
+    module, _, name = reference.rpartition(".")
+    if module.split(".")[0] != "numpy":
+        raise ValueError(f"ops.def names a reference outside NumPy: {reference}")
+    found = np
+    for part in module.split(".")[1:] + [name]:
+        found = getattr(found, part, None)
+    return found
+
+
 
 
 def _running_extreme(ufunc):
@@ -172,10 +191,14 @@ def _logcumsumexp(a, axis=None, out=None):
     return np.logaddexp.accumulate(a, axis=ax, out=out)
 
 
-NUMPY_FUNCTIONS.update(cummax=_running_extreme(np.maximum), cummin=_running_extreme(np.minimum), logsumexp=_logsumexp,
-              logcumsumexp=_logcumsumexp)
-if hasattr(np.linalg, "vector_norm"):  # NumPy >= 2.0
-    NUMPY_FUNCTIONS["vector_norm"] = np.linalg.vector_norm
+# The function each gpureduce function is compared with: a reduction's from its operator's record (ops.def's
+# reference column), a scan's NumPy's of its name, or for those NumPy lacks (cummax, cummin, logcumsumexp) the
+# running extreme and the running logaddexp, with cumsum's signature (axis=None flattens)
+NUMPY_FUNCTIONS = {op.name: _numpy_function(op.reference) for op in OPERATORS if op.operands != "TWO"}
+NUMPY_FUNCTIONS.update({name: getattr(np, name) for name in SCANS if hasattr(np, name)})
+NUMPY_FUNCTIONS.update(cummax=_running_extreme(np.maximum), cummin=_running_extreme(np.minimum),
+                       logcumsumexp=_logcumsumexp)
+NUMPY_FUNCTIONS = {name: function for name, function in NUMPY_FUNCTIONS.items() if function is not None}
 
 
 

@@ -28,10 +28,13 @@ PROP_BLOCK_LOCAL: Final[int]
 PROP_AXES: Final[int]
 op_names: Final[tuple[str, ...]]
 """Operator names indexed by gr_op code: ("sum", "prod", "min", "max", "mean", "argmin", "argmax")."""
-op_table: Final[tuple[tuple[str, bool, bool, str, str, str], ...]]
+op_table: Final[tuple[tuple[str, bool, bool, str, str, str, str, bool, str, bool, str, str, str], ...]]
 """Per gr_op code (cuda/abi/ops.def): (name, scans, flat, result rule "SUM", "SAME", "MEAN", "INDEX", "BOOL",
-"COUNT", "VAR", "LOG" or "NORM", the operator that serves integer and bool inputs, the arrays it reads: "ONE", "TWO" (dot) or "ONE_OR_TWO"
-(logsumexp's b))."""
+"COUNT", "VAR", "LOG" or "NORM", the operator that serves integer and bool inputs, the arrays it reads: "ONE", "TWO"
+(dot) or "ONE_OR_TWO" (logsumexp's b); then NumPy's side: the keywords of "dtype initial where" it takes, whether it
+has an identity, its ufunc ("" for none), whether it reduces a 0-d array over axis 0, its parameter "NONE", "DDOF",
+"ORD", "CONJ" or "WEIGHTS", its reference function, its error-bound family "SUM", "PROD", "LOG", "OWN" or
+"EXACT")."""
 dtype_names: Final[tuple[str, ...]]
 """NumPy dtype names indexed by gr_dtype code ("bool", "int8", ..., "complex128")."""
 hot_set: Final[dict[str, tuple[str, ...]]]

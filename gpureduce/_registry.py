@@ -28,9 +28,22 @@ class Operator:
                   # "BOOL", "COUNT", "VAR", "LOG", "NORM" (cuda/abi/ops.def says which dtypes each gives)
     exact: str    # the operator that serves integer and bool inputs: its own name, or (nansum) the one it equals there
     operands: str  # "ONE"; "TWO": pairs of elements of two arrays (dot); "ONE_OR_TWO": a second optional (logsumexp's b)
+    # NumPy's side
+    keywords: tuple  # the optional keywords of dtype, initial and where that its NumPy function takes
+    identity: bool   # an empty reduction, or one under where=, needs no initial= (NumPy's ufunc identity)
+    ufunc: str       # NumPy's ufunc as its error messages name it ("maximum"); "" for none
+    zero_d_axis: bool  # NumPy reduces a 0-d array over an int axis 0 (or -1), as ufunc.reduce does
+    param: str       # what its parameter (riding in the plan's initial) is: "NONE", "DDOF", "ORD", "CONJ", "WEIGHTS"
+    reference: str   # the function gpureduce.testing compares it with ("numpy.sum", "scipy.special.logsumexp")
+    bound: str       # gpureduce.testing's error-bound family: "SUM", "PROD", "LOG", "OWN" (its own), "EXACT"
 
 
-OPERATORS = tuple(Operator(code, *row) for code, row in enumerate(_core.op_table))
+def _operator(code, row):
+    name, scans, flat, result, exact, operands, keywords, *numpy_side = row
+    return Operator(code, name, scans, flat, result, exact, operands, tuple(keywords.split()), *numpy_side)
+
+
+OPERATORS = tuple(_operator(code, row) for code, row in enumerate(_core.op_table))
 OP_NAMES = tuple(op.name for op in OPERATORS)  # index = gr_op code
 REDUCE_OPS = OP_NAMES                           # every operator reduces
 SCAN_OPS = tuple(op.name for op in OPERATORS if op.scans)

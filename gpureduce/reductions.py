@@ -153,17 +153,15 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
 unwrapped_reduce = reduce.__wrapped__
 
 
-@document_variants("reduce", "sum")
-def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True, *,
-        variant: str = "auto"):
-    """Sum of array elements over the given axes, as ``numpy.sum``.
+# sum and prod: one docstring, the words that differ filled in (gpureduce/_docs.py, document_variants)
+_SUM_PROD_DOC = """${summary}
 
     Parameters
     ----------
     a : array_like or device array
         %(a)s
     axis : None, int or tuple of ints, optional
-        The axes to sum over; None (default) sums all elements.  Negative axes count from the end.
+        The axes to ${verb} over; None (default) ${verbs} all elements.  Negative axes count from the end.
     dtype : dtype, optional
         The result and accumulation dtype.  Default: int64 for bool and signed integers narrower than 64
         bits, uint64 for narrower unsigned integers, else `a`'s dtype (or `out`'s, when `out` is given).
@@ -173,11 +171,9 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, wh
     keepdims : bool, optional
         Keep the reduced axes as axes of length 1.
     initial : scalar, optional
-        Starting value of every sum (default 0).
+        Starting value of every ${noun} (default ${identity}).
     where : array_like of bool, optional
-        Sum only the elements where `where` (broadcast to ``a.shape``) is True.  A device mask needs a device
-        `a`.
-    variant : str, keyword-only
+${where}    variant : str, keyword-only
         The algorithm, by name (see Notes); ``"auto"`` (default) is the fastest.
 
     Returns
@@ -205,18 +201,28 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, wh
 
     See Also
     --------
-    numpy.sum : The reference semantics.
+    numpy.${name} : The reference semantics.
     reduce : Any reduction by name; its Notes describe streams and asynchrony.
-    mean, cumsum
+    ${related}
 
-    Notes
+${notes}${examples}"""
+
+
+_SUM_WORDS = dict(
+    summary="Sum of array elements over the given axes, as ``numpy.sum``.", verb="sum", verbs="sums", noun="sum",
+    identity="0", name="sum", related="mean, cumsum",
+    where="""        Sum only the elements where `where` (broadcast to ``a.shape``) is True.  A device mask needs a device
+        `a`.
+""",
+    notes="""    Notes
     -----
     Integer sums wrap around on overflow, as NumPy's do; a bool sum counts the True elements.  float16 and
     bfloat16 are summed in float32 and rounded once.  The sum of an empty array (or axis) is `initial`, or 0.
     Floating-point sums are formed in a tree: they differ from NumPy's by rounding, about
     ``eps * log2(n) * sum(abs(a))``.
 
-    Examples
+""",
+    examples="""    Examples
     --------
     >>> import numpy as np
     >>> import gpureduce
@@ -228,72 +234,29 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, wh
     np.int8(-96)
     >>> gpureduce.sum(np.arange(12.0).reshape(3, 4), axis=1, where=[True, False, True, False])
     array([ 2., 10., 18.])
-    """
+""",
+)
+
+
+@document_variants("reduce", "sum", _SUM_PROD_DOC, **_SUM_WORDS)
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True, *,
+        variant: str = "auto"):
     return unwrapped_reduce("sum", a, axis, dtype, out, keepdims, initial, where, variant=variant)
 
 
-@document_variants("reduce", "prod")
-def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True, *,
-         variant: str = "auto"):
-    """Product of array elements over the given axes, as ``numpy.prod``.
-
-    Parameters
-    ----------
-    a : array_like or device array
-        %(a)s
-    axis : None, int or tuple of ints, optional
-        The axes to multiply over; None (default) multiplies all elements.  Negative axes count from the end.
-    dtype : dtype, optional
-        The result and accumulation dtype.  Default: int64 for bool and signed integers narrower than 64
-        bits, uint64 for narrower unsigned integers, else `a`'s dtype (or `out`'s, when `out` is given).
-    out : numpy.ndarray or device array, optional
-        Where to write the result: of the result's shape, writable, on the current device if a device array;
-        another dtype is cast into it as NumPy does.
-    keepdims : bool, optional
-        Keep the reduced axes as axes of length 1.
-    initial : scalar, optional
-        Starting value of every product (default 1).
-    where : array_like of bool, optional
-        Multiply only the elements where `where` (broadcast to ``a.shape``) is True.  A device mask needs a
+_PROD_WORDS = dict(
+    summary="Product of array elements over the given axes, as ``numpy.prod``.", verb="multiply",
+    verbs="multiplies", noun="product", identity="1", name="prod", related="cumprod",
+    where="""        Multiply only the elements where `where` (broadcast to ``a.shape``) is True.  A device mask needs a
         device `a`.
-    variant : str, keyword-only
-        The algorithm, by name (see Notes); ``"auto"`` (default) is the fastest.
-
-    Returns
-    -------
-    numpy.generic, numpy.ndarray, device array or `out`
-        `out` when given.  Otherwise a ``numpy.ndarray``, or a NumPy scalar for 0-d, for a host `a`, complete on
-        return; for a device `a` an array of `a`'s kind, 0-d results too (a CuPy array, a tensor, a JAX array, else
-        a ``gpureduce.DeviceArray``), computed asynchronously on its stream (``float(r)`` or ``r.item()`` waits for
-        it).
-
-    Raises
-    ------
-    TypeError
-        `a`, `where` or `out` is not an array of a dtype listed above (object, str, datetime...), or `dtype`
-        is none of them; `where` is not boolean, or on the device while `a` is on the host; `variant` is not a
-        str.
-    ValueError
-        An unknown `variant` (the message lists the valid ones), or one not marked *axes* given anything but a
-        whole dense array of its dtypes; a duplicate axis; `out` of the wrong shape or read-only; `where` not
-        broadcastable to `a`; a device array that is not in device memory of the current device.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
-
-    See Also
-    --------
-    numpy.prod : The reference semantics.
-    reduce : Any reduction by name; its Notes describe streams and asynchrony.
-    cumprod
-
-    Notes
+""",
+    notes="""    Notes
     -----
     Integer products wrap around on overflow, as NumPy's do.  float16 and bfloat16 are multiplied in float32
     and rounded once.  The product of an empty array (or axis) is `initial`, or 1.
 
-    Examples
+""",
+    examples="""    Examples
     --------
     >>> import numpy as np
     >>> import gpureduce
@@ -301,7 +264,13 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, w
     np.int64(120)
     >>> gpureduce.prod(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=1)
     array([ 2., 12.])
-    """
+""",
+)
+
+
+@document_variants("reduce", "prod", _SUM_PROD_DOC, **_PROD_WORDS)
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True, *,
+         variant: str = "auto"):
     return unwrapped_reduce("prod", a, axis, dtype, out, keepdims, initial, where, variant=variant)
 
 

@@ -124,9 +124,8 @@ def scan(op: str, a, axis=None, dtype=None, out=None, *, exclusive: bool = False
 unwrapped_scan = scan.__wrapped__
 
 
-@document_variants("scan", "sum")
-def cumsum(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
-    """Cumulative sum along `axis`, as ``numpy.cumsum``.
+# cumsum and cumprod: one docstring, the words that differ filled in (gpureduce/_docs.py, document_variants)
+_CUMSUM_CUMPROD_DOC = """${summary}
 
     Parameters
     ----------
@@ -143,18 +142,13 @@ def cumsum(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, varia
         device, and contiguous when it has the result dtype and `a` is 1-d or `axis` is None.  Another dtype is
         cast into it as NumPy does.
     exclusive : bool, keyword-only
-        False (default): element i sums elements 0 to i, as NumPy.  True: element 0 is 0 and
-        element i sums elements 0 to i - 1.
-    variant : str, keyword-only
+${exclusive}    variant : str, keyword-only
         The algorithm, by name (see Notes); ``"auto"``, the default, is the fastest.
 
     Returns
     -------
     numpy.ndarray, device array or `out`
-        Shape ``(a.size,)`` for ``axis=None``, else ``a.shape``; NumPy's result dtype (int32 sums in int64),
-        or `dtype`.  `out` when given.  Otherwise a ``numpy.ndarray`` for a host `a`, complete on return, and
-        a device array of `a`'s kind for a device `a`, computed asynchronously on its stream.
-
+${returns}
     Raises
     ------
     TypeError
@@ -171,99 +165,78 @@ def cumsum(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, varia
 
     See Also
     --------
-    numpy.cumsum : The reference semantics.
-    sum, cumprod
-    scan : Any scan by name; its Notes describe streams, asynchrony and the variants' properties.
+${see_also}    scan : Any scan by name; its Notes describe streams, asynchrony and the variants' properties.
 
     Notes
     -----
-    Integer sums wrap around on overflow, as NumPy's do.  float16 and bfloat16 are summed in float32, each element
-    rounded once (NumPy rounds at every step, so long float16 sums can differ).  Floating-point sums are
-    associated differently from NumPy's serial loop: they differ by rounding, about
-    ``eps * log2(n) * cumsum(abs(a))``.
-
+${notes}
     Examples
     --------
     >>> import numpy as np
     >>> import gpureduce
-    >>> gpureduce.cumsum(np.arange(1, 6, dtype=np.int32))
+${examples}"""
+
+
+_CUMSUM_WORDS = dict(
+    summary="Cumulative sum along `axis`, as ``numpy.cumsum``.",
+    exclusive="""        False (default): element i sums elements 0 to i, as NumPy.  True: element 0 is 0 and
+        element i sums elements 0 to i - 1.
+""",
+    returns="""        Shape ``(a.size,)`` for ``axis=None``, else ``a.shape``; NumPy's result dtype (int32 sums in int64),
+        or `dtype`.  `out` when given.  Otherwise a ``numpy.ndarray`` for a host `a`, complete on return, and
+        a device array of `a`'s kind for a device `a`, computed asynchronously on its stream.
+""",
+    see_also="""    numpy.cumsum : The reference semantics.
+    sum, cumprod
+""",
+    notes="""    Integer sums wrap around on overflow, as NumPy's do.  float16 and bfloat16 are summed in float32, each element
+    rounded once (NumPy rounds at every step, so long float16 sums can differ).  Floating-point sums are
+    associated differently from NumPy's serial loop: they differ by rounding, about
+    ``eps * log2(n) * cumsum(abs(a))``.
+""",
+    examples="""    >>> gpureduce.cumsum(np.arange(1, 6, dtype=np.int32))
     array([ 1,  3,  6, 10, 15])
     >>> gpureduce.cumsum(np.arange(6).reshape(2, 3), axis=1)
     array([[ 0,  1,  3],
            [ 3,  7, 12]])
     >>> gpureduce.cumsum(np.arange(1, 6), exclusive=True)
     array([ 0,  1,  3,  6, 10])
-    """
+""",
+)
+
+
+@document_variants("scan", "sum", _CUMSUM_CUMPROD_DOC, **_CUMSUM_WORDS)
+def cumsum(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
     return unwrapped_scan("sum", a, axis, dtype, out, exclusive=exclusive, variant=variant)
 
 
-@document_variants("scan", "prod")
-def cumprod(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
-    """Cumulative product along `axis`, as ``numpy.cumprod``.
-
-    Parameters
-    ----------
-    a : array_like or device array
-        %(a)s
-    axis : None or int, optional
-        None (default) scans the array flattened in C order; an int (negative counts from the end) scans along
-        that axis, every other index independently.
-    dtype : dtype, optional
-        The result and accumulation dtype.  Default: int64 for bool and signed integers narrower than 64
-        bits, uint64 for narrower unsigned integers, else `a`'s dtype.
-    out : numpy.ndarray or device array, optional
-        Where to write the result: of the result's shape and writable.  A device `out` must be on the input's
-        device, and contiguous when it has the result dtype and `a` is 1-d or `axis` is None.  Another dtype is
-        cast into it as NumPy does.
-    exclusive : bool, keyword-only
-        False (default): element i multiplies elements 0 to i, as NumPy.  True: element 0 is 1 and
+_CUMPROD_WORDS = dict(
+    summary="Cumulative product along `axis`, as ``numpy.cumprod``.",
+    exclusive="""        False (default): element i multiplies elements 0 to i, as NumPy.  True: element 0 is 1 and
         element i multiplies elements 0 to i - 1.
-    variant : str, keyword-only
-        The algorithm, by name (see Notes); ``"auto"``, the default, is the fastest.
-
-    Returns
-    -------
-    numpy.ndarray, device array or `out`
-        Shape ``(a.size,)`` for ``axis=None``, else ``a.shape``; NumPy's result dtype (int32 multiplies in
+""",
+    returns="""        Shape ``(a.size,)`` for ``axis=None``, else ``a.shape``; NumPy's result dtype (int32 multiplies in
         int64), or `dtype`.  `out` when given.  Otherwise a ``numpy.ndarray`` for a host `a`, complete on
         return, and a device array of `a`'s kind for a device `a`, computed asynchronously on its stream.
-
-    Raises
-    ------
-    TypeError
-        `a` or `out` is not an array of a dtype listed above (object, str, datetime...), or `dtype` is none of
-        them; `axis` is a tuple or list; `exclusive` is not a bool; `variant` is not a str.
-    ValueError
-        An unknown `variant` (the message lists the valid ones), or one not marked *axes* given anything but
-        what it scans (see Notes); `out` of the wrong shape, read-only, on another device, or not contiguous
-        where it must be; a device array that is not in device memory of the current device.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
-
-    See Also
-    --------
-    numpy.cumprod : The reference semantics.
+""",
+    see_also="""    numpy.cumprod : The reference semantics.
     prod, cumsum
-    scan : Any scan by name; its Notes describe streams, asynchrony and the variants' properties.
-
-    Notes
-    -----
-    Integer products wrap around on overflow, as NumPy's do.  float16 and bfloat16 are multiplied in float32,
+""",
+    notes="""    Integer products wrap around on overflow, as NumPy's do.  float16 and bfloat16 are multiplied in float32,
     each element rounded once.  Floating-point products are associated differently from NumPy's serial loop:
     they differ by rounding.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import gpureduce
-    >>> gpureduce.cumprod(np.arange(1, 6, dtype=np.int32))
+""",
+    examples="""    >>> gpureduce.cumprod(np.arange(1, 6, dtype=np.int32))
     array([  1,   2,   6,  24, 120])
     >>> gpureduce.cumprod(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=0)
     array([[1., 2.],
            [3., 8.]])
-    """
+""",
+)
+
+
+@document_variants("scan", "prod", _CUMSUM_CUMPROD_DOC, **_CUMPROD_WORDS)
+def cumprod(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
     return unwrapped_scan("prod", a, axis, dtype, out, exclusive=exclusive, variant=variant)
 
 

@@ -3,7 +3,7 @@
  * variant. */
 #include "ext.h"
 
-/* The operators (cuda/abi/ops.def): their names, whether they scan, and the table Python reads
+/* The operators (cuda/abi/ops.def): their kernel side and their NumPy side, the table Python reads
  * (gpureduce._core.op_table). */
 static const struct operator_row {
     const char *name;
@@ -12,10 +12,19 @@ static const struct operator_row {
     gr_op exact;
     gr_operands operands;
     const char *operands_name;
+    const char *keywords; /* NumPy's optional keywords it takes, of dtype, initial, where */
+    int identity;         /* an empty reduction, or one under where=, needs no initial= */
+    const char *ufunc;    /* NumPy's ufunc, as its messages name it; "" for none */
+    int zero_d_axis;      /* NumPy reduces a 0-d array over an int axis 0 (or -1), as ufunc.reduce does */
+    const char *param;    /* what its parameter is: NONE, DDOF, ORD, CONJ, WEIGHTS */
+    const char *reference; /* the function gpureduce.testing compares with */
+    const char *bound;    /* gpureduce.testing's error-bound family: SUM, PROD, LOG, OWN, EXACT */
 } kOperators[GR_OP_COUNT] = {
-#define GR_OP(NAME, name, scans, flat, result, exact, operands, ...) \
-    [GR_OP_##NAME] = {#name, 0 GR_IF_##scans(+1), 0 GR_IF_##flat(+1), #result, GR_OP_##exact, GR_OPERANDS_##operands, \
-                      #operands},
+#define GR_OP(NAME, name, scans, flat, result, exact, operands, keywords, identity, ufunc, zero_d_axis, param, \
+              reference, bound, ...)                                                                             \
+    [GR_OP_##NAME] = {#name,         0 GR_IF_##scans(+1), 0 GR_IF_##flat(+1), #result, GR_OP_##exact,                \
+                      GR_OPERANDS_##operands, #operands, keywords, 0 GR_IF_##identity(+1), ufunc,                    \
+                      0 GR_IF_##zero_d_axis(+1), #param, reference, #bound},
 #include "abi/ops.def"
 #undef GR_OP
 };
@@ -33,7 +42,8 @@ gr_op_operands(gr_op op)
 }
 
 /* op_table: one (name, scans, flat, result rule, the operator of integer and bool inputs, operands: "ONE", "TWO" or
- * "ONE_OR_TWO") row per gr_op code. */
+ * "ONE_OR_TWO", keywords, identity, ufunc, zero_d_axis, param, reference, bound) row per gr_op code: ops.def's
+ * columns in order. */
 PyObject *
 gr_operator_table(void)
 {
@@ -41,8 +51,10 @@ gr_operator_table(void)
     if (!t) return NULL;
     for (int i = 0; i < GR_OP_COUNT; i++) {
         const struct operator_row *r = &kOperators[i];
-        PyObject *row = Py_BuildValue("(sNNsss)", r->name, PyBool_FromLong(r->scans), PyBool_FromLong(r->flat),
-                                      r->result, kOperators[r->exact].name, r->operands_name);
+        PyObject *row = Py_BuildValue("(sNNssssNsNsss)", r->name, PyBool_FromLong(r->scans), PyBool_FromLong(r->flat),
+                                      r->result, kOperators[r->exact].name, r->operands_name, r->keywords,
+                                      PyBool_FromLong(r->identity), r->ufunc, PyBool_FromLong(r->zero_d_axis), r->param,
+                                      r->reference, r->bound);
         if (!row) {
             Py_DECREF(t);
             return NULL;

@@ -24,7 +24,7 @@ def pytest_configure(config):
 # Property-based examples that passed their checks in this session, per test: a hypothesis test calls
 # count_example() as its last statement, so an example counts only when every assertion in it ran and held (one
 # that raised, was rejected by hypothesis, or returned early without checking is not counted).  The GPU check
-# quotes the total line (benchmarks/device_check.sh greps "hypothesis examples run: N").  Hypothesis' own
+# quotes the total line (.ci/device_check.sh greps "hypothesis examples run: N").  Hypothesis' own
 # statistics per test (examples passing, failing and invalid, run times) are printed by
 # `pytest --hypothesis-show-statistics`.
 _EXAMPLES = collections.Counter()

@@ -1,8 +1,10 @@
 """The one list of operators (cuda/abi/ops.def), checked without a GPU: what the extension was built from, the
 Python tables generated from it, NumPy's result dtypes per rule, and the axis kernel files setup.py writes."""
 import importlib
+import inspect
 import re
 import runpy
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +19,8 @@ benchmark = importlib.import_module("gpureduce.benchmark")  # the module (gpured
 ROOT = Path(__file__).resolve().parent.parent
 OPS_DEF = ROOT / "cuda" / "abi" / "ops.def"
 LINE = re.compile(r"^GR_OP\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(YES|NO)\s*,\s*(YES|NO)\s*,\s*(\w+)\s*,\s*(\w+)\s*,"
-                  r"\s*(ONE|TWO|ONE_OR_TWO)\s*\)", re.M)
+                  r"\s*(ONE|TWO|ONE_OR_TWO)\s*,\s*\"([\w ]*)\"\s*,\s*(YES|NO)\s*,\s*\"(\w*)\"\s*,\s*(YES|NO)\s*,\s*(\w+)\s*,"
+                  r"\s*\"([\w.]+)\"\s*,\s*(\w+)\s*\)", re.M)
 
 
 def declared():
@@ -30,8 +33,10 @@ def test_the_extension_was_built_from_the_list():
     rows = declared()
     assert rows, "no GR_OP line in ops.def"
     names = {NAME: name for NAME, name, *_ in rows}
-    assert _core.op_table == tuple((name, scans == "YES", flat == "YES", result, names[exact], operands)
-                                   for _, name, scans, flat, result, exact, operands in rows)
+    assert _core.op_table == tuple((name, scans == "YES", flat == "YES", result, names[exact], operands, keywords,
+                                    identity == "YES", ufunc, zero_d == "YES", param, reference, bound)
+                                   for _, name, scans, flat, result, exact, operands, keywords, identity, ufunc, zero_d,
+                                   param, reference, bound in rows)
     assert _core.op_names == tuple(name for _, name, *_ in rows)
     assert all(NAME == name.upper() for NAME, name, *_ in rows)
 
@@ -132,3 +137,36 @@ def test_setup_writes_each_axis_operator_into_one_kernel_file_per_family(tmp_pat
     mtimes = {p: p.stat().st_mtime_ns for p in paths}
     build["write_axis_sources"](tmp_path)  # unchanged text: not rewritten, so the object cache keeps them
     assert {p: p.stat().st_mtime_ns for p in paths} == mtimes
+
+
+def test_the_numpy_side_of_each_record_is_numpys():
+    """ops.def's NumPy columns say what NumPy's function does: the keywords of dtype, initial and where its
+    signature has, a reference that exists, an identity exactly where NumPy refuses an empty reduction."""
+    for op in _registry.OPERATORS:
+        assert set(op.keywords) <= {"dtype", "initial", "where"}, op
+        assert op.param in ("NONE", "DDOF", "ORD", "CONJ", "WEIGHTS") and op.bound in ("SUM", "PROD", "LOG", "OWN",
+                                                                                      "EXACT"), op
+        if not op.reference.startswith("numpy."):
+            assert op.reference == "scipy.special.logsumexp", op
+            continue
+        function = np
+        for part in op.reference.split(".")[1:]:
+            function = getattr(function, part, None)
+        if function is None:  # numpy.linalg.vector_norm before NumPy 2
+            continue
+        try:
+            parameters = inspect.signature(function).parameters
+        except (TypeError, ValueError):  # a C function without a text signature (numpy.dot)
+            continue
+        assert set(op.keywords) == {k for k in ("dtype", "initial", "where") if k in parameters}, op
+        if op.operands == "ONE" and op.result != "INDEX" and op.name not in ("mean", "nanmean"):
+            empty = np.zeros((0,), np.float64)
+            try:
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    function(empty)
+                refused = False
+            except ValueError:
+                refused = True
+            assert refused == (not op.identity), op
+

@@ -44,27 +44,25 @@ Plan = namedtuple("Plan", "kind variant op result_dtype a where out layout resul
 # the variants that also run the axis machinery (flagged "axes" in cuda/abi/variants.def)
 AXIS_VARIANTS = {kind: tuple(v.name for v in variants(kind=kind) if "axes" in v.properties)
                  for kind in ("reduce", "scan")}
+# The operators' NumPy side, from their record (cuda/abi/ops.def through _registry.OPERATORS):
 # NumPy's ufunc names, for its own error messages ("... reduction operation maximum which has no identity")
-_UFUNC_NAME = {"sum": "add", "prod": "multiply", "min": "minimum", "max": "maximum", "nanmin": "fmin",
-               "nanmax": "fmax", "ptp": "maximum"}
-_NO_IDENTITY = {"min", "max", "nanmin", "nanmax", "ptp"}  # an empty reduction or a where= mask needs initial=
-_SUM_LIKE = {"sum", "prod", "nansum", "nanprod"}  # NumPy's (input, out) promotion without dtype=
-_MEAN_LIKE = {"mean", "nanmean"}
+_UFUNC_NAME = {op.name: op.ufunc for op in OPERATORS if op.ufunc}
+_NO_IDENTITY = {op.name for op in OPERATORS if not op.identity}  # an empty reduction or where= needs initial=
+_SUM_LIKE = {op.name for op in OPERATORS if op.result == "SUM"}  # NumPy's (input, out) promotion without dtype=
+_MEAN_LIKE = {op.name for op in OPERATORS if op.result == "MEAN"}
 # ddof= rides in the plan's initial value (cuda/primitives/reducers.cuh: MomentsReducer), and so does
 # vector_norm's ord (NormReducer reads it as its parameter)
-_MOMENTS = {op.name for op in OPERATORS if op.result == "VAR"}
+_MOMENTS = {op.name for op in OPERATORS if op.param == "DDOF"}
 # the positional reductions (argmin, nanargmin, ...): one int axis, positions counted in C order
 ARG_OPS = {op.name for op in OPERATORS if op.result == "INDEX"}
-# the operators whose NumPy function reduces a 0-d array over an int axis 0 (or -1), as ufunc.reduce does
-_ZERO_D_INT_AXIS = {*_UFUNC_NAME, "any", "all", "count_nonzero", "nansum", "nanprod", "logsumexp"}  # and ptp
+_ZERO_D_INT_AXIS = {op.name for op in OPERATORS if op.zero_d_axis}
 # the operators that only ask whether an element is nonzero (result rules BOOL and COUNT of cuda/abi/ops.def):
 # an input a variant has no kernel for is cast to bool, not to the result dtype
 _TRUTH_OPS = {op.name for op in OPERATORS if op.result in ("BOOL", "COUNT")}
 # the keywords each NumPy function lacks, refused as Python refuses an unexpected keyword argument
-_NO_DTYPE = {"min", "max", "any", "all", "count_nonzero", "nanmin", "nanmax", "ptp", "logsumexp", "vector_norm",
-             *ARG_OPS}
-_NO_INITIAL = {"any", "all", "count_nonzero", "nanmean", "ptp", "logsumexp", "vector_norm", *_MOMENTS}
-_NO_WHERE = {"count_nonzero", "ptp", "logsumexp", "vector_norm", *ARG_OPS}
+_NO_DTYPE = {op.name for op in OPERATORS if "dtype" not in op.keywords}
+_NO_INITIAL = {op.name for op in OPERATORS if "initial" not in op.keywords}
+_NO_WHERE = {op.name for op in OPERATORS if "where" not in op.keywords}
 _OP_CODES = {op: code for code, op in enumerate(OP_NAMES)}
 _TWO_OPERANDS = {op.name for op in OPERATORS if op.operands == "TWO"}  # dot: prepare_dot plans it
 _FLAT = {op.name: op.flat for op in OPERATORS}  # the whole-array variants' operators

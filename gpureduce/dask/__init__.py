@@ -52,11 +52,9 @@ from .nan import nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmean, n
 from .plain import (all, any, argmax, argmin, count_nonzero, cummax, cummin, cumprod, cumsum, logcumsumexp, logsumexp,
                     max, min, prod, ptp, sum, vector_norm)
 
-# Every reduction and scan of this module (gpureduce.<name> of a Dask array hands the call to the one named here).
-OPERATORS = ["sum", "prod", "min", "max", "mean", "argmin", "argmax", "any", "all", "count_nonzero", "vector_norm",
-           "ptp", "logsumexp", "var", "std", "nanvar", "nanstd", "nansum", "nanprod", "nanmin", "nanmax", "nanmean",
-           "nanargmin", "nanargmax", "cumsum", "cumprod", "cummax", "cummin", "nancumsum", "nancumprod",
-           "logcumsumexp"]
+# Every reduction and scan of this module (gpureduce.<name> of a Dask array hands the call to the one named here):
+# each operator of one array (cuda/abi/ops.def) and its scan
+OPERATORS = [op.name for op in _registry.OPERATORS if op.operands != "TWO"] + list(_registry.SCAN_FUNCTIONS)
 __all__ = OPERATORS + ["local_cluster"]
 
 _FUNCTIONS = {name: globals()[name] for name in OPERATORS}

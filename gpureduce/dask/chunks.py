@@ -249,7 +249,8 @@ def scalar_if_0d(result):
     return result[()] if isinstance(result, np.ndarray) and result.ndim == 0 else result
 
 
-_DTYPED_SCANS = ("cumsum", "cumprod", "nancumsum", "nancumprod")  # the scans that take dtype=
+# the scans that take dtype= (those of the operators whose NumPy function takes it: ops.def)
+_DTYPED_SCANS = {_registry.scan_function_name(op.name) for op in _registry.OPERATORS if op.scans and "dtype" in op.keywords}
 
 
 def _kernel_scan(op, variant, x, axis=None, dtype=None):
