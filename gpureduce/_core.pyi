@@ -35,6 +35,9 @@ op_table: Final[tuple[tuple[str, bool, bool, str, str, str, str, bool, str, bool
 has an identity, its ufunc ("" for none), whether it reduces a 0-d array over axis 0, its parameter "NONE", "DDOF",
 "ORD", "CONJ" or "WEIGHTS", its reference function, its error-bound family "SUM", "PROD", "LOG", "OWN" or
 "EXACT")."""
+dtype_table: Final[tuple[tuple[str, str, int, str, str], ...]]
+"""Per gr_dtype code (cuda/abi/dtypes.def): (name, kind "BOOL", "INT", "UINT", "FLOAT" or "COMPLEX", itemsize, the
+dtype the kernels accumulate it in, the dtype of its real part)."""
 dtype_names: Final[tuple[str, ...]]
 """NumPy dtype names indexed by gr_dtype code ("bool", "int8", ..., "complex128")."""
 hot_set: Final[dict[str, tuple[str, ...]]]

@@ -49,6 +49,21 @@ REDUCE_OPS = OP_NAMES                           # every operator reduces
 SCAN_OPS = tuple(op.name for op in OPERATORS if op.scans)
 DTYPE_NAMES = tuple(_core.dtype_names)    # index = gr_dtype code
 
+
+@dataclass(frozen=True)
+class DType:
+    """One element type of cuda/abi/dtypes.def."""
+
+    code: int           # its gr_dtype code
+    name: str           # NumPy's name (ml_dtypes' for bfloat16)
+    kind: str           # "BOOL", "INT", "UINT", "FLOAT", "COMPLEX"
+    itemsize: int
+    accumulate_as: str  # what the kernels accumulate it in (float16 and bfloat16: float32)
+    real: str           # the dtype of its real part (complex64: float32), else its own name
+
+
+DTYPE_TABLE = tuple(DType(code, *row) for code, row in enumerate(_core.dtype_table))
+
 _PROPERTY_NAMES = (
     (_core.PROP_DETERMINISTIC, "deterministic"),
     (_core.PROP_BASELINE, "baseline"),

@@ -63,6 +63,9 @@ PyArray_Descr *gr_dtype_descr(gr_dtype dt);
 int gr_dtype_from_descr(PyArray_Descr *descr);
 /* "float32, float64, int32, int64" for a GR_DTBIT mask, into buf. */
 void gr_dtype_mask_names(unsigned mask, char *buf, size_t size);
+/* What the kernels accumulate `dt` in (cuda/abi/dtypes.def: float16 and bfloat16 in float32). */
+gr_dtype gr_dtype_accumulate_as(gr_dtype dt);
+PyObject *gr_dtype_table(void); /* gpureduce._core.dtype_table: cuda/abi/dtypes.def's columns Python reads */
 /* TypeError "unsupported dtype <dtype> (<kind>)<where>: gpureduce reduces <all dtypes><hint>": the cause
  * first, then what works (the same words as gpureduce/_planning/operands.py).  Returns -1. */
 int gr_unsupported_dtype(const char *dtype, const PyArray_Descr *descr, const char *where, const char *hint);

@@ -133,6 +133,7 @@ core_exec(PyObject *module)
     for (int i = 0; i < GR_OP_COUNT; i++) op_names[i] = gr_op_name((gr_op)i);
     if (add_owned(module, "op_names", names_tuple(op_names, GR_OP_COUNT)) < 0) return -1;
     if (add_owned(module, "op_table", gr_operator_table()) < 0) return -1;
+    if (add_owned(module, "dtype_table", gr_dtype_table()) < 0) return -1;
     if (add_owned(module, "dtype_names", names_tuple(dtype_names, GR_DTYPE_COUNT)) < 0) return -1;
     if (add_owned(module, "hot_set", hot_set_dict()) < 0) return -1;
     if (PyModule_AddIntConstant(module, "KIND_REDUCE", GR_KIND_REDUCE) < 0 ||

@@ -753,12 +753,10 @@ dlpack_dtype(DLDataType t, int *dt)
     static const struct {
         uint8_t code, bits;
         gr_dtype dt;
-    } map[] = {
-        {kDLBool, 8, GR_BOOL},       {kDLInt, 8, GR_INT8},        {kDLInt, 16, GR_INT16},
-        {kDLInt, 32, GR_INT32},      {kDLInt, 64, GR_INT64},      {kDLUInt, 8, GR_UINT8},
-        {kDLUInt, 16, GR_UINT16},    {kDLUInt, 32, GR_UINT32},    {kDLUInt, 64, GR_UINT64},
-        {kDLFloat, 16, GR_FLOAT16},  {kDLBfloat, 16, GR_BFLOAT16}, {kDLFloat, 32, GR_FLOAT32},
-        {kDLFloat, 64, GR_FLOAT64},  {kDLComplex, 64, GR_COMPLEX64}, {kDLComplex, 128, GR_COMPLEX128},
+    } map[] = { /* cuda/abi/dtypes.def: each dtype's DLPack code, of 8 * bytes bits */
+#define GR_DTYPE(NAME, name, device_type, kind, bytes, numpy, dlpack, ...) {kDL##dlpack, 8 * (bytes), GR_##NAME},
+#include "abi/dtypes.def"
+#undef GR_DTYPE
     };
     for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
         if (map[i].code == t.code && map[i].bits == t.bits) return *dt = map[i].dt, 0;
@@ -1206,6 +1204,8 @@ move_to_explicit_stream(gr_operand *o, cudaStream_t stream)
 PyObject *
 gr_intake(PyObject *module, PyObject *obj, const char *role)
 {
+    /* an operand already taken in this call (gpureduce/_planning/calls.py): one handshake with its producer */
+    if (Py_IS_TYPE(obj, (PyTypeObject *)gr_state(module)->OperandType)) return Py_NewRef(obj);
     cudaStream_t explicit = NULL;
     const int has_explicit = explicit_stream(&explicit);
     if (has_explicit < 0) return NULL;

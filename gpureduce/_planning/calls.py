@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _core
 from .mean import integer_mean, mean_by_sum, streams_as_sum
-from .numpy_rules import NoValue, check_like_numpy, operator_for
+from .numpy_rules import NoValue, check_like_numpy, operator_for_dtype
 from .operands import intake, to_host
 from .plan import normalize_axis_tuple, prepare_reduce, prepare_scan, run
 from .results import host_in_kind_of
@@ -25,13 +25,14 @@ def reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initial=NoVal
     """``gpureduce.reduce(op, a, ...)`` of an array that is not a Dask array."""
     if type(a) is not np.ndarray and isinstance(a, np.ndarray):  # a subclass: memmap, masked array, or refused
         return reduce_subclass(reduce, op, a, axis, dtype, out, keepdims, initial, where, variant, ddof, ord)
-    op = operator_for(op, a)  # nanmean of integers is their mean, and so on
+    x = intake(a)  # the one handshake with `a`'s producer: the planner and NumPy's checks take the operand
+    op = operator_for_dtype(op, x.dtype)  # nanmean of integers is their mean, and so on
     if op == "mean" and streams_as_sum(a, dtype, out, where, variant):
         return mean_by_sum(a, axis, dtype, keepdims, variant)
     if op == "mean" and dtype is not None and np.dtype(dtype).kind in "biu":
         return integer_mean(a, axis, dtype, out, keepdims, where, variant)
-    result = run(prepare_reduce(op, a, axis, dtype, out, keepdims, initial, where, variant, ddof, ord))
-    check_like_numpy(op, a, result, axis, where, ddof or 0)
+    result = run(prepare_reduce(op, x, axis, dtype, out, keepdims, initial, where, variant, ddof, ord))
+    check_like_numpy(op, x, result, axis, where, ddof or 0)
     return result
 
 

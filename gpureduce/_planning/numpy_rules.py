@@ -103,14 +103,14 @@ def check_like_numpy(op, a, result, axis, where, ddof):
         return
     if op not in ("nanmin", "nanmax", "nanmean"):
         return
-    x = intake(a)
+    x = intake(a)  # `a` may be the call's operand already (calls.py): no second handshake
     if not x.host or dtype_kind(x.dtype) not in "fc":  # a device result is not waited for
         return
     got = np.asarray(to_host(result))
     if not np.isnan(got).any():
         return
     if op == "nanmean":
-        _warn_empty_mean(a if x.host else None, axis, where)
+        _warn_empty_mean(x.array if x.host else None, axis, where)  # the values the intake read
     else:
         warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
 
@@ -134,10 +134,10 @@ def _warn_few_numbers(a, result, axis, where, ddof):
     """nanvar's and nanstd's "Degrees of freedom <= 0 for slice.": a result whose numbers (taken elements not NaN)
     are no more than ddof, for a host input, whose NaNs can be looked at.  Such a result is NaN (the kernels give
     NaN there), so the input is counted only when some result is."""
-    x = intake(a)
+    x = intake(a)  # `a` may be the call's operand already (calls.py): no second handshake
     if not x.host or dtype_kind(x.dtype) not in "fc" or not np.isnan(np.asarray(to_host(result))).any():
         return
-    data = np.asarray(a)
+    data = x.array  # the values the intake read (a host DLPack producer is no array NumPy can read again)
     numbers = ~np.isnan(data) & np.broadcast_to(np.asarray(where, dtype=bool), data.shape)
     if np.any(np.sum(numbers, axis=axis) - ddof <= 0):
         warnings.warn("Degrees of freedom <= 0 for slice.", RuntimeWarning, stacklevel=5)

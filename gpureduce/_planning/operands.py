@@ -12,15 +12,19 @@ import numpy as np
 
 from .. import _core
 from .layout import Dim, c_strides
-from .._registry import DTYPE_NAMES, OP_NAMES
+from .._registry import DTYPE_NAMES, DTYPE_TABLE, OP_NAMES
 
 # bfloat16 is no NumPy builtin: ml_dtypes gives NumPy its dtype (a user dtype of kind 'V', no np.finfo)
 BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
-# the accumulator of the 16-bit floats, float32 (cuda/primitives/types.cuh: `accumulator`); others accumulate in
-# the result dtype
-ACCUMULATOR = {np.dtype(np.float16): np.dtype(np.float32), BFLOAT16: np.dtype(np.float32)}
 DTYPES = tuple(BFLOAT16 if name == "bfloat16" else np.dtype(name) for name in DTYPE_NAMES)  # gr_dtype code -> dtype
 _CODES = {dt: code for code, dt in enumerate(DTYPES)}  # hot path: a dict lookup, not dtype.name
+# the accumulator of the dtypes not accumulated in themselves (cuda/abi/dtypes.def: accumulate_as; float16 and
+# bfloat16 in float32); the others accumulate in the result dtype
+ACCUMULATOR = {DTYPES[d.code]: DTYPES[DTYPE_NAMES.index(d.accumulate_as)] for d in DTYPE_TABLE
+               if d.accumulate_as != d.name}
+# NumPy's kind letter of each dtype by its kind in dtypes.def (bfloat16 a float, where ml_dtypes says 'V')
+_KINDS = {DTYPES[d.code]: {"BOOL": "b", "INT": "i", "UINT": "u", "FLOAT": "f", "COMPLEX": "c"}[d.kind]
+          for d in DTYPE_TABLE}
 # What the dtype kinds NumPy cannot reduce hold, for the error message
 _KIND_NAMES = {"O": "Python objects", "U": "str", "S": "bytes", "V": "void", "M": "datetime", "m": "timedelta"}
 
@@ -38,7 +42,7 @@ def unsupported_dtype(dt, where="", hint="") -> TypeError:
 def dtype_kind(dt) -> str:
     """NumPy's kind letter of a dtype, with bfloat16 a float ('f') as float16 is: for the checks that ask whether
     a dtype is floating (ml_dtypes gives bfloat16 kind 'V'); the others may read dtype.kind."""
-    return "f" if dt == BFLOAT16 else dt.kind
+    return _KINDS.get(dt) or dt.kind
 
 
 def finfo(dt):

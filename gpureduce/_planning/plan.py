@@ -221,7 +221,8 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
 
     weights: logsumexp's b (array_like or device array), broadcast with `a` and read in the where= place;
     `weighted_result` says what the reduction gives (WEIGHTED_RESULTS)."""
-    x = intake(a)
+    x = intake(a)  # an operand the eager call took already passes through
+    a = x.obj
     if weights is not None:
         x, weights = _weighted(x, weights)
     op = operator_for_dtype(op, x.dtype)  # no NaN in integers and bool: nansum is sum there

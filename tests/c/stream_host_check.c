@@ -283,6 +283,7 @@ gr_dtype gr_default_result_dtype(gr_kind kind, gr_op op, gr_dtype in)
 /* ---------------------------------------------------------------- the rest of the extension it calls */
 
 size_t gr_dtype_itemsize(gr_dtype dt) { return dt == GR_FLOAT16 ? 2 : dt == GR_INT32 || dt == GR_FLOAT32 ? 4 : 8; }
+gr_dtype gr_dtype_accumulate_as(gr_dtype dt) { return dt == GR_FLOAT16 || dt == GR_BFLOAT16 ? GR_FLOAT32 : dt; }
 int gr_outcome_ok(const gr_outcome *o) { return o->err == cudaSuccess && o->st == GR_OK; }
 void gr_outcome_keep(gr_outcome *o, cudaError_t err, const char *stage)
 {
