@@ -53,7 +53,7 @@ def check_like_numpy(op, a, result, axis, where, ddof):
     if not np.isnan(got).any():
         return
     if op == "nanmean":
-        _warn_empty_mean(a if x.host else None, axis, where)
+        _warn_empty_mean(x.array if x.host else None, axis, where)  # the values the intake read
     else:
         warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
 
@@ -80,7 +80,7 @@ def _warn_few_numbers(a, result, axis, where, ddof):
     x = intake(a)
     if not x.host or dtype_kind(x.dtype) not in "fc" or not np.isnan(np.asarray(to_host(result))).any():
         return
-    data = np.asarray(a)
+    data = x.array  # the values the intake read (a host DLPack producer is no array NumPy can read again)
     numbers = ~np.isnan(data) & np.broadcast_to(np.asarray(where, dtype=bool), data.shape)
     if np.any(np.sum(numbers, axis=axis) - ddof <= 0):
         warnings.warn("Degrees of freedom <= 0 for slice.", RuntimeWarning, stacklevel=5)
