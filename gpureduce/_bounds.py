@@ -467,8 +467,8 @@ def error_bound(op, x, result_dtype, variant="auto", axis=None, *, keepdims=Fals
             if op in ("mean", "nanmean"):
                 taken = np.sum(np.broadcast_to(where, x.shape), axis=axis, keepdims=keepdims)
                 scale = scale / np.maximum(taken, 1)
-    depth = max(SLACK * math.log2(max(n, 2)), CHAIN_SLACK * math.sqrt(rounding_chain_of(kind, variant, op, x, result_dtype,
-                                                                              axis, initial, where, n)))
+    chain = rounding_chain_of(kind, variant, op, x, result_dtype, axis, initial, where, n)
+    depth = max(SLACK * math.log2(max(n, 2)), CHAIN_SLACK * math.sqrt(chain))
     accumulated = depth * _work_eps(x.dtype, result_dtype) * scale
     final_rounding = float(finfo(result_dtype).eps) * abs_ref
     floor = 4.0 * float(finfo(result_dtype).smallest_subnormal)

@@ -27,7 +27,7 @@ class Operator:
     result: str   # NumPy's result dtype with dtype=None: "SUM" (bool and narrow ints widen), "SAME", "MEAN", "INDEX",
                   # "BOOL", "COUNT", "VAR", "LOG", "NORM" (cuda/abi/ops.def says which dtypes each gives)
     exact: str    # the operator that serves integer and bool inputs: its own name, or (nansum) the one it equals there
-    operands: str  # "ONE"; "TWO": pairs of elements of two arrays (dot); "ONE_OR_TWO": a second optional (logsumexp's b)
+    operands: str  # "ONE"; "TWO": pairs of elements of two arrays (dot); "ONE_OR_TWO": an optional second (logsumexp b)
     # NumPy's side
     keywords: tuple  # the optional keywords of dtype, initial and where that its NumPy function takes
     identity: bool   # an empty reduction, or one under where=, needs no initial= (NumPy's ufunc identity)

@@ -8,9 +8,10 @@ kernel).  A layout the segment kernels cannot read, or a dtype they have no kern
 copy plan (gpureduce/_planning/operands.py).  Plans of calls with no optional argument are cached per (operator,
 variant, dtype, shape, strides): a loop over one array plans once.
 
-``prepare_reduce`` / ``prepare_scan`` / ``prepare_dot`` give (plan, post): `post` is None or what turns the runner's result into
-the call's (a copy into out=, the result in the input's own kind).  ``reduce_plan`` / ``scan_plan`` give the
-plan alone (benchmarks/bench_overhead.py times the stages).
+``prepare_reduce`` / ``prepare_scan`` / ``prepare_dot`` give (plan, post): `post` is None or what turns the runner's
+result into the call's (a copy into out=, the result in the input's own kind); ``run`` runs such a pair and
+``reduce_once`` is one reduction's (mean's rewrites, mean.py).  ``reduce_plan`` / ``scan_plan`` give the plan alone
+(benchmarks/bench_overhead.py times the stages).
 """
 from __future__ import annotations
 

@@ -52,12 +52,12 @@ from .nan import nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmean, n
 from .plain import (all, any, argmax, argmin, count_nonzero, cummax, cummin, cumprod, cumsum, logcumsumexp, logsumexp,
                     max, min, prod, ptp, sum, vector_norm)
 
-# Every reduction and scan of this module (gpureduce.<name> of a Dask array hands the call to the one named here):
-# each operator of one array (cuda/abi/ops.def) and its scan
-OPERATORS = [op.name for op in _registry.OPERATORS if op.operands != "TWO"] + list(_registry.SCAN_FUNCTIONS)
+# Every reduction and scan of this module, in the order of cuda/abi/ops.def (gpureduce.<name> of a Dask array hands
+# the call to the one named here; an operator this module has no function for refuses Dask arrays clearly)
+_FUNCTIONS = {name: globals()[name] for name in [op.name for op in _registry.OPERATORS] + list(_registry.SCAN_FUNCTIONS)
+              if name in globals()}
+OPERATORS = list(_FUNCTIONS)
 __all__ = OPERATORS + ["local_cluster"]
-
-_FUNCTIONS = {name: globals()[name] for name in OPERATORS}
 
 
 # ---------------------------------------------------------------- gpureduce.sum(dask_array) & co: lazy, as numpy's
