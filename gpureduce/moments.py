@@ -19,8 +19,7 @@ _TEMPLATE = """${summary}
 
     Parameters
     ----------
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None, int or tuple of ints, optional
         The axes to reduce; None (default) reduces all of them.  Negative axes count from the end.
     dtype : dtype, optional
@@ -59,10 +58,7 @@ _TEMPLATE = """${summary}
     ValueError
         Both `ddof` and `correction`; an unknown `variant`, or one not marked *axes*; a duplicate axis; `out`
         of the wrong shape or read-only; `where` not broadcastable to `a`.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_axis_cuda)s
 
     Warns
     -----

@@ -17,8 +17,7 @@ _TEMPLATE = """${summary}
 
     Parameters
     ----------
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None, int or tuple of ints, optional
         The axes to reduce; None (default) reduces all of them.  Negative axes count from the end.${dtype}
     out : numpy.ndarray or device array, optional
@@ -47,10 +46,7 @@ _TEMPLATE = """${summary}
     ValueError
         An unknown `variant`, or one not marked *axes*; a duplicate axis; `out` of the wrong shape or
         read-only; `where` not broadcastable to `a`.${raises}
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_axis_cuda)s
 
     Warns
     -----
@@ -154,8 +150,7 @@ _ARG_TEMPLATE = """Indices of the ${extreme} values along an axis, ignoring NaN,
 
     Parameters
     ----------
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : int, optional
         The axis to search; None (default) searches the flattened array (positions count in C order).
     out : numpy.ndarray or device array, optional

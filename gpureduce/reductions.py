@@ -41,8 +41,7 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
         argmin, argmax and their nan forms take only `axis` (an int or None), `out` and `keepdims`, ptp these
         with any axes, count_nonzero, logsumexp and vector_norm only `axis` and `keepdims`; `ddof` var, std and
         their nan forms; `ord` vector_norm.
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None, int or tuple of ints, optional
         The axes to reduce; None (default) reduces all of them.  Negative axes count from the end.
     dtype : dtype, optional
@@ -158,8 +157,7 @@ _SUM_PROD_DOC = """${summary}
 
     Parameters
     ----------
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None, int or tuple of ints, optional
         The axes to ${verb} over; None (default) ${verbs} all elements.  Negative axes count from the end.
     dtype : dtype, optional
@@ -194,10 +192,7 @@ ${where}    variant : str, keyword-only
         An unknown `variant` (the message lists the valid ones), or one not marked *axes* given anything but a
         whole dense array of its dtypes; a duplicate axis; `out` of the wrong shape or read-only; `where` not
         broadcastable to `a`; a device array that is not in device memory of the current device.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_axis_cuda)s
 
     See Also
     --------
@@ -279,8 +274,7 @@ _EXTREME_DOC = """${Name} over the given axes, as ``numpy.${name}``.
 
     Parameters
     ----------
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None, int or tuple of ints, optional
         The axes to reduce; None (default) reduces all elements.  Negative axes count from the end.
     out : numpy.ndarray or device array, optional
@@ -315,10 +309,7 @@ _EXTREME_DOC = """${Name} over the given axes, as ``numpy.${name}``.
         message lists the valid ones), or one not marked *axes* given anything but a whole dense array of its
         dtypes; a duplicate axis; `out` of the wrong shape or read-only; `where` not broadcastable to `a`; a
         device array that is not in device memory of the current device.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_axis_cuda)s
 
     See Also
     --------
@@ -383,8 +374,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, vari
 
     Parameters
     ----------
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None, int or tuple of ints, optional
         The axes to average over; None (default) averages all elements.  Negative axes count from the end.
     dtype : dtype, optional
@@ -420,10 +410,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, vari
         An unknown `variant`, or one not marked *axes* (only those implement mean); a duplicate axis; `out` of
         the wrong shape or read-only; `where` not broadcastable to `a`; a device array that is not in device
         memory of the current device.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_axis_cuda)s
 
     Warns
     -----
@@ -461,8 +448,7 @@ _ARG_EXTREME_DOC = """Index of the first ${extreme} along an axis, as ``numpy.${
 
     Parameters
     ----------
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None or int, optional
         The axis to search; None (default) gives an index into the array flattened in C order.
     out : numpy.ndarray or device array, optional
@@ -490,10 +476,7 @@ _ARG_EXTREME_DOC = """Index of the first ${extreme} along an axis, as ``numpy.${
         NumPy's ``attempt to get ${arg} of an empty sequence`` for an empty axis (or empty `a`); an unknown
         `variant`, or one not marked *axes* (only those implement ${arg}); `out` of the wrong shape or
         read-only; a device array that is not in device memory of the current device.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_axis_cuda)s
 
     See Also
     --------
@@ -555,8 +538,7 @@ _TRUTH_DOC = """Test whether ${which} element along the given axes is true, as `
 
     Parameters
     ----------
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None, int or tuple of ints, optional
         The axes to reduce; None (default) reduces all of them.  Negative axes count from the end.
     out : numpy.ndarray or device array, optional
@@ -585,10 +567,7 @@ _TRUTH_DOC = """Test whether ${which} element along the given axes is true, as `
     ValueError
         An unknown `variant`, or one not marked *axes*; a duplicate axis; `out` of the wrong shape or
         read-only; `where` not broadcastable to `a`.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_axis_cuda)s
 
     See Also
     --------
@@ -643,8 +622,7 @@ def count_nonzero(a, axis=None, *, keepdims=False, variant: str = "auto"):
 
     Parameters
     ----------
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None, int or tuple of ints, optional
         The axes to count along; None (default) counts all elements.  Negative axes count from the end.
     keepdims : bool, keyword-only, optional
@@ -666,10 +644,7 @@ def count_nonzero(a, axis=None, *, keepdims=False, variant: str = "auto"):
         `a` is not an array of a supported dtype.
     ValueError
         An unknown `variant`, or one not marked *axes*; a duplicate axis.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_axis_cuda)s
 
     See Also
     --------
@@ -702,8 +677,7 @@ def ptp(a, axis=None, out=None, keepdims=False, *, variant: str = "auto"):
 
     Parameters
     ----------
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None, int or tuple of ints, optional
         The axes to reduce; None (default) reduces all of them.  Negative axes count from the end.
     out : numpy.ndarray or device array, optional
@@ -731,10 +705,7 @@ def ptp(a, axis=None, out=None, keepdims=False, *, variant: str = "auto"):
     ValueError
         An empty reduction (NumPy's "zero-size array to reduction operation maximum which has no identity");
         an unknown `variant`, or one not marked *axes*; a duplicate axis; `out` of the wrong shape or read-only.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_axis_cuda)s
 
     See Also
     --------

@@ -25,8 +25,7 @@ def scan(op: str, a, axis=None, dtype=None, out=None, *, exclusive: bool = False
     ----------
     op : {"sum", "prod", "min", "max"}
         The operator.
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None or int, optional
         None (default) scans the array flattened in C order, like ``numpy.cumsum(a)``; an int (negative
         counts from the end) scans along that axis, every other index independently.
@@ -129,8 +128,7 @@ _CUMSUM_CUMPROD_DOC = """${summary}
 
     Parameters
     ----------
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None or int, optional
         None (default) scans the array flattened in C order; an int (negative counts from the end) scans along
         that axis, every other index independently.
@@ -158,10 +156,7 @@ ${returns}
         An unknown `variant` (the message lists the valid ones), or one not marked *axes* given anything but
         what it scans (see Notes); `out` of the wrong shape, read-only, on another device, or not contiguous
         where it must be; a device array that is not in device memory of the current device.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_axis_cuda)s
 
     See Also
     --------
@@ -245,8 +240,7 @@ _RUNNING_EXTREME_DOC = """Running ${extreme} along `axis`, as ``numpy.${extreme}
 
     Parameters
     ----------
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None or int, optional
         None (default) scans the array flattened in C order; an int (negative counts from the end) scans along
         that axis, every other index independently.
@@ -276,10 +270,7 @@ _RUNNING_EXTREME_DOC = """Running ${extreme} along `axis`, as ``numpy.${extreme}
         An unknown `variant` (the message lists the valid ones), or one not marked *axes* given anything but
         what it scans (see Notes); `out` of the wrong shape, read-only, on another device, or not contiguous
         where it must be; a device array that is not in device memory of the current device.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_axis_cuda)s
 
     See Also
     --------
@@ -341,8 +332,7 @@ _NAN_SCAN_DOC = """Cumulative ${what} along `axis`, NaN counted as ${one}, as ``
 
     Parameters
     ----------
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None or int, optional
         None (default) scans the array flattened in C order; an int (negative counts from the end) scans along
         that axis, every other index independently.
@@ -371,10 +361,7 @@ _NAN_SCAN_DOC = """Cumulative ${what} along `axis`, NaN counted as ${one}, as ``
         `exclusive` is not a bool.
     ValueError
         An unknown `variant`, or one not marked *axes*; `out` of the wrong shape or read-only.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_axis_cuda)s
 
     See Also
     --------
@@ -447,10 +434,7 @@ def logcumsumexp(a, axis=None, out=None, *, exclusive: bool = False, variant: st
         `a` is complex (not supported), or not an array of a supported dtype; `axis` is a tuple or list.
     ValueError
         An unknown `variant`, or one not marked *axes*; `out` of the wrong shape or read-only.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_axis_cuda)s
 
     See Also
     --------

@@ -57,10 +57,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, varian
         `a` or `b` is complex or not an array of a supported dtype; `b` on the device with `a` on the host.
     ValueError
         An unknown `variant`, or one not marked *axes*; a duplicate axis; `a` and `b` that do not broadcast.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_axis_cuda)s
 
     See Also
     --------
