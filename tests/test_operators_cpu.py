@@ -12,7 +12,7 @@ import pytest
 import setuptools
 
 import gpureduce
-from gpureduce import _core, _registry
+from gpureduce import _bounds, _core, _registry
 
 benchmark = importlib.import_module("gpureduce.benchmark")  # the module (gpureduce.benchmark is its function)
 
@@ -61,13 +61,8 @@ def test_python_tables_come_from_the_list():
             assert all(_registry.implements(v, name) for name in able), v.name
 
 
-NUMPY = {"sum": np.sum, "prod": np.prod, "min": np.min, "max": np.max, "mean": np.mean, "argmin": np.argmin,
-         "argmax": np.argmax, "any": np.any, "all": np.all, "count_nonzero": np.count_nonzero, "nansum": np.nansum,
-         "nanprod": np.nanprod, "nanmin": np.nanmin, "nanmax": np.nanmax, "nanmean": np.nanmean, "var": np.var,
-         "std": np.std, "nanargmin": np.nanargmin, "nanargmax": np.nanargmax, "nanvar": np.nanvar, "nanstd": np.nanstd,
-         "ptp": np.ptp}
-NUMPY["logsumexp"] = lambda a: np.log(np.sum(np.exp(a if a.dtype.kind == "f" else a.astype(np.float64))))  # SciPy's
-NUMPY["vector_norm"] = np.linalg.vector_norm
+# each operator's reference, from its record (ops.def's reference column: NumPy's function, SciPy's logsumexp)
+NUMPY = {name: function for name, function in _bounds.NUMPY_FUNCTIONS.items() if name in _registry.REDUCE_OPS}
 NUMPY["dot"] = lambda a: np.dot(a, a)  # two operands: a with itself
 NUMPY_SCANS = {"sum": np.cumsum, "prod": np.cumprod, "min": np.minimum.accumulate, "max": np.maximum.accumulate,
                "nansum": np.nancumsum, "nanprod": np.nancumprod,
