@@ -147,7 +147,7 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
     66.0
     """
     if type(a) is not np.ndarray and isinstance(a, np.ndarray):  # a subclass: memmap, masked array, or refused
-        return reduce_subclass(reduce, op, a, axis, dtype, out, keepdims, initial, where, variant, ddof, ord)
+        return reduce_subclass(unwrapped_reduce, op, a, axis, dtype, out, keepdims, initial, where, variant, ddof, ord)
     if not isinstance(variant, str):
         raise TypeError(f"variant must be a str, not {type(variant).__name__}")
     if is_dask_array(a):
@@ -155,9 +155,9 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
         return _dask.reduce_lazily(op, a, axis, dtype, out, keepdims, initial, where, variant, ord, ddof)
     op = operator_for(op, a)  # nanmean of integers is their mean, and so on
     if op == "mean" and streams_as_sum(a, dtype, out, where, variant):
-        return mean_by_sum(reduce, a, axis, dtype, keepdims, variant)
+        return mean_by_sum(unwrapped_reduce, a, axis, dtype, keepdims, variant)
     if op == "mean" and dtype is not None and np.dtype(dtype).kind in "biu":
-        return integer_mean(reduce, a, axis, dtype, out, keepdims, where, variant)
+        return integer_mean(unwrapped_reduce, a, axis, dtype, out, keepdims, where, variant)
     plan, post = prepare_reduce(op, a, axis, dtype, out, keepdims, initial, where, variant, ddof, ord)
     result = _core.run(plan)
     result = result if post is None else post(result)

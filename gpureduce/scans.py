@@ -117,7 +117,7 @@ def scan(op: str, a, axis=None, dtype=None, out=None, *, exclusive: bool = False
     array([ 1,  3,  6, 10, 15])
     """
     if type(a) is not np.ndarray and isinstance(a, np.ndarray):  # a subclass: memmap, masked array, or refused
-        return scan_subclass(scan, op, a, axis, dtype, out, exclusive, variant)
+        return scan_subclass(unwrapped_scan, op, a, axis, dtype, out, exclusive, variant)
     if not isinstance(variant, str):
         raise TypeError(f"variant must be a str, not {type(variant).__name__}")
     if is_dask_array(a):
