@@ -104,7 +104,7 @@ _NAN = dict(warns='"Degrees of freedom <= 0 for slice." when a result has no mor
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NoValue,
         correction=_NoValue, variant: str = "auto"):
     return unwrapped_reduce("var", a, axis, dtype, out, keepdims, where=where, variant=variant,
-                  ddof=variance_ddof("var", ddof, correction, mean))
+                            ddof=variance_ddof("var", ddof, correction, mean))
 
 
 @document_variants("reduce", "std", _TEMPLATE, name="std", other="var, nanstd, mean", what="standard deviation",
@@ -118,7 +118,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NoValue,
         correction=_NoValue, variant: str = "auto"):
     return unwrapped_reduce("std", a, axis, dtype, out, keepdims, where=where, variant=variant,
-                  ddof=variance_ddof("std", ddof, correction, mean))
+                            ddof=variance_ddof("std", ddof, correction, mean))
 
 
 @document_variants("reduce", "nanvar", _TEMPLATE, name="nanvar", other="var, nanstd, nanmean", what="variance", **_NAN,
@@ -131,7 +131,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NoValue,
            correction=_NoValue, variant: str = "auto"):
     return unwrapped_reduce("nanvar", a, axis, dtype, out, keepdims, where=where, variant=variant,
-                  ddof=variance_ddof("nanvar", ddof, correction, mean))
+                            ddof=variance_ddof("nanvar", ddof, correction, mean))
 
 
 @document_variants("reduce", "nanstd", _TEMPLATE, name="nanstd", other="std, nanvar, nanmean",
@@ -145,4 +145,4 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NoValue,
            correction=_NoValue, variant: str = "auto"):
     return unwrapped_reduce("nanstd", a, axis, dtype, out, keepdims, where=where, variant=variant,
-                  ddof=variance_ddof("nanstd", ddof, correction, mean))
+                            ddof=variance_ddof("nanstd", ddof, correction, mean))

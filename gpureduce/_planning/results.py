@@ -104,10 +104,9 @@ def _torch_allocator():
         key = (a.get_device(), kind)
         template = templates.get(key)
         if template is None:
-            template = torch.empty((), dtype=kind, device=a.device)
-            if torch.cuda.is_current_stream_capturing():
-                return template if not shape else template.new_empty(shape)  # a graph's pool holds it: not kept
-            templates[key] = template
+            if torch.cuda.is_current_stream_capturing():  # a graph's pool would hold a kept template
+                return torch.empty(shape, dtype=kind, device=a.device)
+            template = templates[key] = torch.empty((), dtype=kind, device=a.device)
         return torch.empty_like(template) if not shape else template.new_empty(shape)
 
     return allocate
