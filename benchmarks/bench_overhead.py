@@ -510,8 +510,10 @@ def kind_of(op):
     return ("scan", "sum") if op == "cumsum" else ("reduce", op)
 
 
-def auto_index(gr, kind):
-    return next(v.index for v in gr.variants(kind=kind) if v.name == "auto")
+def planner(kind):
+    """gpureduce's planning of a call without options: reduce_plan(op, x) or scan_plan(op, x)."""
+    from gpureduce._planning import plan
+    return getattr(plan, f"{kind}_plan")
 
 
 def measure_kernel(gr, op, dtype, n, pool, count):
@@ -520,8 +522,8 @@ def measure_kernel(gr, op, dtype, n, pool, count):
     rec = dict(op=op, dtype=dtype, n=n, median_us=None, error=None)
     kind, gop = kind_of(op)
     try:
-        times, _value = gr._core.time_device(kind, pool.take(n), count, warmup=5, variant=auto_index(gr, kind),
-                                             op=gr._core.op_names.index(gop))
+        planned = planner(kind)(gop, pool.take(n))  # the plan the call makes, variant auto
+        times, _result = gr._core.time_device(planned, count, warmup=5)
         rec["median_us"] = statistics.median(times)
     except Exception as e:
         rec["error"] = short_error(e)
@@ -676,7 +678,7 @@ def warm_clocks(gr, x, seconds=0.3):
     end = time.perf_counter() + seconds
     try:
         while time.perf_counter() < end:
-            gr._core.time_device("read", x, 10, warmup=0, flush_l2=False)
+            gr._core.time_ceiling("read", x, 10, warmup=0, flush_l2=False)
     except Exception:
         pass
 
@@ -694,16 +696,12 @@ def stage_calls(gr, op):
     build lacks raises when looked up, and its row is n/a."""
     kind, gop = kind_of(op)
 
-    def plan_fn():
-        from gpureduce._planning import plan
-        return getattr(_plan, f"{kind}_plan")
-
     same = lambda x: x  # noqa: E731
     return {
         "whole": lambda: (same, getattr(gr, op)),
         "intake": lambda: (same, gr._core.intake),
-        "plan": lambda: (same, functools.partial(plan_fn(), gop)),
-        "run": lambda: (functools.partial(plan_fn(), gop), gr._core.run),
+        "plan": lambda: (same, functools.partial(planner(kind), gop)),
+        "run": lambda: (functools.partial(planner(kind), gop), gr._core.run),
     }
 
 
@@ -720,9 +718,8 @@ def measure_stage_case(gr, op, dtype, n, lib_name, pool, sync, repeats):
             quiet(sync)
     try:
         kind, gop = kind_of(op)
-        from gpureduce._planning import plan
-        plan = getattr(_plan, f"{kind}_plan")(gop, pool.take(n))
-        case["internal"] = {str(k): v for k, v in dict(gr._core.time_stages(plan, repeats)).items()}
+        planned = planner(kind)(gop, pool.take(n))
+        case["internal"] = {str(k): v for k, v in dict(gr._core.time_stages(planned, repeats)).items()}
     except Exception as e:
         case["errors"]["time_stages"] = short_error(e)
         quiet(sync)

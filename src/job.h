@@ -50,19 +50,16 @@ typedef struct {
 } gr_streaming;
 
 struct gr_job {
-    PyObject *plan;                  /* a reference: keeps the operands alive */
+    PyObject *plan;                  /* a reference to the _core.Plan: keeps the operands alive */
+    const gr_plan *p;                /* what it says (src/plan.c) */
     int kind;
     const gr_variant_info *info;
     int flat;                        /* the variant's whole-array launcher (gr_reduce / gr_scan) */
     gr_args a;
     gr_segments s;
-    int copy_ndim;
-    int64_t copy_shape[GR_COPY_MAX_NDIM], copy_in[GR_COPY_MAX_NDIM], copy_out[GR_COPY_MAX_NDIM];
-    const gr_operand *in, *mask, *out;
+    const gr_operand *in, *mask, *out; /* mask: where=, or the second operand read at its strides */
     int res_ndim;
-    int64_t res_shape[GR_MAX_NDIM];
     int64_t res_size;
-    char initial[16];
 
     int device;
     gr_exec *ex;

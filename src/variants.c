@@ -3,6 +3,8 @@
  * variant. */
 #include "ext.h"
 
+#include <string.h>
+
 /* The operators (cuda/abi/ops.def): their kernel side and their NumPy side, the table Python reads
  * (gpureduce._core.op_table). */
 static const struct operator_row {
@@ -39,6 +41,12 @@ gr_operands
 gr_op_operands(gr_op op)
 {
     return op >= 0 && op < GR_OP_COUNT ? kOperators[op].operands : GR_OPERANDS_ONE;
+}
+
+int
+gr_op_has_parameter(gr_op op)
+{
+    return op >= 0 && op < GR_OP_COUNT && strcmp(kOperators[op].param, "NONE") != 0;
 }
 
 /* op_table: one (name, scans, flat, result rule, the operator of integer and bool inputs, operands: "ONE", "TWO" or

@@ -72,10 +72,10 @@ def _weighted_logsumexp(a, axis, b, keepdims, return_sign, variant):
     planned = plan_of("log_abs")
     result = run(planned)
     plan = planned[0]
-    if math.prod(plan.a.shape) > 0 or math.prod(plan.result_shape) == 0:
+    if math.prod(plan.a.shape) > 0 or math.prod(plan.shape) == 0:
         return result, run(plan_of("sign"))
     # every slice is empty: SciPy's sign there is -1 (the kernel's would be 0, the sign of an empty sum)
-    sign = np.full(plan.result_shape, -1.0, np.dtype(_core.dtype_names[plan.result_dtype]))
+    sign = np.full(plan.shape, -1.0, np.dtype(_core.dtype_names[plan.result_dtype]))
     if plan.a.host:
         return result, (sign[()] if sign.ndim == 0 else sign)
     return result, host_in_kind_of(a, sign)

@@ -79,6 +79,11 @@ def default_dtype(op: str, dt, kind=_core.KIND_REDUCE) -> np.dtype:
     return DTYPES[code]
 
 
+def is_default_result(kind, op: str, in_code: int, out_code: int) -> bool:
+    """Whether `out_code` is NumPy's result dtype of `op` over `in_code` with dtype=None (the flat kernels' only)."""
+    return _RESULT_CODES[kind, op, in_code] == out_code
+
+
 def is_c_contiguous(x) -> bool:
     return x.size <= 1 or all(s == c for e, s, c in zip(x.shape, x.strides, c_strides(x.shape)) if e != 1)
 
@@ -135,8 +140,9 @@ def to_host(a):
 def copy_plan(x, dtype, shape, in_strides, out=None, out_strides=None):
     """The runner's plan of a strided copy of `x` (an Operand) with NumPy's cast into `out` (a device
     Operand written through `out_strides`) or into a new C-ordered array of `shape`."""
-    return (_core.KIND_COPY, 0, 0, dtype_code(dtype), x, None, out,
-            (tuple(shape), tuple(in_strides), tuple(out_strides or c_strides(shape))), tuple(shape), None, False)
+    shape = tuple(shape)
+    return _core.Plan(kind=_core.KIND_COPY, launcher=_core.LAUNCH_COPY, result_dtype=dtype_code(dtype), a=x, out=out,
+                      layout=(shape, tuple(in_strides), tuple(out_strides or c_strides(shape))), shape=shape)
 
 
 def gather(x, dims, dtype=None):

@@ -1,12 +1,15 @@
 """One plan per call: NumPy's arguments (axis, dtype, out, keepdims, initial, where, exclusive) normalised into
-what the one runner (``_core.run``, src/run.c) executes: kind, variant, operator, result dtype, operands,
-layout as segments (gpureduce/_planning/layout.py), initial value, exclusive flag.
+a ``_core.Plan`` (src/plan.c), what the one runner (``_core.run``, src/run.c) executes: kind, launcher, variant,
+operator, result dtype, operands, layout as segments (gpureduce/_planning/layout.py), the operator's parameter,
+initial value, exclusive flag.
 
-Everything that can be decided once per call is decided here, with NumPy's exceptions; the runner checks only
-what needs memory (devices, streams) and picks the launcher (a dense whole-array plan runs the variant's flat
-kernel).  A layout the segment kernels cannot read, or a dtype they have no kernel for, is first copied by a
-copy plan (gpureduce/_planning/operands.py).  Plans of calls with no optional argument are cached per (operator,
-variant, dtype, shape, strides): a loop over one array plans once.
+Everything that can be decided once per call is decided here, with NumPy's exceptions, the launcher included (a
+dense whole-array plan runs the variant's flat kernel; a classic variant is refused here when it cannot); C
+verifies the plan when it is built and checks at run time only what needs memory (devices, streams).  A layout
+the segment kernels cannot read, or a dtype they have no kernel for, is first copied by a copy plan
+(gpureduce/_planning/operands.py).  Plans of calls with no optional argument are cached as templates (plans
+without their operands) per (operator, variant, input kind, dtype, shape, strides): a loop over one array plans
+once.
 
 ``prepare_reduce`` / ``prepare_scan`` / ``prepare_dot`` give (plan, post): `post` is None or what turns the runner's
 result into the call's (a copy into out=, the result in the input's own kind); ``run`` runs such a pair and
@@ -17,7 +20,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections import namedtuple
 from functools import lru_cache
 
 import numpy as np
@@ -25,7 +27,7 @@ import numpy as np
 from .. import _core
 from .layout import Dim, c_strides, gather_order, plan as segments_plan
 from .operands import (DTYPES, cast, copy_into, default_dtype, dtype_code, dtype_kind, gather, intake,
-                        is_c_contiguous)
+                        is_c_contiguous, is_default_result)
 from .numpy_rules import NoValue, given, operator_for_dtype
 from .._registry import OP_NAMES, OPERATORS, REDUCE_OPS, SCAN_OPS, resolve, variants
 from .results import allocate_in_kind, in_kind_of
@@ -36,11 +38,7 @@ except ImportError:  # NumPy 1.x
     from numpy.core.multiarray import normalize_axis_index
     from numpy.core.numeric import normalize_axis_tuple
 
-# The runner's plan: a tuple (src/run.c reads it by position), its fields named here.  `where`: the where= mask, or
-# for an operator of two operands (cuda/abi/ops.def: operands) the second one (dot's b, logsumexp's weights), read
-# at the mask's strides; `initial`: initial=, or the operator's parameter (var's ddof, vector_norm's ord, vdot's
-# conjugation, what the weighted logsumexp gives).
-Plan = namedtuple("Plan", "kind variant op result_dtype a where out layout result_shape initial exclusive")
+Plan = _core.Plan  # built by keyword, verified once (src/plan.c)
 
 # the variants that also run the axis machinery (flagged "axes" in cuda/abi/variants.def)
 AXIS_VARIANTS = {kind: tuple(v.name for v in variants(kind=kind) if "axes" in v.properties)
@@ -51,8 +49,7 @@ _UFUNC_NAME = {op.name: op.ufunc for op in OPERATORS if op.ufunc}
 _NO_IDENTITY = {op.name for op in OPERATORS if not op.identity}  # an empty reduction or where= needs initial=
 _SUM_LIKE = {op.name for op in OPERATORS if op.result == "SUM"}  # NumPy's (input, out) promotion without dtype=
 _MEAN_LIKE = {op.name for op in OPERATORS if op.result == "MEAN"}
-# ddof= rides in the plan's initial value (cuda/primitives/reducers.cuh: MomentsReducer), and so does
-# vector_norm's ord (NormReducer reads it as its parameter)
+# the operators whose parameter is ddof= (cuda/primitives/reducers.cuh: MomentsReducer reads it)
 _MOMENTS = {op.name for op in OPERATORS if op.param == "DDOF"}
 # the positional reductions (argmin, nanargmin, ...): one int axis, positions counted in C order
 ARG_OPS = {op.name for op in OPERATORS if op.result == "INDEX"}
@@ -68,11 +65,44 @@ _OP_CODES = {op: code for code, op in enumerate(OP_NAMES)}
 _TWO_OPERANDS = {op.name for op in OPERATORS if op.operands == "TWO"}  # dot: prepare_dot plans it
 _FLAT = {op.name: op.flat for op in OPERATORS}  # the whole-array variants' operators
 _REDUCE, _SCAN = _core.KIND_REDUCE, _core.KIND_SCAN
+_FLAT_LAUNCH, _AXIS_LAUNCH = _core.LAUNCH_FLAT, _core.LAUNCH_AXIS
 
 
 @lru_cache(maxsize=None)
 def _supported(kind, variant, op, in_code, out_code):
     return _core.segments_supported(kind, variant, op, in_code, out_code)
+
+
+def launcher_for(kind, v, op, x, rt_code, seg, reads_more, result_ndim, out_desc):
+    """LAUNCH_FLAT where variant `v`'s whole-array kernel runs the plan: one dense segment of an input dtype it
+    reads, no mask, second operand or value (`reads_more`), in NumPy's result dtype, a reduction's result one new
+    value, a scan's dense (src/plan.c verifies the same); else LAUNCH_AXIS.  A classic variant, which has no axis
+    kernels, is refused here with what it takes and the variants that do more."""
+    if (op in v.ops and x.dtype in v.numpy_dtypes and not reads_more and seg.count[0] * seg.count[1] <= 1
+            and is_default_result(kind, op, x.code, rt_code)
+            and (seg.reduce_count <= 1 or seg.reduce_in_stride == 1)
+            and ((result_ndim == 0 and out_desc is None) if kind == _REDUCE
+                 else (seg.reduce_count <= 1 or seg.reduce_out_stride == 1))):
+        return _FLAT_LAUNCH
+    if "axes" in v.properties:
+        return _AXIS_LAUNCH
+    axis = ", ".join(AXIS_VARIANTS["reduce" if kind == _REDUCE else "scan"])
+    if x.dtype not in v.numpy_dtypes:
+        raise ValueError(f"variant '{v.name}' does not support dtype {x.dtype}; it supports {', '.join(v.dtypes)}; "
+                         f"variants that do: {axis}")
+    if kind == _REDUCE:
+        raise ValueError(f"variant '{v.name}' reduces a whole array (axis=None, no dtype/out/keepdims/initial/where, "
+                         "a C- or Fortran-ordered array) and nothing else; the variants that cover every NumPy argument "
+                         f"(axis, dtype, out, keepdims, initial, where, all dtypes, every operator) are: {axis}")
+    raise ValueError(f"variant '{v.name}' scans a whole array flattened in C order, of dtypes {', '.join(v.dtypes)}, in "
+                     "the result dtype NumPy picks, and nothing else; the variants that cover every NumPy argument "
+                     f"(axis, dtype, all dtypes and layouts) are: {axis}")
+
+
+def takes_axes(op, variant):
+    """Whether reduction `variant` runs `op` along axes (an axis variant) rather than of whole arrays only (a
+    classic one); a ValueError naming the choices for an unknown variant or one without `op`."""
+    return "axes" in variant_for("reduce", op, variant).properties
 
 
 def _post(a, out, out_desc, direct):
@@ -200,8 +230,10 @@ def _out(out, shape, what):
     return o
 
 
-# (op, variant, dtype code, shape, strides) -> the plan's fields but the operand, for calls with no option;
-# emptied when it holds _WHOLE_MAX plans (a loop over ever new shapes must not grow it without bound)
+# (op, variant, input kind, host, dtype code, shape, strides[, exclusive]) -> (template, whether it writes a new
+# result of the input's library in place[, the scan's view]) for calls with no option: a template is a plan
+# without its operands (with_operands(None)), which holds no array alive; emptied when it holds _WHOLE_MAX
+# (a loop over ever new shapes must not grow it without bound)
 _WHOLE = {}
 _WHOLE_MAX = 4096
 
@@ -220,22 +252,25 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
                    variant="auto", ddof=None, ord=None, *, weights=None, weighted_result="log"):
     """(plan, post) of ``reduce(op, a, ...)``; raises NumPy's exceptions for bad arguments.
 
-    weights: logsumexp's b (array_like or device array), broadcast with `a` and read in the where= place;
+    weights: logsumexp's b (array_like or device array), broadcast with `a`: the plan's second operand;
     `weighted_result` says what the reduction gives (WEIGHTED_RESULTS)."""
     x = intake(a)  # an operand the eager call took already passes through
     a = x.obj
     if weights is not None:
         x, weights = _weighted(x, weights)
     op = operator_for_dtype(op, x.dtype)  # no NaN in integers and bool: nansum is sum there
-    if axis is None and dtype is None and out is None and where is True and initial is NoValue and not keepdims \
-            and weights is None:
-        cached = _WHOLE.get((op, variant, x.code, x.shape, x.strides))
-        if cached is not None:  # (the plan's fields before the operands, after them)
-            if x.host:
-                return cached[0] + (x, None, None) + cached[1], None
-            fresh, fresh_desc = _fresh_result(a, x, (), DTYPES[cached[0][3]]) if variant in AXIS_VARIANTS["reduce"] \
+    whole = axis is None and dtype is None and out is None and where is True and initial is NoValue \
+        and not keepdims and weights is None and ddof is None and ord is None
+    if whole:
+        key = (op, variant, type(a), x.host, x.code, x.shape, x.strides)
+        cached = _WHOLE.get(key)
+        if cached is not None:
+            template, writes_fresh = cached
+            fresh, fresh_desc = _fresh_result(a, x, (), DTYPES[template.result_dtype]) if writes_fresh \
                 else (None, None)
-            return cached[0] + (x, None, fresh_desc) + cached[1], (None if fresh is not None else in_kind_of(a))
+            if (fresh_desc is not None) == writes_fresh:  # else the library made none this time: plan anew
+                return template.with_operands(x, None, None, fresh_desc), \
+                    (None if x.host or fresh is not None else in_kind_of(a))
     if op not in REDUCE_OPS:
         raise ValueError(f"unknown operator {op!r}; operators are {', '.join(REDUCE_OPS)}")
     if op in _TWO_OPERANDS:
@@ -257,18 +292,19 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
     if op == "ptp" and x.dtype == np.bool_:
         raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` "
                         "operator, or the logical_xor function instead.")
+    parameter = None  # the operator's (cuda/abi/ops.def: param), one value of the result dtype in the plan
     if op in _MOMENTS:
         if dtype is not None and dtype_kind(np.dtype(dtype)) != "f":
             raise TypeError(f"{op}() with dtype={np.dtype(dtype)}: gpureduce computes a variance in a floating dtype "
                             "(float16, float32 or float64)")
-        initial = 0 if ddof is None else ddof
+        parameter = 0 if ddof is None else ddof
     elif ddof is not None:
         raise TypeError(f"{op}() got an unexpected keyword argument 'ddof'")
     if weights is not None:
-        initial = WEIGHTED_RESULTS[weighted_result]  # the Reducer's parameter rides in the initial value
+        parameter = WEIGHTED_RESULTS[weighted_result]
     if op == "vector_norm":
-        initial = 2.0 if ord is None else ord
-        if initial == -math.inf and math.prod(x.shape[i] for i in axes) == 0:  # NumPy's abs(x).min(axis)
+        parameter = 2.0 if ord is None else ord
+        if parameter == -math.inf and math.prod(x.shape[i] for i in axes) == 0:  # NumPy's abs(x).min(axis)
             raise ValueError("zero-size array to reduction operation minimum which has no identity")
     elif ord is not None:
         raise TypeError(f"{op}() got an unexpected keyword argument 'ord'")
@@ -283,7 +319,7 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
     else:
         rt = default_dtype(op, x.dtype)
     has_initial = given(initial) and initial is not None
-    mask = _mask(where, x) if weights is None else weights
+    mask = _mask(where, x)
     red_count = math.prod(x.shape[i] for i in axes)
     # initial=None is NumPy's "no identity": sum and prod then refuse what min and max refuse
     if (op in _NO_IDENTITY or initial is None) and not has_initial:
@@ -296,7 +332,7 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
         raise ValueError(f"attempt to get {op.removeprefix('nan')} of an empty sequence")
     if op in _MEAN_LIKE and _some_mean_is_empty(red_count, mask, where, x, axes, rshape):
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=4)
-    if op in ("var", "std") and _fewest_taken(red_count, mask, where, x, axes, rshape) - initial <= 0:
+    if op in ("var", "std") and _fewest_taken(red_count, mask, where, x, axes, rshape) - parameter <= 0:
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=4)
     if op == "nanmean" and dtype is not None and dtype_kind(rt) not in "fc":
         raise TypeError("If a is inexact, then dtype must be inexact")
@@ -314,12 +350,19 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
     if out is None and "axes" in v.properties:
         fresh, out_desc = _fresh_result(a, x, tuple(rshape), rt)
     direct = out_desc is not None and not out_desc.host and out_desc.dtype == rt and "axes" in v.properties
-    x, mask, layout, direct = _reduce_layout(op, x, axes, mask, out_desc if direct else None)
-    plan = Plan(_REDUCE, v.index, op_code, dtype_code(rt), x, mask, out_desc if direct else None, layout,
-                tuple(rshape), None if not has_initial else _initial_bytes(initial, rt), False)
-    if axis is None and dtype is None and out is None and not keepdims and mask is None and not has_initial \
-            and x.obj is a and red_count > 0:
-        _remember((op, variant, x.code, x.shape, x.strides), (tuple(plan[:4]), tuple(plan[7:])))
+    x, read_along, seg, direct = _reduce_layout(op, x, axes, weights if weights is not None else mask,
+                                                out_desc if direct else None)
+    second, mask = (read_along, None) if weights is not None else (None, read_along)
+    rt_code = dtype_code(rt)
+    plan = Plan(kind=_REDUCE, variant=v.index, op=op_code, result_dtype=rt_code, a=x, second=second, mask=mask,
+                out=out_desc if direct else None, layout=seg.as_tuple(), shape=tuple(rshape),
+                parameter=None if parameter is None else _initial_bytes(parameter, rt),
+                initial=_initial_bytes(initial, rt) if has_initial else None,
+                launcher=launcher_for(_REDUCE, v, op, x, rt_code, seg,
+                                      read_along is not None or has_initial or parameter is not None, len(rshape),
+                                      out_desc if direct else None))
+    if whole and x.obj is a and red_count > 0:
+        _remember(key, (plan.with_operands(None), plan.out is not None))
     return plan, _post(a, out if fresh is None else fresh, out_desc, direct)
 
 
@@ -355,7 +398,7 @@ def variant_for(kind, op, variant):
 
 
 def _reduce_layout(op, x, axes, mask, out_desc):
-    """(input, mask, segments, direct): the segment layout of a reduction over `axes`, writing through out's
+    """(input, mask, Segments, direct): the segment layout of a reduction over `axes`, writing through out's
     strides when `out_desc` is given and they merge, else into a new C-ordered result; the input (and mask)
     gathered into (kept..., reduced...) C order first when no two-kept-one-reduced layout fits."""
     reduced = set(axes)
@@ -388,13 +431,13 @@ def _reduce_layout(op, x, axes, mask, out_desc):
                             mask_strides=mask.strides if mask is not None else None, out_strides=out_full,
                             ordered=ordered)
         out_desc = None
-    return x, mask, seg.as_tuple(), out_desc is not None
+    return x, mask, seg, out_desc is not None
 
 
 def prepare_dot(a, b, *, conj, flatten, out=None, variant="auto"):
     """(plan, post) of ``dot(a, b)`` (vdot: `conj` conjugates `a`, `flatten` reads both arrays in C order, as
     vectors of one size): the sum of the products of paired elements, each array read once.  Both are cast to
-    NumPy's common dtype first; `b` rides in the plan's where= place at its own strides (cuda/abi/ops.def:
+    NumPy's common dtype first; `b` is the plan's second operand, read at its own strides (cuda/abi/ops.def:
     operands TWO)."""
     x, y = intake(a), intake(b, "b")
     if x.host != y.host:
@@ -425,10 +468,12 @@ def prepare_dot(a, b, *, conj, flatten, out=None, variant="auto"):
     if out is None and "axes" in v.properties:
         fresh, out_desc = _fresh_result(a, x, (), rt)
     direct = out_desc is not None and not out_desc.host and "axes" in v.properties
-    x, y, layout, direct = _reduce_layout("dot", x, (0,), y, out_desc if direct else None)
+    x, y, seg, direct = _reduce_layout("dot", x, (0,), y, out_desc if direct else None)
     conj_flag = np.ones((), rt).tobytes() if conj and rt.kind == "c" else None
-    plan = Plan(_REDUCE, v.index, _OP_CODES["dot"], dtype_code(rt), x, y, out_desc if direct else None, layout, (),
-                conj_flag, False)
+    rt_code = dtype_code(rt)
+    plan = Plan(kind=_REDUCE, variant=v.index, op=_OP_CODES["dot"], result_dtype=rt_code, a=x, second=y,
+                out=out_desc if direct else None, layout=seg.as_tuple(), shape=(), parameter=conj_flag,
+                launcher=launcher_for(_REDUCE, v, "dot", x, rt_code, seg, True, 0, out_desc if direct else None))
     return plan, _post(a, out if fresh is None else fresh, out_desc, direct)
 
 
@@ -443,12 +488,16 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
     """(plan, post) of ``scan(op, a, ...)``; raises NumPy's exceptions for bad arguments."""
     x = intake(a)
     op = operator_for_dtype(op, x.dtype)  # no NaN in integers and bool: nancumsum is cumsum there
-    if axis is None and dtype is None and out is None and (exclusive is False or exclusive is True):
-        cached = _WHOLE.get((op, variant, x.code, x.shape, x.strides, exclusive))
-        if cached is not None:  # (the fields before the operands, the flattened view, the fields after them)
-            fresh, fresh_desc = _fresh_result(a, x, (x.size,), DTYPES[cached[0][3]])
-            return cached[0] + (x.view(*cached[1]), None, fresh_desc) + cached[2], \
-                (in_kind_of(a) if fresh is None else None)
+    whole = axis is None and dtype is None and out is None and (exclusive is False or exclusive is True)
+    if whole:
+        key = (op, variant, type(a), x.host, x.code, x.shape, x.strides, exclusive)
+        cached = _WHOLE.get(key)
+        if cached is not None:
+            template, writes_fresh, view = cached
+            fresh, fresh_desc = _fresh_result(a, x, (x.size,), DTYPES[template.result_dtype])
+            if (fresh_desc is not None) == writes_fresh:  # else the library made none this time: plan anew
+                return template.with_operands(x.view(*view), None, None, fresh_desc), \
+                    (in_kind_of(a) if fresh is None else None)
     if op not in SCAN_OPS:
         raise ValueError(f"unknown operator {op!r}; operators are {', '.join(SCAN_OPS)}")
     if not isinstance(exclusive, (bool, np.bool_)):
@@ -468,7 +517,6 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
     axes_variant = "axes" in v.properties
     if axes_variant and not _supported(_SCAN, v.index, op_code, x.code, dtype_code(rt)):
         x = cast(x, rt)
-    whole = x
     if ax is None:
         if not is_c_contiguous(x):
             x = cast(x, x.dtype)  # a C-ordered copy: NumPy scans the array flattened in C order
@@ -489,11 +537,12 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
     if seg is None:  # both in C order: the kept axes merge into one
         x = cast(x, x.dtype)
         seg = segments_plan(x.shape, x.strides, {ax}, out_strides=out_strides, scan=True)
-    plan = Plan(_SCAN, v.index, op_code, dtype_code(rt), x, None, out_desc if direct else None, seg.as_tuple(),
-                rshape, None, bool(exclusive))
-    if axis is None and dtype is None and out is None and x.obj is a:
-        _remember((op, variant, whole.code, whole.shape, whole.strides, bool(exclusive)),
-                  (tuple(plan[:4]), (x.shape, x.strides), tuple(plan[7:])))
+    rt_code = dtype_code(rt)
+    plan = Plan(kind=_SCAN, variant=v.index, op=op_code, result_dtype=rt_code, a=x, out=out_desc if direct else None,
+                layout=seg.as_tuple(), shape=rshape, exclusive=bool(exclusive),
+                launcher=launcher_for(_SCAN, v, op, x, rt_code, seg, False, len(rshape), out_desc if direct else None))
+    if whole and x.obj is a:
+        _remember(key, (plan.with_operands(None), plan.out is not None, (x.shape, x.strides)))
     return plan, _post(a, out if fresh is None else fresh, out_desc, direct)
 
 

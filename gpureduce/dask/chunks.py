@@ -21,7 +21,7 @@ from .. import _registry
 from .._planning import calls
 from .._planning.numpy_rules import NoValue
 from .._planning.operands import dtype_kind
-from .._planning.plan import variant_for
+from .._planning.plan import takes_axes, variant_for
 from .._registry import DTYPE_NAMES
 
 try:  # NumPy >= 2.0
@@ -120,13 +120,8 @@ NO_INITIAL = NoValue  # "not given"; one object in every worker process, as pick
 
 def whole_arrays_only(op, variant):
     """Whether reduction `variant` is one of the seeds' classic ones, which reduce a whole array and take no axis
-    or keepdims; a ValueError naming the choices for an unknown variant or one without `op`."""
-    if variant == "auto":
-        return False
-    v = next((v for v in _registry.variants("reduce") if v.name == variant), None)
-    if v is None or not _registry.implements(v, op):
-        _registry.resolve("reduce", variant, op)  # raises
-    return "axes" not in v.properties
+    or keepdims (the planner's rule); a ValueError naming the choices for an unknown variant or one without `op`."""
+    return variant != "auto" and not takes_axes(op, variant)
 
 
 def kernel_reduce(op, variant, x, axis=None, keepdims=False, result_dtype=None, initial=NO_INITIAL,
