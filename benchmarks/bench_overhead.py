@@ -5,8 +5,8 @@
     python benchmarks/bench_overhead.py --render benchmarks/results/overhead_h200.json    # no GPU needed
 
 What it measures (defaults; the flags below restrict them):
-  * ops sum, max, argmax (a 0-d result, as a user converts it: gpureduce already returns a NumPy scalar;
-    CuPy `x.sum().item()`, PyTorch `t.sum().item()`) and cumsum (an array of the input's own kind, then a
+  * ops sum, max, argmax (a 0-d result, as a user converts it: `gpureduce.sum(x).item()` (a 0-d array of the
+    input's kind), CuPy `x.sum().item()`, PyTorch `t.sum().item()`) and cumsum (an array of the input's own kind, then a
     device synchronize: cupy.cuda.runtime.deviceSynchronize() / torch.cuda.synchronize());
   * dtypes float32 and int32; n = 2^10, 2^12, ..., 2^28;
   * four columns: gpureduce on a CuPy array, CuPy's own call, gpureduce on a PyTorch tensor, PyTorch's own;
@@ -62,7 +62,7 @@ KERNEL_REPEATS = 50
 REFERENCE_REPEATS = 2000
 POOL_BYTES = 1 << 30            # each input pool: at least this, and twice the largest input
 ALIGN_BYTES = 512               # slices start where a fresh allocation would
-SCALAR_TARGET_US = 10.0         # 1K float32 CuPy sum -> NumPy scalar
+SCALAR_TARGET_US = 10.0         # 1K float32 CuPy sum -> host scalar
 OVERHEAD_TARGET_US = 6.0        # wall - kernel, 0-d results
 
 
@@ -308,7 +308,7 @@ def met_text(checked, misses, what):
 def render_targets(targets):
     s, pe, ov = targets["scalar"], targets["peers"], targets["overhead"]
     verdict = {None: "not measured", True: "**met**", False: "**missed**"}
-    lines = [f"1. 1K float32 CuPy device array `gpureduce.sum` -> NumPy scalar <= {s['target_us']:g} µs: "
+    lines = [f"1. 1K float32 CuPy device array `gpureduce.sum` -> host scalar (.item()) <= {s['target_us']:g} µs: "
              f"{verdict[s['met']]}" + (f" ({fmt_us(s['measured_us'])} µs)" if s["measured_us"] is not None else "")]
     lines.append(f"2. gpureduce <= the library whose array it is given (CuPy, PyTorch), every op, dtype and n: "
                  + met_text(pe["checked"], pe["misses"], "comparisons"))
@@ -363,7 +363,7 @@ def render_markdown(data):
         f"Measured at commit {m.get('commit', '?')} on {m.get('date', '?')}; {versions}.",
         "",
         "Method: one process; `time.perf_counter_ns` around each whole call as a user makes it, the garbage "
-        "collector off: `gpureduce.<op>(x)` (a NumPy scalar) vs CuPy `x.<op>().item()` and PyTorch "
+        "collector off: `gpureduce.<op>(x).item()` (a 0-d array of the input's kind) vs CuPy `x.<op>().item()` and PyTorch "
         "`t.<op>().item()` for sum, max, argmax; for cumsum `gpureduce.cumsum(x)`, `cupy.cumsum(x)`, "
         "`torch.cumsum(t, 0)`, each followed by a device synchronize of the input's library inside the interval. "
         "gpureduce is given the very arrays the library's own call gets (CuPy arrays, PyTorch tensors). "
@@ -488,7 +488,7 @@ def user_call(column, op, gr, libs, sync):
     if op in ZERO_D_OPS:
         if column.startswith("gr-"):
             fn = getattr(gr, op)
-            return lambda x: fn(x)  # a NumPy scalar already
+            return lambda x: fn(x).item()  # a 0-d array of the input's kind, converted as the peers' are
         return PEER_SCALAR[op]
     if column.startswith("gr-"):
         fn = gr.cumsum  # an array of the input's kind

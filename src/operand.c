@@ -261,9 +261,57 @@ Operand_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return (PyObject *)v;
 }
 
+/* result_like(obj, pointer, dtype, shape) -> Operand or None: the out= operand of a new C-ordered array `obj` that
+ * the input's own library just allocated on its current stream, at device address `pointer`, of dtype code `dtype`:
+ * read from this input's stream record, without a handshake with the library.  None unless the input came on the
+ * caller's current stream (GR_STREAM_CALLER): then the caller reads it with the intake (gpureduce/_planning/plan.py:
+ * _fresh_result). */
+static PyObject *
+Operand_result_like(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyTuple_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "Operand.result_like(obj, pointer, dtype, shape) takes a tuple shape");
+        return NULL;
+    }
+    const gr_operand *in = &OP(self)->op;
+    if (in->is_host || in->origin != GR_STREAM_CALLER) Py_RETURN_NONE;
+    const Py_ssize_t ndim = PyTuple_GET_SIZE(args[3]);
+    const long dtype = PyLong_AsLong(args[2]);
+    void *ptr = PyLong_AsVoidPtr(args[1]);
+    if (PyErr_Occurred()) return NULL;
+    if (ndim > GR_MAX_NDIM || dtype < 0 || dtype >= GR_DTYPE_COUNT) {
+        PyErr_SetString(PyExc_ValueError, "Operand.result_like(): a shape of at most 64 dimensions, a dtype code");
+        return NULL;
+    }
+    PyObject *module = PyType_GetModule(Py_TYPE(self));
+    if (!module) return NULL;
+    OperandObject *r = operand_new(module, args[0]);
+    if (!r) return NULL;
+    r->op = (gr_operand){.ptr = ptr, .dtype = (gr_dtype)dtype, .ndim = (int)ndim, .device = in->device,
+                         .has_stream = in->has_stream, .stream = in->stream, .origin = in->origin,
+                         .protocol = in->protocol};
+    if (read_int64s(args[3], r->op.shape, (int)ndim, "shape") < 0) {
+        Py_DECREF(r);
+        return NULL;
+    }
+    int64_t step = 1;
+    for (Py_ssize_t i = ndim - 1; i >= 0; i--) {
+        r->op.strides[i] = step;
+        step *= r->op.shape[i];
+    }
+    r->op.size = step;
+    r->stream_owner = Py_XNewRef(OP(self)->stream_owner);
+    r->keep = Py_NewRef(args[0]);
+    return (PyObject *)r;
+}
+
 static PyMethodDef Operand_methods[] = {
     {"view", (PyCFunction)(void (*)(void))Operand_view, METH_FASTCALL,
      "view(shape, strides) -> Operand: the same memory with another shape and element strides."},
+    {"result_like", (PyCFunction)(void (*)(void))Operand_result_like, METH_FASTCALL,
+     "result_like(obj, pointer, dtype, shape) -> Operand or None: the out= operand of a C-ordered array its library\n"
+     "just allocated on the input's stream, read without a handshake; None unless the input came on the caller's\n"
+     "current stream."},
     {NULL, NULL, 0, NULL},
 };
 

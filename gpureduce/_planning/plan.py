@@ -115,11 +115,17 @@ def _post(a, out, out_desc, direct):
 
 def _fresh_result(a, x, shape, dtype):
     """(array, its out= Operand) of the result of device input `a` from `a`'s own library, written in place by the
-    kernels (_results.allocate_in_kind), or (None, None) where the runner makes a DeviceArray."""
+    kernels (results.allocate_in_kind), or (None, None) where the runner makes a DeviceArray.  The Operand is read
+    from the input's (Operand.result_like: the same stream and device, no DLPack handshake) where the input came
+    on the library's current stream and holds elements (an empty one was not checked against the device)."""
     if x.host:
         return None, None
-    fresh = allocate_in_kind(a, shape, dtype)
-    return (None, None) if fresh is None else (fresh, intake(fresh, "out="))
+    made = allocate_in_kind(a, shape, dtype)
+    if made is None:
+        return None, None
+    fresh, pointer = made
+    desc = x.result_like(fresh, pointer, dtype_code(dtype), shape) if x.size else None
+    return fresh, (desc if desc is not None else intake(fresh, "out="))
 
 
 # ---------------------------------------------------------------- reductions
