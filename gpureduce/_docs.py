@@ -93,6 +93,19 @@ BLOCKS = {
                          "    An axis out of range for ``a.ndim``.\n"
                          "gpureduce.CudaError\n"
                          "    No CUDA device or driver, or a CUDA call failed."),
+    # reduce's and scan's, which name the likeliest CUDA failure
+    "raises_axis_cuda_memory": ("numpy.exceptions.AxisError\n"
+                                "    An axis out of range for ``a.ndim``.\n"
+                                "gpureduce.CudaError\n"
+                                "    No CUDA device or driver, or a CUDA call failed (for example out of memory)."),
+    # the scans' ValueError entry and the two above
+    "raises_scan": ("ValueError\n"
+                    "    An unknown `variant` (the message lists the valid ones), or one not marked *axes* given "
+                    "anything but\n"
+                    "    what it scans (see Notes); `out` of the wrong shape, read-only, on another device, or not "
+                    "contiguous\n"
+                    "    where it must be; a device array that is not in device memory of the current device.\n"
+                    "%(raises_axis_cuda)s"),
 }
 _PLACEHOLDER = re.compile(r"(\s*)%\((\w+)\)s")
 

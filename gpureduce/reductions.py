@@ -8,6 +8,7 @@ variants cover; the teaching variants refuse it with a ValueError.
 """
 from __future__ import annotations
 
+import string
 
 from ._docs import document_variants
 from ._planning import calls
@@ -85,10 +86,7 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
         read-only; `where` not broadcastable to `a`; NumPy's errors for an empty min, max, argmin or argmax,
         and for min or max with `where` but no `initial`; a malformed ``__cuda_array_interface__``; a device
         array that is not in device memory of the current device.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed (for example out of memory).
+    %(raises_axis_cuda_memory)s
 
     See Also
     --------
@@ -491,41 +489,30 @@ _ARG_EXTREME_DOC = """Index of the first ${extreme} along an axis, as ``numpy.${
 
 ${examples}"""
 
-_ARGMIN_EXAMPLES = """    Examples
+# argmin's and argmax's examples: one text, the positions each finds filled in
+_ARG_EXAMPLES = string.Template("""    Examples
     --------
     >>> import numpy as np
     >>> import gpureduce
     >>> x = np.array([[4, 9, 2], [3, 9, 7]])
-    >>> gpureduce.argmin(x)
-    np.int64(2)
-    >>> gpureduce.argmin(x, axis=1)
-    array([2, 0])
-    >>> gpureduce.argmin(np.array([1.0, np.nan, 3.0, np.nan]))
+    >>> gpureduce.${arg}(x)
+    np.int64(${whole})
+    >>> gpureduce.${arg}(x, axis=1)
+    array(${rows})
+    >>> gpureduce.${arg}(np.array([1.0, np.nan, 3.0, np.nan]))
     np.int64(1)
-    """
+    """)
 
 
-@document_variants("reduce", "argmin", _ARG_EXTREME_DOC, examples=_ARGMIN_EXAMPLES,
+@document_variants("reduce", "argmin", _ARG_EXTREME_DOC,
+                   examples=_ARG_EXAMPLES.substitute(arg="argmin", whole=2, rows=[2, 0]),
                    arg="argmin", extreme="minimum", name="min", other="argmax")
 def argmin(a, axis=None, out=None, *, keepdims=False, variant: str = "auto"):
     return unwrapped_reduce("argmin", a, axis, None, out, keepdims, variant=variant)
 
 
-_ARGMAX_EXAMPLES = """    Examples
-    --------
-    >>> import numpy as np
-    >>> import gpureduce
-    >>> x = np.array([[4, 9, 2], [3, 9, 7]])
-    >>> gpureduce.argmax(x)
-    np.int64(1)
-    >>> gpureduce.argmax(x, axis=1)
-    array([1, 1])
-    >>> gpureduce.argmax(np.array([1.0, np.nan, 3.0, np.nan]))
-    np.int64(1)
-    """
-
-
-@document_variants("reduce", "argmax", _ARG_EXTREME_DOC, examples=_ARGMAX_EXAMPLES,
+@document_variants("reduce", "argmax", _ARG_EXTREME_DOC,
+                   examples=_ARG_EXAMPLES.substitute(arg="argmax", whole=1, rows=[1, 1]),
                    arg="argmax", extreme="maximum", name="max", other="argmin")
 def argmax(a, axis=None, out=None, *, keepdims=False, variant: str = "auto"):
     return unwrapped_reduce("argmax", a, axis, None, out, keepdims, variant=variant)

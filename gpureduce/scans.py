@@ -60,10 +60,7 @@ def scan(op: str, a, axis=None, dtype=None, out=None, *, exclusive: bool = False
         anything but what it scans (see below); `out` of the wrong shape, read-only, on another device, or not
         contiguous where it must be; a malformed ``__cuda_array_interface__``; a device array that is not in
         device memory of the current device.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed (for example out of memory).
+    %(raises_axis_cuda_memory)s
 
     See Also
     --------
@@ -152,11 +149,7 @@ ${returns}
     TypeError
         `a` or `out` is not an array of a dtype listed above (object, str, datetime...), or `dtype` is none of
         them; `axis` is a tuple or list; `exclusive` is not a bool; `variant` is not a str.
-    ValueError
-        An unknown `variant` (the message lists the valid ones), or one not marked *axes* given anything but
-        what it scans (see Notes); `out` of the wrong shape, read-only, on another device, or not contiguous
-        where it must be; a device array that is not in device memory of the current device.
-    %(raises_axis_cuda)s
+    %(raises_scan)s
 
     See Also
     --------
@@ -266,11 +259,7 @@ _RUNNING_EXTREME_DOC = """Running ${extreme} along `axis`, as ``numpy.${extreme}
     TypeError
         `a` or `out` is not an array of a dtype listed above (object, str, datetime...); `axis` is a tuple or
         list; `exclusive` is not a bool; `variant` is not a str.
-    ValueError
-        An unknown `variant` (the message lists the valid ones), or one not marked *axes* given anything but
-        what it scans (see Notes); `out` of the wrong shape, read-only, on another device, or not contiguous
-        where it must be; a device array that is not in device memory of the current device.
-    %(raises_axis_cuda)s
+    %(raises_scan)s
 
     See Also
     --------

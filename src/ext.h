@@ -27,6 +27,13 @@ typedef struct {
 
 gr_module_state *gr_state(PyObject *module);
 
+/* ---- Python values from C arrays (py_values.c, a leaf) ---- */
+typedef PyObject *(*gr_item_fn)(const void *items, Py_ssize_t i); /* a new reference to item i, or NULL */
+PyObject *gr_tuple_of(const void *items, Py_ssize_t count, gr_item_fn item);
+PyObject *gr_int64_tuple(const int64_t *v, int count);
+PyObject *gr_names_tuple(const char *const *names, int count);
+PyObject *gr_float_list(const double *v, int count);
+
 /* ---- errors (errors.c) ---- */
 /* Raise gpureduce.CudaError "<what>: <cudaErrorName>: <text>" and clear the runtime's last error.
  * Returns NULL for `return gr_raise_cuda(...)`. */

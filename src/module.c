@@ -53,22 +53,6 @@ static PyMethodDef core_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PyObject *
-names_tuple(const char *const *names, int count)
-{
-    PyObject *t = PyTuple_New(count);
-    if (!t) return NULL;
-    for (int i = 0; i < count; i++) {
-        PyObject *s = PyUnicode_FromString(names[i]);
-        if (!s) {
-            Py_DECREF(t);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(t, i, s);
-    }
-    return t;
-}
-
 /* PyModule_Add (3.13+) for older Pythons: steals `value`, NULL-safe. */
 static int
 add_owned(PyObject *module, const char *name, PyObject *value)
@@ -93,7 +77,8 @@ hot_set_dict(void)
 #undef GR_HOT_DTYPE
 #undef GR_HOT_REDUCE
 #undef GR_HOT_SCAN
-    PyObject *d = names_tuple(dtypes, n_dtypes), *r = names_tuple(reduce, n_reduce), *s = names_tuple(scan, n_scan);
+    PyObject *d = gr_names_tuple(dtypes, n_dtypes), *r = gr_names_tuple(reduce, n_reduce);
+    PyObject *s = gr_names_tuple(scan, n_scan);
     PyObject *result = d && r && s ? Py_BuildValue("{s:O, s:O, s:O}", "dtypes", d, "reduce", r, "scan", s) : NULL;
     Py_XDECREF(d);
     Py_XDECREF(r);
@@ -136,14 +121,14 @@ core_exec(PyObject *module)
     for (int i = 0; i < GR_DTYPE_COUNT; i++) dtype_names[i] = gr_dtype_name((gr_dtype)i);
     const char *op_names[GR_OP_COUNT];
     for (int i = 0; i < GR_OP_COUNT; i++) op_names[i] = gr_op_name((gr_op)i);
-    if (add_owned(module, "op_names", names_tuple(op_names, GR_OP_COUNT)) < 0) return -1;
+    if (add_owned(module, "op_names", gr_names_tuple(op_names, GR_OP_COUNT)) < 0) return -1;
     if (add_owned(module, "op_table", gr_operator_table()) < 0) return -1;
     if (add_owned(module, "dtype_table", gr_dtype_table()) < 0) return -1;
-    if (add_owned(module, "dtype_names", names_tuple(dtype_names, GR_DTYPE_COUNT)) < 0) return -1;
+    if (add_owned(module, "dtype_names", gr_names_tuple(dtype_names, GR_DTYPE_COUNT)) < 0) return -1;
     if (add_owned(module, "hot_set", hot_set_dict()) < 0) return -1;
     int n_fields;
     const char *const *fields = gr_plan_segment_fields(&n_fields);
-    if (add_owned(module, "SEGMENT_FIELDS", names_tuple(fields, n_fields)) < 0) return -1;
+    if (add_owned(module, "SEGMENT_FIELDS", gr_names_tuple(fields, n_fields)) < 0) return -1;
     if (PyModule_AddIntConstant(module, "KIND_REDUCE", GR_KIND_REDUCE) < 0 ||
         PyModule_AddIntConstant(module, "KIND_SCAN", GR_KIND_SCAN) < 0 ||
         PyModule_AddIntConstant(module, "KIND_COPY", GR_KIND_COPY) < 0 ||

@@ -92,25 +92,9 @@ operand_new(PyObject *module, PyObject *obj)
 }
 
 static PyObject *
-int64_tuple(const int64_t *v, int n)
-{
-    PyObject *t = PyTuple_New(n);
-    if (!t) return NULL;
-    for (int i = 0; i < n; i++) {
-        PyObject *x = PyLong_FromLongLong(v[i]);
-        if (!x) {
-            Py_DECREF(t);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(t, i, x);
-    }
-    return t;
-}
-
-static PyObject *
 Operand_shape(PyObject *self, void *closure)
 {
-    if (!OP(self)->shape_t) OP(self)->shape_t = int64_tuple(OP(self)->op.shape, OP(self)->op.ndim);
+    if (!OP(self)->shape_t) OP(self)->shape_t = gr_int64_tuple(OP(self)->op.shape, OP(self)->op.ndim);
     Py_XINCREF(OP(self)->shape_t);
     return OP(self)->shape_t;
 }
@@ -118,7 +102,7 @@ Operand_shape(PyObject *self, void *closure)
 static PyObject *
 Operand_strides(PyObject *self, void *closure)
 {
-    if (!OP(self)->strides_t) OP(self)->strides_t = int64_tuple(OP(self)->op.strides, OP(self)->op.ndim);
+    if (!OP(self)->strides_t) OP(self)->strides_t = gr_int64_tuple(OP(self)->op.strides, OP(self)->op.ndim);
     Py_XINCREF(OP(self)->strides_t);
     return OP(self)->strides_t;
 }

@@ -94,22 +94,6 @@ timer_end(const gr_timer *t, cudaStream_t stream, double *us)
     return err;
 }
 
-static PyObject *
-times_to_list(const double *times, int count)
-{
-    PyObject *list = PyList_New(count);
-    if (!list) return NULL;
-    for (int i = 0; i < count; i++) {
-        PyObject *t = PyFloat_FromDouble(times[i]);
-        if (!t) {
-            Py_DECREF(list);
-            return NULL;
-        }
-        PyList_SET_ITEM(list, i, t);
-    }
-    return list;
-}
-
 /* Room for `per_call` times of each of `repeats` timed calls (made after `warmup` more): NULL with a ValueError
  * for counts out of range, or a MemoryError. */
 static double *
@@ -250,7 +234,7 @@ gr_py_time_ceiling(PyObject *module, PyObject *args, PyObject *kwargs)
         gr_raise_status(module, st, cuda_error, "time_ceiling");
         goto fail;
     }
-    result = times_to_list(times, repeats);
+    result = gr_float_list(times, repeats);
 fail:
     timer_close(&timer);
     PyMem_Free(times);
@@ -299,7 +283,7 @@ gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
     Py_END_ALLOW_THREADS
     timer_close(&timer);
     PyObject *value = gr_job_finish(module, job); /* raises what went wrong */
-    PyObject *list = value ? times_to_list(times, repeats) : NULL;
+    PyObject *list = value ? gr_float_list(times, repeats) : NULL;
     PyMem_Free(times);
     if (!list) {
         Py_XDECREF(value);
@@ -351,7 +335,7 @@ gr_py_time_calls(PyObject *module, PyObject *args, PyObject *kwargs)
         }
         if (i >= warmup) times[i - warmup] = us;
     }
-    result = times_to_list(times, repeats);
+    result = gr_float_list(times, repeats);
 done:
     timer_close(&timer);
     PyMem_Free(times);

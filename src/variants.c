@@ -52,24 +52,19 @@ gr_op_has_parameter(gr_op op)
 /* op_table: one (name, scans, flat, result rule, the operator of integer and bool inputs, operands: "ONE", "TWO" or
  * "ONE_OR_TWO", keywords, identity, ufunc, zero_d_axis, param, reference, bound) row per gr_op code: ops.def's
  * columns in order. */
+static PyObject *
+operator_row_item(const void *items, Py_ssize_t i)
+{
+    const struct operator_row *r = &((const struct operator_row *)items)[i];
+    return Py_BuildValue("(sNNssssNsNsss)", r->name, PyBool_FromLong(r->scans), PyBool_FromLong(r->flat), r->result,
+                         kOperators[r->exact].name, r->operands_name, r->keywords, PyBool_FromLong(r->identity),
+                         r->ufunc, PyBool_FromLong(r->zero_d_axis), r->param, r->reference, r->bound);
+}
+
 PyObject *
 gr_operator_table(void)
 {
-    PyObject *t = PyTuple_New(GR_OP_COUNT);
-    if (!t) return NULL;
-    for (int i = 0; i < GR_OP_COUNT; i++) {
-        const struct operator_row *r = &kOperators[i];
-        PyObject *row = Py_BuildValue("(sNNssssNsNsss)", r->name, PyBool_FromLong(r->scans), PyBool_FromLong(r->flat),
-                                      r->result, kOperators[r->exact].name, r->operands_name, r->keywords,
-                                      PyBool_FromLong(r->identity), r->ufunc, PyBool_FromLong(r->zero_d_axis), r->param,
-                                      r->reference, r->bound);
-        if (!row) {
-            Py_DECREF(t);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(t, i, row);
-    }
-    return t;
+    return gr_tuple_of(kOperators, GR_OP_COUNT, operator_row_item);
 }
 
 const gr_variant_info *
@@ -93,24 +88,19 @@ gr_checked_variant(long variant, long op, gr_kind kind)
     return &table[variant];
 }
 
+static PyObject *
+variant_row_item(const void *items, Py_ssize_t i)
+{
+    const gr_variant_info *v = &((const gr_variant_info *)items)[i];
+    return Py_BuildValue("(nisIIIss)", i, (int)v->kind, v->name, v->properties, v->ops, v->dtypes, v->seed, v->doc);
+}
+
 PyObject *
 gr_py_variant_table(PyObject *module, PyObject *unused)
 {
     int count;
     const gr_variant_info *table = gr_variant_table(&count);
-    PyObject *rows = PyTuple_New(count);
-    if (!rows) return NULL;
-    for (int i = 0; i < count; i++) {
-        const gr_variant_info *v = &table[i];
-        PyObject *row = Py_BuildValue("(iisIIIss)", i, (int)v->kind, v->name, v->properties, v->ops, v->dtypes,
-                                      v->seed, v->doc);
-        if (!row) {
-            Py_DECREF(rows);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(rows, i, row);
-    }
-    return rows;
+    return gr_tuple_of(table, count, variant_row_item);
 }
 
 /* result_dtype(kind, op, in) -> the dtype code NumPy's function gives with dtype=None
