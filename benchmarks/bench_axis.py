@@ -53,7 +53,7 @@ DEFAULT_SHAPES = "2^20x2,2^20x32,2^14x2^10,1024x2^16"
 DEFAULT_AXES = "1,0"
 REL_TOL = 1e-5            # max |result - float64 reference| / sum|x| along the axis
 MIN_FLUSH_BYTES = 256 << 20
-# --op: what the table calls the results, and the floor kernel timed inside the extension (_core.time_device)
+# --op: what the table calls the results, and the floor kernel timed inside the extension (_core.time_ceiling)
 OPS = {"sum": dict(floor="read", what="sums"), "cumsum": dict(floor="copy", what="cumsums")}
 LIBS = ("gpureduce", "gpureduce[cub]", "cupy", "torch")
 PEERS = ("cupy", "torch")
@@ -482,7 +482,7 @@ def measure(args, shapes, axes):
                 case["libs"][name] = _measure_lib(cupy, timer, fns[name], ref, scale, args.repeat, args.warmup,
                                                   torch_stream if name == "torch" else None)
             try:
-                floor = _core.time_device(OPS[args.op]["floor"], x, args.repeat, args.warmup)[0]
+                floor = _core.time_ceiling(OPS[args.op]["floor"], x, args.repeat, args.warmup)
                 case["read_floor_us"] = statistics.median(floor)
             except Exception as e:
                 case["read_floor_us"] = None

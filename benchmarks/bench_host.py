@@ -149,7 +149,7 @@ def ceilings():
     """(h2d GB/s, d2h GB/s, device name), the GB/s None where this build's device_info() has no such key."""
     try:
         info = gpureduce.device_info()
-    except ValueError:  # an extension built before time_device("h2d"): the Python side asks for it in vain
+    except ValueError:  # an extension built before time_ceiling("h2d"): the Python side asks for it in vain
         return None, None, "?"
     try:
         return info["h2d_gbps"], info["d2h_gbps"], info["name"]

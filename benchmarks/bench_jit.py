@@ -23,7 +23,7 @@ CHILD = textwrap.dedent("""
     import numpy as np
     import gpureduce
     from gpureduce import _core
-    from gpureduce._operands import copy_plan, intake
+    from gpureduce._planning.operands import copy_plan, intake
 
     x = intake(_core.to_device(np.arange(1 << 20, dtype=np.float32)))  # the CUDA context, a hot module loaded
     rows = {d: _core.to_device(np.ones((1024, 1024), dtype=d)) for d in (np.float32, np.int16)}

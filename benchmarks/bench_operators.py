@@ -4,7 +4,7 @@ float32 CuPy array in one run, cold L2 (bench_axis.py's Timer: a scratch write o
 call, CUDA events, median of --repeat calls).
 
     python benchmarks/bench_operators.py [--log2 28] [--repeat 20] [--markdown FILE] [--only var,nanvar,...]
-    (on the GPU machine: STEPS=operators bash benchmarks/device_check.sh; results in benchmarks/results/operators_h200.md)
+    (on the GPU machine: STEPS=operators bash .ci/device_check.sh; results in benchmarks/results/operators_h200.md)
 
 Cases: the whole array, row reductions (axis 1) and column reductions (axis 0) of a square 2-D view of it.  The
 operators of two operands (dot, vdot, logsumexp's weights b) read a second float32 array of the same shape (uniform

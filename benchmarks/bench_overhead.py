@@ -5,8 +5,8 @@
     python benchmarks/bench_overhead.py --render benchmarks/results/overhead_h200.json    # no GPU needed
 
 What it measures (defaults; the flags below restrict them):
-  * ops sum, max, argmax (a 0-d result, as a user converts it: gpureduce already returns a NumPy scalar;
-    CuPy `x.sum().item()`, PyTorch `t.sum().item()`) and cumsum (an array of the input's own kind, then a
+  * ops sum, max, argmax (a 0-d result, as a user converts it: `gpureduce.sum(x).item()` (a 0-d array of the
+    input's kind), CuPy `x.sum().item()`, PyTorch `t.sum().item()`) and cumsum (an array of the input's own kind, then a
     device synchronize: cupy.cuda.runtime.deviceSynchronize() / torch.cuda.synchronize());
   * dtypes float32 and int32; n = 2^10, 2^12, ..., 2^28;
   * four columns: gpureduce on a CuPy array, CuPy's own call, gpureduce on a PyTorch tensor, PyTorch's own;
@@ -62,7 +62,7 @@ KERNEL_REPEATS = 50
 REFERENCE_REPEATS = 2000
 POOL_BYTES = 1 << 30            # each input pool: at least this, and twice the largest input
 ALIGN_BYTES = 512               # slices start where a fresh allocation would
-SCALAR_TARGET_US = 10.0         # 1K float32 CuPy sum -> NumPy scalar
+SCALAR_TARGET_US = 10.0         # 1K float32 CuPy sum -> host scalar
 OVERHEAD_TARGET_US = 6.0        # wall - kernel, 0-d results
 
 
@@ -308,7 +308,7 @@ def met_text(checked, misses, what):
 def render_targets(targets):
     s, pe, ov = targets["scalar"], targets["peers"], targets["overhead"]
     verdict = {None: "not measured", True: "**met**", False: "**missed**"}
-    lines = [f"1. 1K float32 CuPy device array `gpureduce.sum` -> NumPy scalar <= {s['target_us']:g} µs: "
+    lines = [f"1. 1K float32 CuPy device array `gpureduce.sum` -> host scalar (.item()) <= {s['target_us']:g} µs: "
              f"{verdict[s['met']]}" + (f" ({fmt_us(s['measured_us'])} µs)" if s["measured_us"] is not None else "")]
     lines.append(f"2. gpureduce <= the library whose array it is given (CuPy, PyTorch), every op, dtype and n: "
                  + met_text(pe["checked"], pe["misses"], "comparisons"))
@@ -363,7 +363,7 @@ def render_markdown(data):
         f"Measured at commit {m.get('commit', '?')} on {m.get('date', '?')}; {versions}.",
         "",
         "Method: one process; `time.perf_counter_ns` around each whole call as a user makes it, the garbage "
-        "collector off: `gpureduce.<op>(x)` (a NumPy scalar) vs CuPy `x.<op>().item()` and PyTorch "
+        "collector off: `gpureduce.<op>(x).item()` (a 0-d array of the input's kind) vs CuPy `x.<op>().item()` and PyTorch "
         "`t.<op>().item()` for sum, max, argmax; for cumsum `gpureduce.cumsum(x)`, `cupy.cumsum(x)`, "
         "`torch.cumsum(t, 0)`, each followed by a device synchronize of the input's library inside the interval. "
         "gpureduce is given the very arrays the library's own call gets (CuPy arrays, PyTorch tensors). "
@@ -488,7 +488,7 @@ def user_call(column, op, gr, libs, sync):
     if op in ZERO_D_OPS:
         if column.startswith("gr-"):
             fn = getattr(gr, op)
-            return lambda x: fn(x)  # a NumPy scalar already
+            return lambda x: fn(x).item()  # a 0-d array of the input's kind, converted as the peers' are
         return PEER_SCALAR[op]
     if column.startswith("gr-"):
         fn = gr.cumsum  # an array of the input's kind
@@ -510,8 +510,10 @@ def kind_of(op):
     return ("scan", "sum") if op == "cumsum" else ("reduce", op)
 
 
-def auto_index(gr, kind):
-    return next(v.index for v in gr.variants(kind=kind) if v.name == "auto")
+def planner(kind):
+    """gpureduce's planning of a call without options: reduce_plan(op, x) or scan_plan(op, x)."""
+    from gpureduce._planning import plan
+    return getattr(plan, f"{kind}_plan")
 
 
 def measure_kernel(gr, op, dtype, n, pool, count):
@@ -520,8 +522,8 @@ def measure_kernel(gr, op, dtype, n, pool, count):
     rec = dict(op=op, dtype=dtype, n=n, median_us=None, error=None)
     kind, gop = kind_of(op)
     try:
-        times, _value = gr._core.time_device(kind, pool.take(n), count, warmup=5, variant=auto_index(gr, kind),
-                                             op=gr._core.op_names.index(gop))
+        planned = planner(kind)(gop, pool.take(n))  # the plan the call makes, variant auto
+        times, _result = gr._core.time_device(planned, count, warmup=5)
         rec["median_us"] = statistics.median(times)
     except Exception as e:
         rec["error"] = short_error(e)
@@ -676,9 +678,9 @@ def warm_clocks(gr, x, seconds=0.3):
     end = time.perf_counter() + seconds
     try:
         while time.perf_counter() < end:
-            gr._core.time_device("read", x, 10, warmup=0, flush_l2=False)
-    except Exception:
-        pass
+            gr._core.time_ceiling("read", x, 10, warmup=0, flush_l2=False)
+    except Exception as e:  # the tables are still measured, at whatever clocks the GPU has: say so
+        print(f"warm_clocks: {short_error(e)}", file=sys.stderr, flush=True)
 
 
 def free_pools(libs):
@@ -694,16 +696,12 @@ def stage_calls(gr, op):
     build lacks raises when looked up, and its row is n/a."""
     kind, gop = kind_of(op)
 
-    def plan_fn():
-        from gpureduce import _plan
-        return getattr(_plan, f"{kind}_plan")
-
     same = lambda x: x  # noqa: E731
     return {
         "whole": lambda: (same, getattr(gr, op)),
         "intake": lambda: (same, gr._core.intake),
-        "plan": lambda: (same, functools.partial(plan_fn(), gop)),
-        "run": lambda: (functools.partial(plan_fn(), gop), gr._core.run),
+        "plan": lambda: (same, functools.partial(planner(kind), gop)),
+        "run": lambda: (functools.partial(planner(kind), gop), gr._core.run),
     }
 
 
@@ -720,9 +718,8 @@ def measure_stage_case(gr, op, dtype, n, lib_name, pool, sync, repeats):
             quiet(sync)
     try:
         kind, gop = kind_of(op)
-        from gpureduce import _plan
-        plan = getattr(_plan, f"{kind}_plan")(gop, pool.take(n))
-        case["internal"] = {str(k): v for k, v in dict(gr._core.time_stages(plan, repeats)).items()}
+        planned = planner(kind)(gop, pool.take(n))
+        case["internal"] = {str(k): v for k, v in dict(gr._core.time_stages(planned, repeats)).items()}
     except Exception as e:
         case["errors"]["time_stages"] = short_error(e)
         quiet(sync)

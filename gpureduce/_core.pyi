@@ -17,6 +17,10 @@ from typing_extensions import CapsuleType
 KIND_REDUCE: Final[int]
 KIND_SCAN: Final[int]
 KIND_COPY: Final[int]
+LAUNCH_FLAT: Final[int]  # a Plan's launcher (src/plan.c): the variant's whole-array kernel,
+LAUNCH_AXIS: Final[int]  # the axis kernels,
+LAUNCH_COPY: Final[int]  # a strided copy
+SEGMENT_FIELDS: Final[tuple[str, ...]]  # the order of a reduction's or scan's layout: c0, c1, is0, ..., R
 call_stream: Final[ContextVar[int | None]]  # a call's stream= as an int handle (gpureduce/_streams.py)
 STREAM_CHUNK_BYTES: Final[int]  # a host input streams in chunks of at most this many bytes ...
 STREAM_FROM_BYTES: Final[int]  # ... when it has more bytes than this (src/stream_host.c)
@@ -28,10 +32,16 @@ PROP_BLOCK_LOCAL: Final[int]
 PROP_AXES: Final[int]
 op_names: Final[tuple[str, ...]]
 """Operator names indexed by gr_op code: ("sum", "prod", "min", "max", "mean", "argmin", "argmax")."""
-op_table: Final[tuple[tuple[str, bool, bool, str, str, str], ...]]
+op_table: Final[tuple[tuple[str, bool, bool, str, str, str, str, bool, str, bool, str, str, str], ...]]
 """Per gr_op code (cuda/abi/ops.def): (name, scans, flat, result rule "SUM", "SAME", "MEAN", "INDEX", "BOOL",
-"COUNT", "VAR", "LOG" or "NORM", the operator that serves integer and bool inputs, the arrays it reads: "ONE", "TWO" (dot) or "ONE_OR_TWO"
-(logsumexp's b))."""
+"COUNT", "VAR", "LOG" or "NORM", the operator that serves integer and bool inputs, the arrays it reads: "ONE", "TWO"
+(dot) or "ONE_OR_TWO" (logsumexp's b); then NumPy's side: the keywords of "dtype initial where" it takes, whether it
+has an identity, its ufunc ("" for none), whether it reduces a 0-d array over axis 0, its parameter "NONE", "DDOF",
+"ORD", "CONJ" or "WEIGHTS", its reference function, its error-bound family "SUM", "PROD", "LOG", "OWN" or
+"EXACT")."""
+dtype_table: Final[tuple[tuple[str, str, int, str, str], ...]]
+"""Per gr_dtype code (cuda/abi/dtypes.def): (name, kind "BOOL", "INT", "UINT", "FLOAT" or "COMPLEX", itemsize, the
+dtype the kernels accumulate it in, the dtype of its real part)."""
 dtype_names: Final[tuple[str, ...]]
 """NumPy dtype names indexed by gr_dtype code ("bool", "int8", ..., "complex128")."""
 hot_set: Final[dict[str, tuple[str, ...]]]
@@ -131,15 +141,68 @@ class Operand:
     def protocol(self) -> Literal["numpy", "cuda_array_interface", "dlpack", "gpureduce"]: ...
     def view(self, shape: tuple[int, ...], strides: tuple[int, ...], /) -> Operand: ...
 
+@final
+class Plan:
+    """One call's device work as gpureduce/_planning/plan.py decided it, read and verified once (src/plan.c).
+    a=None makes a template: a plan without its operands, given them by with_operands."""
+
+    def __new__(
+        cls,
+        *,
+        kind: int,
+        launcher: int,
+        layout: tuple[Any, ...],
+        shape: tuple[int, ...],
+        result_dtype: int,
+        variant: int = -1,
+        op: int = 0,
+        a: Operand | None = None,
+        second: Operand | None = None,
+        mask: Operand | None = None,
+        out: Operand | None = None,
+        parameter: bytes | None = None,
+        initial: bytes | None = None,
+        exclusive: bool = False,
+    ) -> Plan: ...
+    def with_operands(self, a: Operand | None, second: Operand | None = None, mask: Operand | None = None,
+                      out: Operand | None = None) -> Plan: ...
+    @property
+    def kind(self) -> int: ...
+    @property
+    def launcher(self) -> int: ...
+    @property
+    def variant(self) -> int: ...
+    @property
+    def op(self) -> int: ...
+    @property
+    def result_dtype(self) -> int: ...
+    @property
+    def a(self) -> Operand | None: ...
+    @property
+    def second(self) -> Operand | None: ...
+    @property
+    def mask(self) -> Operand | None: ...
+    @property
+    def out(self) -> Operand | None: ...
+    @property
+    def layout(self) -> tuple[Any, ...]: ...
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+    @property
+    def parameter(self) -> bytes | None: ...
+    @property
+    def initial(self) -> bytes | None: ...
+    @property
+    def exclusive(self) -> bool: ...
+
 # ---- functions (core_methods in src/module.c) ----
 def intake(obj: Any, role: str = "the input", /) -> Operand:
     """Read an array without touching the device: a NumPy array (or anything numpy.asarray takes), a DLPack
     exporter, a ``__cuda_array_interface__`` exporter or a DeviceArray.  `role` names it in errors."""
 
-def run(plan: tuple[Any, ...], /) -> np.generic | NDArray[Any] | DeviceArray | Any:
-    """The one runner: a plan of gpureduce/_plan.py (kind, variant, op, result dtype, a, where, out, layout,
-    result shape, initial, exclusive) -> a NumPy scalar (0-d), an ndarray (host input), a new DeviceArray
-    (device input), or `out`'s object."""
+def run(plan: Plan, /) -> np.generic | NDArray[Any] | DeviceArray | Any:
+    """The one runner: a Plan of gpureduce/_planning/plan.py -> a NumPy scalar (0-d), an ndarray (host input), a
+    new DeviceArray (device input), or `out`'s object."""
 
 def result_dtype(kind: int, op: int, in_dtype: int, /) -> int:
     """The dtype code NumPy's function of `op` gives for input dtype code `in_dtype` with dtype=None
@@ -169,25 +232,21 @@ def to_device(a: Any, /) -> DeviceArray:
 def empty(shape: int | tuple[int, ...], dtype: DTypeLike, fill_byte: int | None = None) -> DeviceArray:
     """A new DeviceArray, uninitialised or with every byte `fill_byte` (0xFF: NaN in every float dtype)."""
 
-def time_device(
-    what: Literal["reduce", "scan", "read", "copy", "h2d", "d2h"],
-    a: Any,
-    repeats: int,
-    warmup: int = 3,
-    flush_l2: bool = True,
-    variant: int = -1,
-    op: int = 0,
-    exclusive: bool = False,
-) -> tuple[list[float], np.generic | None]:
-    """Device-side times in microseconds of `repeats` calls, and the reduction's value (None otherwise).
-    'read' and 'copy' time the device's ceilings over `a`; 'h2d' and 'd2h' a copy of a.nbytes between `a` and
-    pinned host memory of the call's own (h2d writes `a`'s own bytes back into it)."""
+def time_device(plan: Plan, repeats: int, warmup: int = 3, flush_l2: bool = True) -> tuple[list[float], Any]:
+    """Device-side times in microseconds of `repeats` launches of the plan's kernels (after `warmup` more), the
+    L2 flushed before each, and the plan's result (as _core.run gives it)."""
+
+def time_ceiling(what: Literal["read", "copy", "h2d", "d2h"], a: Any, repeats: int, warmup: int = 3,
+                 flush_l2: bool = True) -> list[float]:
+    """Device-side times in microseconds of what bounds a kernel over the dense device array `a`: 'read' and
+    'copy' the device's ceilings; 'h2d' and 'd2h' a copy of a.nbytes between `a` and pinned host memory of the
+    call's own (h2d writes `a`'s own bytes back into it)."""
 
 def time_calls(fn: Callable[[], Any], repeats: int, warmup: int = 3, flush_l2: bool = True) -> list[float]:
     """Device-side times in microseconds of `repeats` calls of fn() (work on the legacy default stream or a
     blocking stream: CuPy's, PyTorch's), the L2 flushed before each."""
 
-def time_stages(plan: tuple[Any, ...], repeats: int, warmup: int = 10) -> dict[str, float]:
+def time_stages(plan: Plan, repeats: int, warmup: int = 10) -> dict[str, float]:
     """Median host-clock microseconds of the runner's stages: prepare, enqueue, complete, finish."""
 
 # ---- kernels compiled on first use (src/jit.c) ----

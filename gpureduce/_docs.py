@@ -4,7 +4,8 @@ descriptions of the parameters every function takes.
 ``help(gpureduce.sum)`` lists the variants that implement ``sum``, read from the table compiled from
 cuda/abi/variants.def (``gpureduce._registry``): a variant added there shows up in every docstring without an
 edit here, and so does a dtype in the description of `a`.  Nothing in this module names a variant or a dtype.
-A docstring line that holds only ``%(name)s`` is replaced by the shared description `name` (SHARED).
+A docstring line that holds only ``%(name)s`` is replaced by the shared description `name` (SHARED, wrapped) or the
+shared block of lines `name` (BLOCKS, verbatim).
 """
 from __future__ import annotations
 
@@ -84,6 +85,28 @@ SHARED = {
           "``gpureduce.DeviceArray``), read in place whatever its strides.  Dtypes: "
           f"{', '.join(DTYPE_NAMES)}."),
 }
+# Blocks of lines shared verbatim (numpydoc entries), each put where a line holds only %(name)s, at its indent.
+BLOCKS = {
+    "param_a": ("a : array_like or device array\n"
+                "    %(a)s"),
+    "raises_axis_cuda": ("numpy.exceptions.AxisError\n"
+                         "    An axis out of range for ``a.ndim``.\n"
+                         "gpureduce.CudaError\n"
+                         "    No CUDA device or driver, or a CUDA call failed."),
+    # reduce's and scan's, which name the likeliest CUDA failure
+    "raises_axis_cuda_memory": ("numpy.exceptions.AxisError\n"
+                                "    An axis out of range for ``a.ndim``.\n"
+                                "gpureduce.CudaError\n"
+                                "    No CUDA device or driver, or a CUDA call failed (for example out of memory)."),
+    # the scans' ValueError entry and the two above
+    "raises_scan": ("ValueError\n"
+                    "    An unknown `variant` (the message lists the valid ones), or one not marked *axes* given "
+                    "anything but\n"
+                    "    what it scans (see Notes); `out` of the wrong shape, read-only, on another device, or not "
+                    "contiguous\n"
+                    "    where it must be; a device array that is not in device memory of the current device.\n"
+                    "%(raises_axis_cuda)s"),
+}
 _PLACEHOLDER = re.compile(r"(\s*)%\((\w+)\)s")
 
 
@@ -91,10 +114,13 @@ def _fill_shared(lines):
     out = []
     for line in lines:
         m = _PLACEHOLDER.fullmatch(line)
-        if m is None or m.group(2) not in SHARED:
+        if m is None or (m.group(2) not in SHARED and m.group(2) not in BLOCKS):
             out.append(line)
             continue
         indent = m.group(1)
+        if m.group(2) in BLOCKS:  # its own placeholders filled in too
+            out.extend(_fill_shared([indent + text for text in BLOCKS[m.group(2)].splitlines()]))
+            continue
         out.extend(textwrap.wrap(SHARED[m.group(2)], _WIDTH, initial_indent=indent, subsequent_indent=indent,
                                  break_on_hyphens=False))
     return out

@@ -27,14 +27,42 @@ class Operator:
     result: str   # NumPy's result dtype with dtype=None: "SUM" (bool and narrow ints widen), "SAME", "MEAN", "INDEX",
                   # "BOOL", "COUNT", "VAR", "LOG", "NORM" (cuda/abi/ops.def says which dtypes each gives)
     exact: str    # the operator that serves integer and bool inputs: its own name, or (nansum) the one it equals there
-    operands: str  # "ONE"; "TWO": pairs of elements of two arrays (dot); "ONE_OR_TWO": a second optional (logsumexp's b)
+    operands: str  # "ONE"; "TWO": pairs of elements of two arrays (dot); "ONE_OR_TWO": an optional second (logsumexp b)
+    # NumPy's side
+    keywords: tuple  # the optional keywords of dtype, initial and where that its NumPy function takes
+    identity: bool   # an empty reduction, or one under where=, needs no initial= (NumPy's ufunc identity)
+    ufunc: str       # NumPy's ufunc as its error messages name it ("maximum"); "" for none
+    zero_d_axis: bool  # NumPy reduces a 0-d array over an int axis 0 (or -1), as ufunc.reduce does
+    param: str       # what its parameter (riding in the plan's initial) is: "NONE", "DDOF", "ORD", "CONJ", "WEIGHTS"
+    reference: str   # the function gpureduce.testing compares it with ("numpy.sum", "scipy.special.logsumexp")
+    bound: str       # gpureduce.testing's error-bound family: "SUM", "PROD", "LOG", "OWN" (its own), "EXACT"
 
 
-OPERATORS = tuple(Operator(code, *row) for code, row in enumerate(_core.op_table))
+def _operator(code, row):
+    name, scans, flat, result, exact, operands, keywords, *numpy_side = row
+    return Operator(code, name, scans, flat, result, exact, operands, tuple(keywords.split()), *numpy_side)
+
+
+OPERATORS = tuple(_operator(code, row) for code, row in enumerate(_core.op_table))
 OP_NAMES = tuple(op.name for op in OPERATORS)  # index = gr_op code
 REDUCE_OPS = OP_NAMES                           # every operator reduces
 SCAN_OPS = tuple(op.name for op in OPERATORS if op.scans)
 DTYPE_NAMES = tuple(_core.dtype_names)    # index = gr_dtype code
+
+
+@dataclass(frozen=True)
+class DType:
+    """One element type of cuda/abi/dtypes.def."""
+
+    code: int           # its gr_dtype code
+    name: str           # NumPy's name (ml_dtypes' for bfloat16)
+    kind: str           # "BOOL", "INT", "UINT", "FLOAT", "COMPLEX"
+    itemsize: int
+    accumulate_as: str  # what the kernels accumulate it in (float16 and bfloat16: float32)
+    real: str           # the dtype of its real part (complex64: float32), else its own name
+
+
+DTYPE_TABLE = tuple(DType(code, *row) for code, row in enumerate(_core.dtype_table))
 
 _PROPERTY_NAMES = (
     (_core.PROP_DETERMINISTIC, "deterministic"),

@@ -2,7 +2,7 @@
 graph (``fullgraph=True``, ``mode="reduce-overhead"`` too) instead of breaking it at gpureduce's C code.
 
 Two operators, ``torch.ops.gpureduce.reduce`` and ``torch.ops.gpureduce.scan``, each with a fake (meta)
-implementation that gives the result's shape and dtype by NumPy's rules (gpureduce._plan, _operands), and a real
+implementation that gives the result's shape and dtype by NumPy's rules (gpureduce._planning.plan, _operands), and a real
 one that is the eager call: on PyTorch's current stream, into a tensor PyTorch allocates (so CUDA-graph capture
 works).  While Dynamo traces, a public function called on a tensor with arguments the operators carry (axis,
 dtype, keepdims, variant, ddof, ord, exclusive; no out=, where= or initial=) becomes the operator call
@@ -72,11 +72,10 @@ def _register():
         return
     import torch
     from . import _core
-    from ._operands import default_dtype
-    from ._plan import _ARG_OPS, _axes
-    from ._results import torch_dtypes
-    from .reductions import reduce
-    from .scans import scan
+    from ._planning.operands import default_dtype
+    from ._planning.calls import reduce, scan
+    from ._planning.plan import ARG_OPS, reduced_axes
+    from ._planning.results import torch_dtypes
     to_torch = torch_dtypes(torch)
     to_numpy = {kind: dt for dt, kind in to_torch.items()}
 
@@ -101,8 +100,8 @@ def _register():
     @reduce_op.register_fake
     def _(a, op, axis, keepdims, dtype, variant, ddof, ord):
         ndim = a.dim()
-        axes = _axes(op, None if axis is None else tuple(axis), ndim)
-        if op in _ARG_OPS and axis is None:
+        axes = reduced_axes(op, None if axis is None else tuple(axis), ndim)
+        if op in ARG_OPS and axis is None:
             shape = (1,) * ndim if keepdims else ()
         else:
             shape = tuple(1 if i in axes else e for i, e in enumerate(a.shape)) if keepdims else \
@@ -130,7 +129,7 @@ def route(kind, op, names, args, kwargs):
     if not _REGISTERED:
         return NotImplemented
     import torch
-    from ._plan import NoValue
+    from ._planning.numpy_rules import NoValue
     bound = dict(zip(names, args))
     bound.update(kwargs)
     if op is None:

@@ -26,8 +26,10 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from . import _core, reductions, scans
-from ._operands import dtype_kind, finfo, to_host
-from ._registry import ALL, DTYPE_NAMES, OP_NAMES, OPERATORS as _OPS, did_you_mean, variants as _variants
+from ._bounds import error_bound, rounding_chain_of
+from ._planning.operands import dtype_kind, finfo, to_host
+from ._planning.plan import reduce_plan, scan_plan
+from ._registry import ALL, DTYPE_NAMES, OPERATORS as _OPS, did_you_mean, variants as _variants
 
 __all__ = ["benchmark", "BenchmarkResult", "BenchmarkRow", "device_info", "parse_sizes", "series_styles", "PEERS"]
 
@@ -102,14 +104,14 @@ def device_info(remeasure: bool = False) -> dict:
     if props["device"] in _DEVICE_INFO and not remeasure:
         return dict(_DEVICE_INFO[props["device"]])
     buf = _core.empty((2**28,), np.float32, 0)  # 1 GiB of zeros
-    read_us = statistics.median(_core.time_device("read", buf, 10, 2)[0])
-    copy_us = statistics.median(_core.time_device("copy", buf, 10, 2)[0])
+    read_us = statistics.median(_core.time_ceiling("read", buf, 10, 2))
+    copy_us = statistics.median(_core.time_ceiling("copy", buf, 10, 2))
     info = dict(props, read_gbps=buf.nbytes / read_us / 1e3, copy_gbps=2 * buf.nbytes / copy_us / 1e3)
     del buf
     # the host path's ceiling: big enough for the DMA's full rate, small enough to page-lock quickly
     buf = _core.empty((2**26,), np.float32, 0)  # 256 MiB
     for way in ("h2d", "d2h"):
-        info[f"{way}_gbps"] = buf.nbytes / statistics.median(_core.time_device(way, buf, 10, 2)[0]) / 1e3
+        info[f"{way}_gbps"] = buf.nbytes / statistics.median(_core.time_ceiling(way, buf, 10, 2)) / 1e3
     del buf
     _DEVICE_INFO[props["device"]] = info
     return dict(info)
@@ -198,11 +200,12 @@ def _random(n, dtype, gr_op, rng):
 
 
 def _time_ours(kind, v, gr_op, dev, repeat, warmup):
-    op_code = OP_NAMES.index(gr_op)
-    probe, _ = _core.time_device(kind, dev, 1, 1, True, v.index, op_code)
+    """The variant's device times over `dev`: the plan its call makes (whole arrays: the variant's flat kernel)."""
+    plan = (reduce_plan if kind == "reduce" else scan_plan)(gr_op, dev, variant=v.name)
+    probe, _ = _core.time_device(plan, 1, 1)
     if probe[0] * 1e-6 > SLOW_CALL_S:  # the one-thread scan and friends: a few calls are plenty
         repeat, warmup = min(repeat, 3), 0
-    return _core.time_device(kind, dev, repeat, warmup, True, v.index, op_code), repeat
+    return _core.time_device(plan, repeat, warmup), repeat
 
 
 def _run_once(kind, v, gr_op, dev, poison=None):
@@ -283,12 +286,11 @@ def _bounds(op, x, result_dtype, reference, names):
     """{variant: gpureduce.testing.error_bound(op, x, result_dtype, variant=..., reference=...)}: the bound per
     output element.  Variants whose longest rounding chain over `x` is as long (Variant.rounding_chain) share
     one bound: it is computed once per chain length, not once per variant (it costs a second per 2**24)."""
-    from .testing import _chain, error_bound  # here: gpureduce.testing imports gpureduce
 
     kind = OPERATORS[op][0]
     by_chain, bounds = {}, {}
     for name in dict.fromkeys(names):
-        key = _chain(kind, name, op, x, np.dtype(result_dtype), None, None, True, x.size)
+        key = rounding_chain_of(kind, name, op, x, np.dtype(result_dtype), None, None, True, x.size)
         if key not in by_chain:
             by_chain[key] = error_bound(op, x, result_dtype, variant=name, reference=reference)
         bounds[name] = by_chain[key]
@@ -377,7 +379,6 @@ def _judge(op, x, got, variant, exact=False, reference=None, bound=None, chunk=1
         if reference is None:
             reference = _reference(x, kind, gr_op)
         if bound is None:
-            from .testing import error_bound
 
             bound = error_bound(op, x, dtype, variant=variant, reference=reference)
         err = _bounded_error(got, np.asarray(reference).reshape(-1), bound, chunk)
@@ -654,7 +655,7 @@ def benchmark(op="sum", variants="all", sizes=DEFAULT_SIZES, dtype="float32", re
             out_item = np.dtype(np.int64 if wide else dtype).itemsize
             moved = host.nbytes + (n * out_item if kind == "scan" else 0)
             yardstick = "read" if kind == "reduce" else "copy"
-            ceiling = statistics.median(_core.time_device(yardstick, dev, repeat, warmup)[0])
+            ceiling = statistics.median(_core.time_ceiling(yardstick, dev, repeat, warmup))
             if kind == "scan":  # the copy moves in+out of the input's size; scale to this scan's bytes
                 ceiling *= moved / (2 * host.nbytes)
             group = []

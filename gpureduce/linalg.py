@@ -8,27 +8,13 @@ nor underflows where the norm itself does not.  float64 inside for every input d
 """
 from __future__ import annotations
 
-import numbers
-
-from . import _core
 from ._docs import document_variants
-from ._operands import is_dask_array
-from ._plan import prepare_dot
+from ._planning.operands import is_dask_array
+from ._planning.numpy_rules import check_norm_axis, norm_order
+from ._planning.plan import prepare_dot, run
 from .reductions import unwrapped_reduce
 
 __all__ = ["vector_norm", "dot", "vdot"]
-
-
-def _order(ord):
-    """ord as a float, with NumPy's ValueError for a string and a TypeError for what is not a real number."""
-    if ord is None:
-        return 2.0
-    if isinstance(ord, str):
-        raise ValueError(f"Invalid norm order '{ord}' for vectors")
-    if not isinstance(ord, numbers.Real):
-        raise TypeError(f"vector_norm(ord=...) must be a real number, inf or -inf (or None for 2); got "
-                        f"{type(ord).__name__}")
-    return float(ord)
 
 
 @document_variants("reduce", "vector_norm")
@@ -100,13 +86,8 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2, variant: str = "auto"
     >>> gpureduce.vector_norm(np.array([1e300, 1e300]))  # NumPy's sum of squares overflows: inf
     np.float64(1.4142135623730952e+300)
     """
-    _check_axis(axis)
-    return unwrapped_reduce("vector_norm", x, axis, None, None, keepdims, variant=variant, ord=_order(ord))
-
-
-def _check_axis(axis):
-    if not (axis is None or isinstance(axis, tuple) or hasattr(axis, "__index__")):  # NumPy refuses a list too
-        raise TypeError("'axis' must be None, an integer or a tuple of integers")
+    check_norm_axis(axis)
+    return unwrapped_reduce("vector_norm", x, axis, None, None, keepdims, variant=variant, ord=norm_order(ord))
 
 
 @document_variants("reduce", "dot")
@@ -231,6 +212,4 @@ def _run_dot(a, b, out, *, conj, flatten, variant):
     if is_dask_array(a) or is_dask_array(b):  # the intake would compute it whole into host memory
         raise TypeError(f"gpureduce.{'vdot' if flatten else 'dot'} does not take Dask arrays yet; use "
                         "dask.array.dot, or compute the operands first")
-    plan, post = prepare_dot(a, b, conj=conj, flatten=flatten, out=out, variant=variant)
-    result = _core.run(plan)
-    return result if post is None else post(result)
+    return run(prepare_dot(a, b, conj=conj, flatten=flatten, out=out, variant=variant))

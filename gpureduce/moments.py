@@ -9,29 +9,17 @@ two-moment formula sum(x^2)/n - mean^2 loses every digit to a large common offse
 from __future__ import annotations
 
 from ._docs import document_variants
-from ._plan import NoValue as _NoValue
+from ._planning.numpy_rules import NoValue as _NoValue, variance_ddof
 from .reductions import unwrapped_reduce
 
 __all__ = ["var", "std", "nanvar", "nanstd"]
-
-
-def _ddof(op, ddof, correction, mean):
-    if mean is not _NoValue:
-        raise TypeError(f"{op}() does not take mean=: gpureduce computes the mean in the same pass as the "
-                        "deviations")
-    if correction is not _NoValue:
-        if ddof != 0:
-            raise ValueError("ddof and correction can't be provided simultaneously.")
-        return correction
-    return ddof
 
 
 _TEMPLATE = """${summary}
 
     Parameters
     ----------
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None, int or tuple of ints, optional
         The axes to reduce; None (default) reduces all of them.  Negative axes count from the end.
     dtype : dtype, optional
@@ -70,10 +58,7 @@ _TEMPLATE = """${summary}
     ValueError
         Both `ddof` and `correction`; an unknown `variant`, or one not marked *axes*; a duplicate axis; `out`
         of the wrong shape or read-only; `where` not broadcastable to `a`.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_axis_cuda)s
 
     Warns
     -----
@@ -119,7 +104,7 @@ _NAN = dict(warns='"Degrees of freedom <= 0 for slice." when a result has no mor
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NoValue,
         correction=_NoValue, variant: str = "auto"):
     return unwrapped_reduce("var", a, axis, dtype, out, keepdims, where=where, variant=variant,
-                            ddof=_ddof("var", ddof, correction, mean))
+                            ddof=variance_ddof("var", ddof, correction, mean))
 
 
 @document_variants("reduce", "std", _TEMPLATE, name="std", other="var, nanstd, mean", what="standard deviation",
@@ -133,7 +118,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NoValue,
         correction=_NoValue, variant: str = "auto"):
     return unwrapped_reduce("std", a, axis, dtype, out, keepdims, where=where, variant=variant,
-                            ddof=_ddof("std", ddof, correction, mean))
+                            ddof=variance_ddof("std", ddof, correction, mean))
 
 
 @document_variants("reduce", "nanvar", _TEMPLATE, name="nanvar", other="var, nanstd, nanmean", what="variance", **_NAN,
@@ -146,7 +131,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NoValue,
            correction=_NoValue, variant: str = "auto"):
     return unwrapped_reduce("nanvar", a, axis, dtype, out, keepdims, where=where, variant=variant,
-                            ddof=_ddof("nanvar", ddof, correction, mean))
+                            ddof=variance_ddof("nanvar", ddof, correction, mean))
 
 
 @document_variants("reduce", "nanstd", _TEMPLATE, name="nanstd", other="std, nanvar, nanmean",
@@ -160,4 +145,4 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=_NoValue,
            correction=_NoValue, variant: str = "auto"):
     return unwrapped_reduce("nanstd", a, axis, dtype, out, keepdims, where=where, variant=variant,
-                            ddof=_ddof("nanstd", ddof, correction, mean))
+                            ddof=variance_ddof("nanstd", ddof, correction, mean))

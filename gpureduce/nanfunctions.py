@@ -3,12 +3,12 @@ nanargmax; nanvar and nanstd are with var and std in gpureduce/moments.py).
 
 Each reads its input once: the kernels skip a NaN as they load it (cuda/primitives/reducers.cuh), where NumPy
 first copies the array with NaN replaced.  Integer and bool inputs hold no NaN and run the plain reduction
-(gpureduce/_nan.py), as NumPy's do.
+(gpureduce/_planning/numpy_rules.py), as NumPy's do.
 """
 from __future__ import annotations
 
 from ._docs import document_variants
-from ._plan import NoValue as _NoValue
+from ._planning.numpy_rules import NoValue as _NoValue
 from .reductions import unwrapped_reduce
 
 __all__ = ["nansum", "nanprod", "nanmin", "nanmax", "nanmean", "nanargmin", "nanargmax"]
@@ -17,8 +17,7 @@ _TEMPLATE = """${summary}
 
     Parameters
     ----------
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None, int or tuple of ints, optional
         The axes to reduce; None (default) reduces all of them.  Negative axes count from the end.${dtype}
     out : numpy.ndarray or device array, optional
@@ -47,10 +46,7 @@ _TEMPLATE = """${summary}
     ValueError
         An unknown `variant`, or one not marked *axes*; a duplicate axis; `out` of the wrong shape or
         read-only; `where` not broadcastable to `a`.${raises}
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_axis_cuda)s
 
     Warns
     -----
@@ -154,8 +150,7 @@ _ARG_TEMPLATE = """Indices of the ${extreme} values along an axis, ignoring NaN,
 
     Parameters
     ----------
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : int, optional
         The axis to search; None (default) searches the flattened array (positions count in C order).
     out : numpy.ndarray or device array, optional

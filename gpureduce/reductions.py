@@ -1,24 +1,20 @@
 """Reductions with NumPy's signatures, result dtypes and errors: sum, prod, min, max, mean, argmin, argmax, any,
 all, count_nonzero, ptp (the nan functions and the variances have modules of their own).
 
-Each call is one plan (gpureduce/_plan.py) run by the one runner (src/run.c).  A whole dense array in
+Each call is one plan (gpureduce/_planning/plan.py) run by the one runner (src/run.c).  A whole dense array in
 NumPy's result dtype runs the chosen variant's flat kernel (the seeds' teaching variants, cub, and auto's
 single-launch kernel); everything else runs the axis kernels (cuda/axis/), which the "auto" and "cub"
 variants cover; the teaching variants refuse it with a ValueError.
 """
 from __future__ import annotations
 
-import numpy as np
+import string
 
-from . import _core
 from ._docs import document_variants
-from ._integer_mean import integer_mean
-from ._nan import check_like_numpy, operator_for
-from ._operands import is_dask_array
-from ._streamed_mean import mean_by_sum, streams_as_sum
-from ._subclasses import reduce_subclass
-from ._plan import AXIS_VARIANTS as _AXIS_VARIANTS, NoValue as _NoValue, prepare_reduce
-from ._registry import REDUCE_OPS
+from ._planning import calls
+from ._planning.operands import is_dask_array
+from ._planning.numpy_rules import NoValue as _NoValue
+from ._planning.plan import AXIS_VARIANTS as _AXIS_VARIANTS
 
 __all__ = ["reduce", "sum", "prod", "min", "max", "mean", "argmin", "argmax", "any", "all", "count_nonzero", "ptp"]
 # (this module defines any, all, min, max and sum: the builtins of those names are not used below)
@@ -46,8 +42,7 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
         argmin, argmax and their nan forms take only `axis` (an int or None), `out` and `keepdims`, ptp these
         with any axes, count_nonzero, logsumexp and vector_norm only `axis` and `keepdims`; `ddof` var, std and
         their nan forms; `ord` vector_norm.
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None, int or tuple of ints, optional
         The axes to reduce; None (default) reduces all of them.  Negative axes count from the end.
     dtype : dtype, optional
@@ -91,10 +86,7 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
         read-only; `where` not broadcastable to `a`; NumPy's errors for an empty min, max, argmin or argmax,
         and for min or max with `where` but no `initial`; a malformed ``__cuda_array_interface__``; a device
         array that is not in device memory of the current device.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed (for example out of memory).
+    %(raises_axis_cuda_memory)s
 
     See Also
     --------
@@ -146,40 +138,26 @@ def reduce(op: str, a, axis=None, dtype=None, out=None, keepdims=False, initial=
     >>> float(gpureduce.reduce("sum", d))                   # doctest: +SKIP
     66.0
     """
-    if type(a) is not np.ndarray and isinstance(a, np.ndarray):  # a subclass: memmap, masked array, or refused
-        return reduce_subclass(unwrapped_reduce, op, a, axis, dtype, out, keepdims, initial, where, variant, ddof, ord)
     if not isinstance(variant, str):
         raise TypeError(f"variant must be a str, not {type(variant).__name__}")
     if is_dask_array(a):
-        from . import dask as _dask
-        return _dask.reduce_lazily(op, a, axis, dtype, out, keepdims, initial, where, variant, ord, ddof)
-    op = operator_for(op, a)  # nanmean of integers is their mean, and so on
-    if op == "mean" and streams_as_sum(a, dtype, out, where, variant):
-        return mean_by_sum(unwrapped_reduce, a, axis, dtype, keepdims, variant)
-    if op == "mean" and dtype is not None and np.dtype(dtype).kind in "biu":
-        return integer_mean(unwrapped_reduce, a, axis, dtype, out, keepdims, where, variant)
-    plan, post = prepare_reduce(op, a, axis, dtype, out, keepdims, initial, where, variant, ddof, ord)
-    result = _core.run(plan)
-    result = result if post is None else post(result)
-    check_like_numpy(op, a, result, axis, where, ddof or 0)
-    return result
+        from .dask import reduce_lazily
+        return reduce_lazily(op, a, axis, dtype, out, keepdims, initial, where, variant, ord, ddof)
+    return calls.reduce(op, a, axis, dtype, out, keepdims, initial, where, variant, ddof, ord)
 
 
 # The public functions call reduce's body: their own wrapper has taken stream= and torch.compile's route once.
 unwrapped_reduce = reduce.__wrapped__
 
 
-@document_variants("reduce", "sum")
-def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True, *,
-        variant: str = "auto"):
-    """Sum of array elements over the given axes, as ``numpy.sum``.
+# sum and prod: one docstring, the words that differ filled in (gpureduce/_docs.py, document_variants)
+_SUM_PROD_DOC = """${summary}
 
     Parameters
     ----------
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None, int or tuple of ints, optional
-        The axes to sum over; None (default) sums all elements.  Negative axes count from the end.
+        The axes to ${verb} over; None (default) ${verbs} all elements.  Negative axes count from the end.
     dtype : dtype, optional
         The result and accumulation dtype.  Default: int64 for bool and signed integers narrower than 64
         bits, uint64 for narrower unsigned integers, else `a`'s dtype (or `out`'s, when `out` is given).
@@ -189,11 +167,9 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, wh
     keepdims : bool, optional
         Keep the reduced axes as axes of length 1.
     initial : scalar, optional
-        Starting value of every sum (default 0).
+        Starting value of every ${noun} (default ${identity}).
     where : array_like of bool, optional
-        Sum only the elements where `where` (broadcast to ``a.shape``) is True.  A device mask needs a device
-        `a`.
-    variant : str, keyword-only
+${where}    variant : str, keyword-only
         The algorithm, by name (see Notes); ``"auto"`` (default) is the fastest.
 
     Returns
@@ -214,25 +190,32 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, wh
         An unknown `variant` (the message lists the valid ones), or one not marked *axes* given anything but a
         whole dense array of its dtypes; a duplicate axis; `out` of the wrong shape or read-only; `where` not
         broadcastable to `a`; a device array that is not in device memory of the current device.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_axis_cuda)s
 
     See Also
     --------
-    numpy.sum : The reference semantics.
+    numpy.${name} : The reference semantics.
     reduce : Any reduction by name; its Notes describe streams and asynchrony.
-    mean, cumsum
+    ${related}
 
-    Notes
+${notes}${examples}"""
+
+
+_SUM_WORDS = dict(
+    summary="Sum of array elements over the given axes, as ``numpy.sum``.", verb="sum", verbs="sums", noun="sum",
+    identity="0", name="sum", related="mean, cumsum",
+    where="""        Sum only the elements where `where` (broadcast to ``a.shape``) is True.  A device mask needs a device
+        `a`.
+""",
+    notes="""    Notes
     -----
     Integer sums wrap around on overflow, as NumPy's do; a bool sum counts the True elements.  float16 and
     bfloat16 are summed in float32 and rounded once.  The sum of an empty array (or axis) is `initial`, or 0.
     Floating-point sums are formed in a tree: they differ from NumPy's by rounding, about
     ``eps * log2(n) * sum(abs(a))``.
 
-    Examples
+""",
+    examples="""    Examples
     --------
     >>> import numpy as np
     >>> import gpureduce
@@ -244,72 +227,29 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, wh
     np.int8(-96)
     >>> gpureduce.sum(np.arange(12.0).reshape(3, 4), axis=1, where=[True, False, True, False])
     array([ 2., 10., 18.])
-    """
+""",
+)
+
+
+@document_variants("reduce", "sum", _SUM_PROD_DOC, **_SUM_WORDS)
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True, *,
+        variant: str = "auto"):
     return unwrapped_reduce("sum", a, axis, dtype, out, keepdims, initial, where, variant=variant)
 
 
-@document_variants("reduce", "prod")
-def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True, *,
-         variant: str = "auto"):
-    """Product of array elements over the given axes, as ``numpy.prod``.
-
-    Parameters
-    ----------
-    a : array_like or device array
-        %(a)s
-    axis : None, int or tuple of ints, optional
-        The axes to multiply over; None (default) multiplies all elements.  Negative axes count from the end.
-    dtype : dtype, optional
-        The result and accumulation dtype.  Default: int64 for bool and signed integers narrower than 64
-        bits, uint64 for narrower unsigned integers, else `a`'s dtype (or `out`'s, when `out` is given).
-    out : numpy.ndarray or device array, optional
-        Where to write the result: of the result's shape, writable, on the current device if a device array;
-        another dtype is cast into it as NumPy does.
-    keepdims : bool, optional
-        Keep the reduced axes as axes of length 1.
-    initial : scalar, optional
-        Starting value of every product (default 1).
-    where : array_like of bool, optional
-        Multiply only the elements where `where` (broadcast to ``a.shape``) is True.  A device mask needs a
+_PROD_WORDS = dict(
+    summary="Product of array elements over the given axes, as ``numpy.prod``.", verb="multiply",
+    verbs="multiplies", noun="product", identity="1", name="prod", related="cumprod",
+    where="""        Multiply only the elements where `where` (broadcast to ``a.shape``) is True.  A device mask needs a
         device `a`.
-    variant : str, keyword-only
-        The algorithm, by name (see Notes); ``"auto"`` (default) is the fastest.
-
-    Returns
-    -------
-    numpy.generic, numpy.ndarray, device array or `out`
-        `out` when given.  Otherwise a ``numpy.ndarray``, or a NumPy scalar for 0-d, for a host `a`, complete on
-        return; for a device `a` an array of `a`'s kind, 0-d results too (a CuPy array, a tensor, a JAX array, else
-        a ``gpureduce.DeviceArray``), computed asynchronously on its stream (``float(r)`` or ``r.item()`` waits for
-        it).
-
-    Raises
-    ------
-    TypeError
-        `a`, `where` or `out` is not an array of a dtype listed above (object, str, datetime...), or `dtype`
-        is none of them; `where` is not boolean, or on the device while `a` is on the host; `variant` is not a
-        str.
-    ValueError
-        An unknown `variant` (the message lists the valid ones), or one not marked *axes* given anything but a
-        whole dense array of its dtypes; a duplicate axis; `out` of the wrong shape or read-only; `where` not
-        broadcastable to `a`; a device array that is not in device memory of the current device.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
-
-    See Also
-    --------
-    numpy.prod : The reference semantics.
-    reduce : Any reduction by name; its Notes describe streams and asynchrony.
-    cumprod
-
-    Notes
+""",
+    notes="""    Notes
     -----
     Integer products wrap around on overflow, as NumPy's do.  float16 and bfloat16 are multiplied in float32
     and rounded once.  The product of an empty array (or axis) is `initial`, or 1.
 
-    Examples
+""",
+    examples="""    Examples
     --------
     >>> import numpy as np
     >>> import gpureduce
@@ -317,7 +257,13 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, w
     np.int64(120)
     >>> gpureduce.prod(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=1)
     array([ 2., 12.])
-    """
+""",
+)
+
+
+@document_variants("reduce", "prod", _SUM_PROD_DOC, **_PROD_WORDS)
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True, *,
+         variant: str = "auto"):
     return unwrapped_reduce("prod", a, axis, dtype, out, keepdims, initial, where, variant=variant)
 
 
@@ -326,8 +272,7 @@ _EXTREME_DOC = """${Name} over the given axes, as ``numpy.${name}``.
 
     Parameters
     ----------
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None, int or tuple of ints, optional
         The axes to reduce; None (default) reduces all elements.  Negative axes count from the end.
     out : numpy.ndarray or device array, optional
@@ -362,10 +307,7 @@ _EXTREME_DOC = """${Name} over the given axes, as ``numpy.${name}``.
         message lists the valid ones), or one not marked *axes* given anything but a whole dense array of its
         dtypes; a duplicate axis; `out` of the wrong shape or read-only; `where` not broadcastable to `a`; a
         device array that is not in device memory of the current device.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_axis_cuda)s
 
     See Also
     --------
@@ -430,8 +372,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, vari
 
     Parameters
     ----------
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None, int or tuple of ints, optional
         The axes to average over; None (default) averages all elements.  Negative axes count from the end.
     dtype : dtype, optional
@@ -467,10 +408,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, vari
         An unknown `variant`, or one not marked *axes* (only those implement mean); a duplicate axis; `out` of
         the wrong shape or read-only; `where` not broadcastable to `a`; a device array that is not in device
         memory of the current device.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_axis_cuda)s
 
     Warns
     -----
@@ -508,8 +446,7 @@ _ARG_EXTREME_DOC = """Index of the first ${extreme} along an axis, as ``numpy.${
 
     Parameters
     ----------
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None or int, optional
         The axis to search; None (default) gives an index into the array flattened in C order.
     out : numpy.ndarray or device array, optional
@@ -537,10 +474,7 @@ _ARG_EXTREME_DOC = """Index of the first ${extreme} along an axis, as ``numpy.${
         NumPy's ``attempt to get ${arg} of an empty sequence`` for an empty axis (or empty `a`); an unknown
         `variant`, or one not marked *axes* (only those implement ${arg}); `out` of the wrong shape or
         read-only; a device array that is not in device memory of the current device.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_axis_cuda)s
 
     See Also
     --------
@@ -555,41 +489,30 @@ _ARG_EXTREME_DOC = """Index of the first ${extreme} along an axis, as ``numpy.${
 
 ${examples}"""
 
-_ARGMIN_EXAMPLES = """    Examples
+# argmin's and argmax's examples: one text, the positions each finds filled in
+_ARG_EXAMPLES = string.Template("""    Examples
     --------
     >>> import numpy as np
     >>> import gpureduce
     >>> x = np.array([[4, 9, 2], [3, 9, 7]])
-    >>> gpureduce.argmin(x)
-    np.int64(2)
-    >>> gpureduce.argmin(x, axis=1)
-    array([2, 0])
-    >>> gpureduce.argmin(np.array([1.0, np.nan, 3.0, np.nan]))
+    >>> gpureduce.${arg}(x)
+    np.int64(${whole})
+    >>> gpureduce.${arg}(x, axis=1)
+    array(${rows})
+    >>> gpureduce.${arg}(np.array([1.0, np.nan, 3.0, np.nan]))
     np.int64(1)
-    """
+    """)
 
 
-@document_variants("reduce", "argmin", _ARG_EXTREME_DOC, examples=_ARGMIN_EXAMPLES,
+@document_variants("reduce", "argmin", _ARG_EXTREME_DOC,
+                   examples=_ARG_EXAMPLES.substitute(arg="argmin", whole=2, rows=[2, 0]),
                    arg="argmin", extreme="minimum", name="min", other="argmax")
 def argmin(a, axis=None, out=None, *, keepdims=False, variant: str = "auto"):
     return unwrapped_reduce("argmin", a, axis, None, out, keepdims, variant=variant)
 
 
-_ARGMAX_EXAMPLES = """    Examples
-    --------
-    >>> import numpy as np
-    >>> import gpureduce
-    >>> x = np.array([[4, 9, 2], [3, 9, 7]])
-    >>> gpureduce.argmax(x)
-    np.int64(1)
-    >>> gpureduce.argmax(x, axis=1)
-    array([1, 1])
-    >>> gpureduce.argmax(np.array([1.0, np.nan, 3.0, np.nan]))
-    np.int64(1)
-    """
-
-
-@document_variants("reduce", "argmax", _ARG_EXTREME_DOC, examples=_ARGMAX_EXAMPLES,
+@document_variants("reduce", "argmax", _ARG_EXTREME_DOC,
+                   examples=_ARG_EXAMPLES.substitute(arg="argmax", whole=1, rows=[1, 1]),
                    arg="argmax", extreme="maximum", name="max", other="argmin")
 def argmax(a, axis=None, out=None, *, keepdims=False, variant: str = "auto"):
     return unwrapped_reduce("argmax", a, axis, None, out, keepdims, variant=variant)
@@ -602,8 +525,7 @@ _TRUTH_DOC = """Test whether ${which} element along the given axes is true, as `
 
     Parameters
     ----------
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None, int or tuple of ints, optional
         The axes to reduce; None (default) reduces all of them.  Negative axes count from the end.
     out : numpy.ndarray or device array, optional
@@ -632,10 +554,7 @@ _TRUTH_DOC = """Test whether ${which} element along the given axes is true, as `
     ValueError
         An unknown `variant`, or one not marked *axes*; a duplicate axis; `out` of the wrong shape or
         read-only; `where` not broadcastable to `a`.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_axis_cuda)s
 
     See Also
     --------
@@ -690,8 +609,7 @@ def count_nonzero(a, axis=None, *, keepdims=False, variant: str = "auto"):
 
     Parameters
     ----------
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None, int or tuple of ints, optional
         The axes to count along; None (default) counts all elements.  Negative axes count from the end.
     keepdims : bool, keyword-only, optional
@@ -713,10 +631,7 @@ def count_nonzero(a, axis=None, *, keepdims=False, variant: str = "auto"):
         `a` is not an array of a supported dtype.
     ValueError
         An unknown `variant`, or one not marked *axes*; a duplicate axis.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_axis_cuda)s
 
     See Also
     --------
@@ -749,8 +664,7 @@ def ptp(a, axis=None, out=None, keepdims=False, *, variant: str = "auto"):
 
     Parameters
     ----------
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None, int or tuple of ints, optional
         The axes to reduce; None (default) reduces all of them.  Negative axes count from the end.
     out : numpy.ndarray or device array, optional
@@ -778,10 +692,7 @@ def ptp(a, axis=None, out=None, keepdims=False, *, variant: str = "auto"):
     ValueError
         An empty reduction (NumPy's "zero-size array to reduction operation maximum which has no identity");
         an unknown `variant`, or one not marked *axes*; a duplicate axis; `out` of the wrong shape or read-only.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_axis_cuda)s
 
     See Also
     --------

@@ -1,17 +1,13 @@
 """Scans with NumPy's names, result dtypes and errors: cumsum, cumprod, cummax, cummin, nancumsum, nancumprod,
 logcumsumexp (PyTorch's), and scan(op, ...).
 
-Each call is one plan (gpureduce/_plan.py) run by the one runner (src/run.c), as for the reductions."""
+Each call is one plan (gpureduce/_planning/plan.py) run by the one runner (src/run.c), as for the reductions."""
 from __future__ import annotations
 
-import numpy as np
-
-from . import _core
 from ._docs import document_variants
-from ._operands import is_dask_array
-from ._plan import AXIS_VARIANTS as _AXIS_VARIANTS, prepare_scan
-from ._subclasses import scan_subclass
-from ._registry import SCAN_OPS
+from ._planning import calls
+from ._planning.operands import is_dask_array
+from ._planning.plan import AXIS_VARIANTS as _AXIS_VARIANTS
 
 __all__ = ["scan", "cumsum", "cumprod", "cummax", "cummin", "nancumsum", "nancumprod", "logcumsumexp"]
 
@@ -29,8 +25,7 @@ def scan(op: str, a, axis=None, dtype=None, out=None, *, exclusive: bool = False
     ----------
     op : {"sum", "prod", "min", "max"}
         The operator.
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None or int, optional
         None (default) scans the array flattened in C order, like ``numpy.cumsum(a)``; an int (negative
         counts from the end) scans along that axis, every other index independently.
@@ -65,10 +60,7 @@ def scan(op: str, a, axis=None, dtype=None, out=None, *, exclusive: bool = False
         anything but what it scans (see below); `out` of the wrong shape, read-only, on another device, or not
         contiguous where it must be; a malformed ``__cuda_array_interface__``; a device array that is not in
         device memory of the current device.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed (for example out of memory).
+    %(raises_axis_cuda_memory)s
 
     See Also
     --------
@@ -116,30 +108,24 @@ def scan(op: str, a, axis=None, dtype=None, out=None, *, exclusive: bool = False
     >>> r                                                   # doctest: +SKIP
     array([ 1,  3,  6, 10, 15])
     """
-    if type(a) is not np.ndarray and isinstance(a, np.ndarray):  # a subclass: memmap, masked array, or refused
-        return scan_subclass(unwrapped_scan, op, a, axis, dtype, out, exclusive, variant)
     if not isinstance(variant, str):
         raise TypeError(f"variant must be a str, not {type(variant).__name__}")
     if is_dask_array(a):
-        from . import dask as _dask
-        return _dask.scan_lazily(op, a, axis, dtype, out, exclusive, variant)
-    plan, post = prepare_scan(op, a, axis, dtype, out, exclusive, variant)
-    result = _core.run(plan)
-    return result if post is None else post(result)
+        from .dask import scan_lazily
+        return scan_lazily(op, a, axis, dtype, out, exclusive, variant)
+    return calls.scan(op, a, axis, dtype, out, exclusive, variant)
 
 
 # The public functions call scan's body: their own wrapper has taken stream= and torch.compile's route once.
 unwrapped_scan = scan.__wrapped__
 
 
-@document_variants("scan", "sum")
-def cumsum(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
-    """Cumulative sum along `axis`, as ``numpy.cumsum``.
+# cumsum and cumprod: one docstring, the words that differ filled in (gpureduce/_docs.py, document_variants)
+_CUMSUM_CUMPROD_DOC = """${summary}
 
     Parameters
     ----------
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None or int, optional
         None (default) scans the array flattened in C order; an int (negative counts from the end) scans along
         that axis, every other index independently.
@@ -151,127 +137,94 @@ def cumsum(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, varia
         device, and contiguous when it has the result dtype and `a` is 1-d or `axis` is None.  Another dtype is
         cast into it as NumPy does.
     exclusive : bool, keyword-only
-        False (default): element i sums elements 0 to i, as NumPy.  True: element 0 is 0 and
-        element i sums elements 0 to i - 1.
-    variant : str, keyword-only
+${exclusive}    variant : str, keyword-only
         The algorithm, by name (see Notes); ``"auto"``, the default, is the fastest.
 
     Returns
     -------
     numpy.ndarray, device array or `out`
-        Shape ``(a.size,)`` for ``axis=None``, else ``a.shape``; NumPy's result dtype (int32 sums in int64),
-        or `dtype`.  `out` when given.  Otherwise a ``numpy.ndarray`` for a host `a`, complete on return, and
-        a device array of `a`'s kind for a device `a`, computed asynchronously on its stream.
-
+${returns}
     Raises
     ------
     TypeError
         `a` or `out` is not an array of a dtype listed above (object, str, datetime...), or `dtype` is none of
         them; `axis` is a tuple or list; `exclusive` is not a bool; `variant` is not a str.
-    ValueError
-        An unknown `variant` (the message lists the valid ones), or one not marked *axes* given anything but
-        what it scans (see Notes); `out` of the wrong shape, read-only, on another device, or not contiguous
-        where it must be; a device array that is not in device memory of the current device.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_scan)s
 
     See Also
     --------
-    numpy.cumsum : The reference semantics.
-    sum, cumprod
-    scan : Any scan by name; its Notes describe streams, asynchrony and the variants' properties.
+${see_also}    scan : Any scan by name; its Notes describe streams, asynchrony and the variants' properties.
 
     Notes
     -----
-    Integer sums wrap around on overflow, as NumPy's do.  float16 and bfloat16 are summed in float32, each element
-    rounded once (NumPy rounds at every step, so long float16 sums can differ).  Floating-point sums are
-    associated differently from NumPy's serial loop: they differ by rounding, about
-    ``eps * log2(n) * cumsum(abs(a))``.
-
+${notes}
     Examples
     --------
     >>> import numpy as np
     >>> import gpureduce
-    >>> gpureduce.cumsum(np.arange(1, 6, dtype=np.int32))
+${examples}"""
+
+
+_CUMSUM_WORDS = dict(
+    summary="Cumulative sum along `axis`, as ``numpy.cumsum``.",
+    exclusive="""        False (default): element i sums elements 0 to i, as NumPy.  True: element 0 is 0 and
+        element i sums elements 0 to i - 1.
+""",
+    returns="""        Shape ``(a.size,)`` for ``axis=None``, else ``a.shape``; NumPy's result dtype (int32 sums in int64),
+        or `dtype`.  `out` when given.  Otherwise a ``numpy.ndarray`` for a host `a`, complete on return, and
+        a device array of `a`'s kind for a device `a`, computed asynchronously on its stream.
+""",
+    see_also="""    numpy.cumsum : The reference semantics.
+    sum, cumprod
+""",
+    notes="""    Integer sums wrap around on overflow, as NumPy's do.  float16 and bfloat16 are summed in float32, each element
+    rounded once (NumPy rounds at every step, so long float16 sums can differ).  Floating-point sums are
+    associated differently from NumPy's serial loop: they differ by rounding, about
+    ``eps * log2(n) * cumsum(abs(a))``.
+""",
+    examples="""    >>> gpureduce.cumsum(np.arange(1, 6, dtype=np.int32))
     array([ 1,  3,  6, 10, 15])
     >>> gpureduce.cumsum(np.arange(6).reshape(2, 3), axis=1)
     array([[ 0,  1,  3],
            [ 3,  7, 12]])
     >>> gpureduce.cumsum(np.arange(1, 6), exclusive=True)
     array([ 0,  1,  3,  6, 10])
-    """
+""",
+)
+
+
+@document_variants("scan", "sum", _CUMSUM_CUMPROD_DOC, **_CUMSUM_WORDS)
+def cumsum(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
     return unwrapped_scan("sum", a, axis, dtype, out, exclusive=exclusive, variant=variant)
 
 
-@document_variants("scan", "prod")
-def cumprod(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
-    """Cumulative product along `axis`, as ``numpy.cumprod``.
-
-    Parameters
-    ----------
-    a : array_like or device array
-        %(a)s
-    axis : None or int, optional
-        None (default) scans the array flattened in C order; an int (negative counts from the end) scans along
-        that axis, every other index independently.
-    dtype : dtype, optional
-        The result and accumulation dtype.  Default: int64 for bool and signed integers narrower than 64
-        bits, uint64 for narrower unsigned integers, else `a`'s dtype.
-    out : numpy.ndarray or device array, optional
-        Where to write the result: of the result's shape and writable.  A device `out` must be on the input's
-        device, and contiguous when it has the result dtype and `a` is 1-d or `axis` is None.  Another dtype is
-        cast into it as NumPy does.
-    exclusive : bool, keyword-only
-        False (default): element i multiplies elements 0 to i, as NumPy.  True: element 0 is 1 and
+_CUMPROD_WORDS = dict(
+    summary="Cumulative product along `axis`, as ``numpy.cumprod``.",
+    exclusive="""        False (default): element i multiplies elements 0 to i, as NumPy.  True: element 0 is 1 and
         element i multiplies elements 0 to i - 1.
-    variant : str, keyword-only
-        The algorithm, by name (see Notes); ``"auto"``, the default, is the fastest.
-
-    Returns
-    -------
-    numpy.ndarray, device array or `out`
-        Shape ``(a.size,)`` for ``axis=None``, else ``a.shape``; NumPy's result dtype (int32 multiplies in
+""",
+    returns="""        Shape ``(a.size,)`` for ``axis=None``, else ``a.shape``; NumPy's result dtype (int32 multiplies in
         int64), or `dtype`.  `out` when given.  Otherwise a ``numpy.ndarray`` for a host `a`, complete on
         return, and a device array of `a`'s kind for a device `a`, computed asynchronously on its stream.
-
-    Raises
-    ------
-    TypeError
-        `a` or `out` is not an array of a dtype listed above (object, str, datetime...), or `dtype` is none of
-        them; `axis` is a tuple or list; `exclusive` is not a bool; `variant` is not a str.
-    ValueError
-        An unknown `variant` (the message lists the valid ones), or one not marked *axes* given anything but
-        what it scans (see Notes); `out` of the wrong shape, read-only, on another device, or not contiguous
-        where it must be; a device array that is not in device memory of the current device.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
-
-    See Also
-    --------
-    numpy.cumprod : The reference semantics.
+""",
+    see_also="""    numpy.cumprod : The reference semantics.
     prod, cumsum
-    scan : Any scan by name; its Notes describe streams, asynchrony and the variants' properties.
-
-    Notes
-    -----
-    Integer products wrap around on overflow, as NumPy's do.  float16 and bfloat16 are multiplied in float32,
+""",
+    notes="""    Integer products wrap around on overflow, as NumPy's do.  float16 and bfloat16 are multiplied in float32,
     each element rounded once.  Floating-point products are associated differently from NumPy's serial loop:
     they differ by rounding.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import gpureduce
-    >>> gpureduce.cumprod(np.arange(1, 6, dtype=np.int32))
+""",
+    examples="""    >>> gpureduce.cumprod(np.arange(1, 6, dtype=np.int32))
     array([  1,   2,   6,  24, 120])
     >>> gpureduce.cumprod(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=0)
     array([[1., 2.],
            [3., 8.]])
-    """
+""",
+)
+
+
+@document_variants("scan", "prod", _CUMSUM_CUMPROD_DOC, **_CUMPROD_WORDS)
+def cumprod(a, axis=None, dtype=None, out=None, *, exclusive: bool = False, variant: str = "auto"):
     return unwrapped_scan("prod", a, axis, dtype, out, exclusive=exclusive, variant=variant)
 
 
@@ -280,8 +233,7 @@ _RUNNING_EXTREME_DOC = """Running ${extreme} along `axis`, as ``numpy.${extreme}
 
     Parameters
     ----------
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None or int, optional
         None (default) scans the array flattened in C order; an int (negative counts from the end) scans along
         that axis, every other index independently.
@@ -307,14 +259,7 @@ _RUNNING_EXTREME_DOC = """Running ${extreme} along `axis`, as ``numpy.${extreme}
     TypeError
         `a` or `out` is not an array of a dtype listed above (object, str, datetime...); `axis` is a tuple or
         list; `exclusive` is not a bool; `variant` is not a str.
-    ValueError
-        An unknown `variant` (the message lists the valid ones), or one not marked *axes* given anything but
-        what it scans (see Notes); `out` of the wrong shape, read-only, on another device, or not contiguous
-        where it must be; a device array that is not in device memory of the current device.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_scan)s
 
     See Also
     --------
@@ -376,8 +321,7 @@ _NAN_SCAN_DOC = """Cumulative ${what} along `axis`, NaN counted as ${one}, as ``
 
     Parameters
     ----------
-    a : array_like or device array
-        %(a)s
+    %(param_a)s
     axis : None or int, optional
         None (default) scans the array flattened in C order; an int (negative counts from the end) scans along
         that axis, every other index independently.
@@ -406,10 +350,7 @@ _NAN_SCAN_DOC = """Cumulative ${what} along `axis`, NaN counted as ${one}, as ``
         `exclusive` is not a bool.
     ValueError
         An unknown `variant`, or one not marked *axes*; `out` of the wrong shape or read-only.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_axis_cuda)s
 
     See Also
     --------
@@ -482,10 +423,7 @@ def logcumsumexp(a, axis=None, out=None, *, exclusive: bool = False, variant: st
         `a` is complex (not supported), or not an array of a supported dtype; `axis` is a tuple or list.
     ValueError
         An unknown `variant`, or one not marked *axes*; `out` of the wrong shape or read-only.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_axis_cuda)s
 
     See Also
     --------

@@ -5,21 +5,9 @@ m grows (cuda/primitives/reducers.cuh: LogSumExpReducer): one exp per element, n
 """
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
-from . import _core
 from ._docs import document_variants
-from ._operands import intake, is_dask_array, to_host
-from ._results import host_in_kind_of
-from ._plan import prepare_reduce
-from .reductions import unwrapped_reduce
-
-try:  # NumPy >= 2.0
-    from numpy.lib.array_utils import normalize_axis_tuple
-except ImportError:  # NumPy 1.x
-    from numpy.core.numeric import normalize_axis_tuple
+from ._planning import calls
+from ._planning.operands import is_dask_array
 
 __all__ = ["logsumexp"]
 
@@ -69,10 +57,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, varian
         `a` or `b` is complex or not an array of a supported dtype; `b` on the device with `a` on the host.
     ValueError
         An unknown `variant`, or one not marked *axes*; a duplicate axis; `a` and `b` that do not broadcast.
-    numpy.exceptions.AxisError
-        An axis out of range for ``a.ndim``.
-    gpureduce.CudaError
-        No CUDA device or driver, or a CUDA call failed.
+    %(raises_axis_cuda)s
 
     See Also
     --------
@@ -100,48 +85,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, varian
     >>> gpureduce.logsumexp(np.zeros(2), b=np.array([2.0, 2.0]))  # log(2 + 2)
     np.float64(1.3862943611198906)
     """
-    if is_dask_array(a):  # lazy, return_sign too (gpureduce/dask.py)
-        from . import dask as _dask
-        return _dask.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign, variant=variant)
-    if b is not None:
-        return _weighted(a, axis, b, keepdims, return_sign, variant)
-    result = unwrapped_reduce("logsumexp", a, axis, None, None, keepdims, variant=variant)
-    if not return_sign:
-        return result
-    x = intake(a)
-    res = np.asarray(to_host(result))
-    reduced = range(len(x.shape)) if axis is None else normalize_axis_tuple(axis, len(x.shape))
-    taken = math.prod(x.shape[i] for i in reduced)  # elements per result: the same for every result
-    sign = np.where(np.isnan(res), np.nan, -1.0 if taken == 0 else np.where(res == -np.inf, 0.0, 1.0))
-    sign = sign.astype(res.dtype)
-    if x.host:
-        return result, (sign[()] if sign.ndim == 0 else sign)
-    return result, host_in_kind_of(a, sign)  # a 0-d one too, as the result
-
-
-def _weighted(a, axis, b, keepdims, return_sign, variant):
-    """logsumexp with weights: one read of `a` and `b` (log|sum| in a second read when the sign is asked for)."""
-    if not isinstance(variant, str):
-        raise TypeError(f"variant must be a str, not {type(variant).__name__}")
-
-    def plan_of(what):
-        return prepare_reduce("logsumexp", a, axis, None, None, keepdims, variant=variant, weights=b,
-                              weighted_result=what)
-
-    def run(planned):
-        plan, post = planned
-        result = _core.run(plan)
-        return result if post is None else post(result)
-
-    if not return_sign:
-        return run(plan_of("log"))  # NaN where the weighted sum is negative, as SciPy's
-    planned = plan_of("log_abs")
-    result = run(planned)
-    plan = planned[0]
-    if math.prod(plan.a.shape) > 0 or math.prod(plan.result_shape) == 0:
-        return result, run(plan_of("sign"))
-    # every slice is empty: SciPy's sign there is -1 (the kernel's would be 0, the sign of an empty sum)
-    sign = np.full(plan.result_shape, -1.0, np.dtype(_core.dtype_names[plan.result_dtype]))
-    if plan.a.host:
-        return result, (sign[()] if sign.ndim == 0 else sign)
-    return result, host_in_kind_of(a, sign)
+    if is_dask_array(a):  # lazy, return_sign too (gpureduce/dask)
+        from .dask import logsumexp as lazy_logsumexp
+        return lazy_logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign, variant=variant)
+    return calls.logsumexp(a, axis, b, keepdims, return_sign, variant)

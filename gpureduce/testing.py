@@ -58,456 +58,31 @@ compared with ``==`` by the project's own tests.
 """
 from __future__ import annotations
 
-import contextlib
 import inspect
 import math
-import warnings
 
 import numpy as np
 
 import gpureduce
 
-from . import _core
-from ._operands import ACCUMULATOR, BFLOAT16, default_dtype, dtype_kind, finfo, intake, is_dask_array, to_host
-from ._registry import DTYPE_NAMES, OPERATORS, SCAN_FUNCTIONS
-
-try:  # NumPy >= 2.0
-    from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
-except ImportError:  # NumPy 1.x
-    from numpy.core.multiarray import normalize_axis_index
-    from numpy.core.numeric import normalize_axis_tuple
+from ._bounds import (CHAIN_SLACK, LOG_LIKE, NUMPY_FUNCTIONS, PROD_LIKE, REDUCTIONS, SCANS, SLACK, SUM_LIKE, error_bound,
+                      is_device_array, kind_of, quiet, rounding_chain_of, scan_identity, scan_view, shift_exclusive, to_numpy,
+                      wide_dtype, wide_reference)
+from ._planning.operands import BFLOAT16, dtype_kind, finfo, intake, is_dask_array
+from ._registry import DTYPE_NAMES
 
 __all__ = ["CHAIN_SLACK", "SLACK", "assert_matches_numpy", "error_bound", "for_all_dtypes", "for_all_variants",
            "to_numpy"]
 
-SLACK = 8.0
-CHAIN_SLACK = 4.0  # times sqrt(L) for a variant's longest chain of L roundings (Variant.rounding_chain)
 
-REDUCTIONS = tuple(op.name for op in OPERATORS if op.operands != "TWO")  # named after their operators; dot takes two
-SCANS = SCAN_FUNCTIONS  # function -> scan operator
-_SUM_LIKE = ("sum", "mean", "cumsum", "nansum", "nanmean", "nancumsum")
-_PROD_LIKE = ("prod", "cumprod", "nanprod", "nancumprod")
-_LOG_LIKE = ("logsumexp", "logcumsumexp")  # an absolute error of about the relative error of the sum of exps
-# inexact, but bounded by assert_matches_numpy itself (_moments_bound, _norm_bound), not by error_bound
-_OWN_BOUND = ("var", "std", "nanvar", "nanstd", "vector_norm")
-# their NaN elements take no part: no error, no count
-_SKIPS_NAN = ("nansum", "nanmean", "nanprod", "nancumsum", "nancumprod")
 _DTYPE_KINDS = "biufc"
-
-
-# ---------------------------------------------------------------- host copies
-
-
-def to_numpy(a):
-    """A NumPy copy (or view) of `a`, wherever it lives.
-
-    The reference side of a comparison: device arrays are copied to the host with their own library's
-    method, so that NumPy can compute on the same values; host arrays pass through.
-
-    Parameters
-    ----------
-    a : array_like or device array
-        A NumPy array or scalar, anything ``numpy.asarray`` takes, or a device array: CuPy and
-        ``gpureduce.DeviceArray`` (``.get()``), Numba (``.copy_to_host()``), PyTorch (``.cpu().numpy()``;
-        bfloat16 tensors as ``ml_dtypes.bfloat16`` arrays), or any other object exporting
-        ``__cuda_array_interface__`` or DLPack.
-
-    Returns
-    -------
-    numpy.ndarray
-        The same values on the host, of the same dtype and shape (0-d for a scalar).
-
-    See Also
-    --------
-    assert_matches_numpy : Brings its input and result home with this.
-
-    Examples
-    --------
-    >>> from gpureduce.testing import to_numpy
-    >>> to_numpy([1, 2, 3])
-    array([1, 2, 3])
-    """
-    return to_host(a)
-
-
-def _is_device_array(a):
-    return not isinstance(a, (np.ndarray, np.generic)) and (
-        hasattr(a, "__cuda_array_interface__") or hasattr(a, "__dlpack__"))
-
-
-@contextlib.contextmanager
-def _quiet():
-    """NumPy's and gpureduce's RuntimeWarnings (empty means, invalid values) silenced alike: the comparison is
-    about results, and a warnings-as-errors setting must not fail one side only."""
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        yield
-
-
-# ---------------------------------------------------------------- NumPy's side
-
-
-def _kind(op):
-    if op in REDUCTIONS:
-        return "reduce"
-    if op in SCANS:
-        return "scan"
-    raise ValueError(f"unknown operation {op!r}; gpureduce has {', '.join(REDUCTIONS + tuple(SCANS))}")
-
-
-def _scan_view(a, axis):
-    """(`a` as NumPy scans it, the axis): flattened in C order for axis=None; a 0-d array as 1-d."""
-    if axis is None:
-        return a.ravel(), 0
-    if a.ndim == 0:
-        a = a.reshape(1)
-    return a, normalize_axis_index(axis, a.ndim)
-
-
-def _running_extreme(ufunc):
-    def accumulate(a, axis=None, out=None):
-        a, ax = _scan_view(np.asarray(a), axis)
-        return ufunc.accumulate(a, axis=ax, out=out)
-
-    return accumulate
-
-
-# NumPy's function for each gpureduce function; cummax/cummin take cumsum's signature (axis=None flattens)
-def _real_float(a):
-    """`a` as logsumexp computes it: floating dtypes as they are, bool and integers in float64 (SciPy's rule)."""
-    a = np.asarray(a)
-    return a if dtype_kind(a.dtype) in "fc" else a.astype(np.float64)
-
-
-def _logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
-    """scipy.special.logsumexp where SciPy is installed, else the same in NumPy (_numpy_logsumexp)."""
-    try:
-        from scipy.special import logsumexp
-    except ImportError:
-        return _numpy_logsumexp(a, axis, b, keepdims, return_sign)
-    return logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
-
-
-def _numpy_logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
-    """SciPy's logsumexp in NumPy: shifted by the largest element; weights b broadcast with a (a zero weight drops
-    its element), SciPy's dtype (the common one, at least floating); NaN for a negative sum unless the sign is
-    asked for, which is -1 for an empty slice as SciPy's."""
-    a = _real_float(np.asarray(a))
-    if b is not None:
-        dtype = np.result_type(a, b if type(b) in (bool, int, float) else np.asarray(b))  # a Python number is weak
-        b = np.asarray(b)
-        dtype = dtype if dtype_kind(dtype) == "f" else np.dtype(np.float64)
-        a, b = np.broadcast_arrays(a.astype(dtype), b.astype(dtype))
-        a = np.where(b == 0, -np.inf, a)
-    with np.errstate(all="ignore"):
-        m = np.max(a, axis=axis, keepdims=True, initial=-np.inf)
-        m = np.where(np.isfinite(m), m, 0).astype(a.dtype)
-        terms = np.exp(a - m) if b is None else b * np.exp(a - m)
-        total = np.sum(terms, axis=axis, keepdims=True)
-        r = (np.log(np.abs(total)) + m).astype(a.dtype)
-        sign = np.sign(total).astype(a.dtype)
-    if a.size == 0 or (axis is not None and 0 in [a.shape[i] for i in np.atleast_1d(axis)]):
-        sign = np.full_like(sign, -1.0)
-    if not return_sign:
-        r = np.where(total < 0, np.nan, r).astype(a.dtype)
-    squeeze = (lambda v: v) if keepdims else (lambda v: np.squeeze(v, axis=axis))
-    return (squeeze(r), squeeze(sign)) if return_sign else squeeze(r)
-
-
-def _logcumsumexp(a, axis=None, out=None):
-    a, ax = _scan_view(_real_float(a), axis)
-    return np.logaddexp.accumulate(a, axis=ax, out=out)
-
-
-# NumPy's (SciPy's) function for each gpureduce function; cummax/cummin take cumsum's signature
-_NUMPY = {op: getattr(np, op) for op in REDUCTIONS + tuple(SCANS) if hasattr(np, op)}
-_NUMPY.update(cummax=_running_extreme(np.maximum), cummin=_running_extreme(np.minimum), logsumexp=_logsumexp,
-              logcumsumexp=_logcumsumexp)
-if hasattr(np.linalg, "vector_norm"):  # NumPy >= 2.0
-    _NUMPY["vector_norm"] = np.linalg.vector_norm
-
-
-def _scan_identity(op, dtype):
-    """The first element of an exclusive scan: the identity of the scan's operator in `dtype`."""
-    dtype = np.dtype(dtype)
-    if op in ("cumsum", "cumprod", "nancumsum", "nancumprod"):
-        return dtype.type(op.endswith("prod"))
-    if op == "logcumsumexp":
-        return dtype.type(-np.inf)
-    if dtype.kind == "c":
-        raise ValueError(f"{op} of complex values has no identity, so exclusive=True has no NumPy reference")
-    smallest = op == "cummax"
-    if dtype.kind == "b":
-        return dtype.type(not smallest)
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return dtype.type(info.min if smallest else info.max)
-    return dtype.type(-np.inf if smallest else np.inf)
-
-
-def _shift_exclusive(a, axis, first):
-    """The inclusive scan `a` made exclusive along `axis`: `first`, then every element but the last."""
-    out = np.empty_like(a)
-    if a.shape[axis]:
-        src, dst = np.moveaxis(a, axis, 0), np.moveaxis(out, axis, 0)
-        dst[0] = first
-        dst[1:] = src[:-1]
-    return out
-
-
-def _wide_dtype(x_dtype, result_dtype):
-    """float64, or complex128 where the input or the result is complex: the reference's precision."""
-    return np.promote_types(np.promote_types(x_dtype, result_dtype), np.float64)
-
-
-def _wide_reference(op, x, wide, axis, keepdims, initial, where, exclusive):
-    """NumPy's answer computed in `wide` on the upcast input (exclusive scans included)."""
-    xw = x.astype(wide)
-    with _quiet():  # the mean of nothing is NaN, as the result is
-        if op in SCANS:
-            xs, ax = _scan_view(xw, axis)
-            ref = _NUMPY[op](xs, axis=ax)
-            return _shift_exclusive(ref, ax, _scan_identity(op, wide)) if exclusive else ref
-        if op == "logsumexp":  # SciPy's signature: no where= or initial=
-            return np.asarray(_NUMPY[op](xw, axis=axis, keepdims=keepdims))
-        extra = {} if initial is None else {"initial": initial}
-        return np.asarray(_NUMPY[op](xw, axis=axis, keepdims=keepdims, where=where, **extra))
-
-
-# ---------------------------------------------------------------- the bound
-
-
-def _result_shape(op, shape, axis, keepdims):
-    if op in SCANS:
-        return (math.prod(shape),) if axis is None else (shape or (1,))
-    if not shape:
-        return ()
-    axes = range(len(shape)) if axis is None else normalize_axis_tuple(axis, len(shape))
-    if keepdims:
-        return tuple(1 if i in axes else side for i, side in enumerate(shape))
-    return tuple(side for i, side in enumerate(shape) if i not in axes)
-
-
-def _reduced_count(shape, axis):
-    if axis is None:
-        return math.prod(shape)
-    return math.prod(shape[i] for i in normalize_axis_tuple(axis, len(shape)))
-
-
-def _work_eps(x_dtype, result_dtype):
-    """eps of the coarsest precision the values pass through before the result's own rounding."""
-    eps = float(finfo(ACCUMULATOR.get(result_dtype, result_dtype)).eps)
-    if not np.can_cast(x_dtype, result_dtype, "safe"):  # every input element is rounded to the result dtype
-        eps = max(eps, float(finfo(result_dtype).eps))
-    return eps
-
-
-_SMS = []
-
-
-def _device_sms():
-    """The current device's SM count (the chains of some variants grow with it), else an H100/H200's."""
-    if not _SMS:
-        sms = None
-        try:
-            if gpureduce.device_count() > 0:
-                sms = _core.device_properties()["sm_count"]
-        except gpureduce.CudaError:
-            pass
-        _SMS.append(sms)
-    return _SMS[0]
-
-
-def _chain(kind, variant, op, x, result_dtype, axis, initial, where, n):
-    """The variant's longest chain of roundings for this call: its flat kernel's for a whole array of its
-    dtypes in NumPy's result dtype, else the axis kernels' (gpureduce/_accuracy.py)."""
-    v = next(v for v in gpureduce.variants(kind=kind) if v.name == variant)
-    whole = axis is None or x.ndim <= 1 or (kind == "reduce" and len(normalize_axis_tuple(axis, x.ndim)) == x.ndim)
-    default = default_dtype(SCANS.get(op, op), x.dtype, _core.KIND_SCAN if kind == "scan" else _core.KIND_REDUCE)
-    flat = whole and x.dtype.name in v.dtypes and result_dtype == default and initial is None and \
-        where is True and SCANS.get(op, op) in v.ops  # the flat kernels' operators (not mean, nansum, ...)
-    if isinstance(x, np.ndarray) and x.nbytes > _core.STREAM_FROM_BYTES:
-        streamed = _streamed_chain(v, kind, x, result_dtype, axis, n, flat)
-        if streamed:
-            return streamed
-    return v.rounding_chain(max(n, 1), _device_sms(), flat)
-
-
-def _streamed_chain(v, kind, x, result_dtype, axis, n, flat):
-    """The chain of a host input that streams through the device in chunks (src/stream_host.c), or None.
-
-    Along the reduced axis a chunk holds `c` elements (`chunk` of a contiguous row, or `chunk // W - 1` rows of a
-    block `W` elements wide).  A reduction of a row cut into pieces combines the pieces' results in a second
-    reduction: chain(c) + chain(pieces); anything else carries the running result into the next chunk, where it
-    goes through that chunk's chain again: pieces * chain(c + 1)."""
-    widest = max(x.dtype.itemsize, np.dtype(result_dtype).itemsize) if kind == "scan" else x.dtype.itemsize
-    chunk = _core.STREAM_CHUNK_BYTES // widest
-    width = 1
-    if axis is not None and x.ndim > 1 and x.flags.c_contiguous:
-        axes = normalize_axis_tuple(axis, x.ndim)
-        if len(axes) == 1:
-            width = int(np.prod(x.shape[axes[0] + 1:], dtype=np.int64))
-    if width > 1:  # blocks of rows, reduced or scanned across the rows
-        # rows wider than half a chunk go strip by strip of chunk // 8 columns (GR_STREAM_STRIPS)
-        c = chunk // (width if width <= chunk // 2 else chunk // 8) - 1
-    else:
-        c = chunk
-    if n <= c:
-        return None
-    # a row's pieces: its head in chunks, then its last chunk tapered into STREAM_TAIL_PIECES (piece_of)
-    pieces = (n - 1) // c + _core.STREAM_TAIL_PIECES if width == 1 else -(-n // c)
-    sms = _device_sms()
-    if kind == "reduce" and width == 1:
-        return v.rounding_chain(c, sms, flat) + v.rounding_chain(pieces, sms, flat)
-    return pieces * v.rounding_chain(c + 1, sms, flat and width == 1)
-
-
-def _check_variant(kind, variant):
-    names = [v.name for v in gpureduce.variants(kind=kind)]
-    if variant not in names:
-        raise ValueError(f"unknown {kind} variant {variant!r}; registered: {', '.join(names)}")
-
-
-def error_bound(op, x, result_dtype, variant="auto", axis=None, *, keepdims=False, initial=None, where=True,
-                exclusive=False, reference=None):
-    """The absolute error gpureduce's floating-point result may have, per output element.
-
-    The bound (see the module's documentation for its derivation) is, with ``eps(t) = numpy.finfo(t).eps``::
-
-        sum, mean, cumsum:  D * eps(work) * S  +  eps(result) * |ref|  +  floor
-        prod, cumprod:      D * eps(work) * sqrt(k) * |ref|  +  eps(result) * |ref|  +  floor
-        D = max(SLACK * log2(max(n, 2)), CHAIN_SLACK * sqrt(L))
-
-    where ``n`` is the number of reduced elements (+1 with `initial`), ``S`` the sum of their magnitudes
-    (cumulative for a scan, per element counted for a mean), ``k`` the number of factors in the element,
-    ``work`` the accumulator (float32 for float16 results) or the result dtype where the input is rounded
-    into it, ``ref`` the exact result and ``floor`` four subnormals of the result dtype.
-
-    Parameters
-    ----------
-    op : str
-        A gpureduce function's name: "sum", "prod", "mean", "cumsum", "cumprod" (bounded), or "min", "max",
-        "argmin", "argmax", "cummax", "cummin" (exact: the bound is 0).
-    x : array_like or device array
-        The input, as passed to the gpureduce function.
-    result_dtype : dtype_like
-        The result's dtype (NumPy's, or the one ``dtype=`` asks for).  Integer and bool results are exact.
-    variant : str, optional
-        A registered variant of the operation's kind (``gpureduce.variants(kind=...)``): ``L`` is its
-        longest chain of roundings for this call (``Variant.rounding_chain``; the axis kernels' for a call
-        that is not a whole array of the variant's dtypes in NumPy's result dtype).
-    axis : None or int or tuple of ints, optional
-        As for the gpureduce function.
-    keepdims : bool, optional
-        As for the gpureduce reduction.
-    initial : scalar, optional
-        As for the gpureduce reduction (None: not given).
-    where : array_like of bool, optional
-        As for the gpureduce reduction.
-    exclusive : bool, optional
-        An exclusive scan: element ``i`` holds the first ``i`` elements.
-    reference : array_like, optional
-        The exact result, if already computed (NumPy on `x` upcast to float64 / complex128, of the result's
-        shape).  Computed here when not given.
-
-    Returns
-    -------
-    numpy.ndarray
-        The bound, float64, of the result's shape (0-d for a scalar result): ``|result - reference| <=
-        bound`` must hold element by element.
-
-    Raises
-    ------
-    ValueError
-        An unknown `op` or `variant`; var, std, nanvar, nanstd or vector_norm, whose bounds depend on more than
-        these arguments (assert_matches_numpy applies their own); an exclusive cummax/cummin of complex values
-        (no identity).
-    numpy.exceptions.AxisError
-        `axis` is out of bounds.
-
-    See Also
-    --------
-    assert_matches_numpy : Runs gpureduce and NumPy and applies this bound.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from gpureduce.testing import error_bound
-    >>> x = np.ones(1024, np.float32)
-    >>> eps = float(np.finfo(np.float32).eps)
-    >>> bool(np.isclose(error_bound("sum", x, np.float32), 8 * eps * 10 * 1024 + eps * 1024, rtol=1e-6))
-    True
-    >>> error_bound("max", x, np.float32)
-    array(0.)
-    >>> error_bound("cumsum", np.ones(4), np.float64).shape
-    (4,)
-    """
-    kind = _kind(op)
-    _check_variant(kind, variant)
-    if op in _OWN_BOUND:
-        raise ValueError(f"error_bound has no bound for {op}: its error depends on its own argument (ddof, ord) and "
-                         f"on the data's spread; assert_matches_numpy checks {op} against a bound of its own")
-    x = to_numpy(x)
-    where = to_numpy(where) if _is_device_array(where) else where
-    result_dtype = np.dtype(result_dtype)
-    if op not in _SUM_LIKE + _PROD_LIKE + _LOG_LIKE or dtype_kind(result_dtype) not in "fc":
-        return np.zeros(_result_shape(op, x.shape, axis, keepdims))
-    wide = _wide_dtype(x.dtype, result_dtype)
-    if reference is None:
-        reference = _wide_reference(op, x, wide, axis, keepdims, initial, where, exclusive)
-    abs_ref = np.abs(np.asarray(reference))
-    abs_x = np.abs(x.astype(wide))
-    if op in _SKIPS_NAN:
-        numbers = ~np.isnan(abs_x)
-        abs_x = np.where(numbers, abs_x, 0.0)
-        where = np.broadcast_to(where, x.shape) & numbers
-    # `scale`: what the accumulated rounding errors are proportional to, per output element
-    if op in _LOG_LIKE:  # each step's rounding is relative to |running value| + 1 (log1p of a sum of exps)
-        if kind == "scan":
-            scanned, ax = _scan_view(x, axis)
-            n = scanned.shape[ax]
-        else:
-            n = _reduced_count(x.shape, axis)
-        scale = np.where(np.isfinite(abs_ref), abs_ref, 0.0) + 1.0
-    elif kind == "scan":
-        abs_x, ax = _scan_view(abs_x, axis)
-        n = abs_x.shape[ax]
-        if op in ("cumsum", "nancumsum"):
-            scale = np.cumsum(abs_x, axis=ax)
-            if exclusive:
-                scale = _shift_exclusive(scale, ax, 0.0)
-        else:
-            factors = np.arange(n, dtype=np.float64) + (not exclusive)
-            shape = [1] * abs_x.ndim
-            shape[ax] = n
-            with np.errstate(over="ignore"):  # a product near the dtype's limit: an infinite bound is right
-                scale = np.sqrt(factors.reshape(shape)) * abs_ref
-    else:
-        n = _reduced_count(x.shape, axis) + (initial is not None)
-        if n == 0:  # the identity, exactly
-            return np.zeros(np.shape(reference))
-        if op in ("prod", "nanprod"):
-            scale = math.sqrt(max(n, 2)) * abs_ref
-        else:
-            scale = np.sum(abs_x, axis=axis, keepdims=keepdims, where=where)
-            if initial is not None:
-                scale = scale + abs(initial)
-            if op in ("mean", "nanmean"):
-                taken = np.sum(np.broadcast_to(where, x.shape), axis=axis, keepdims=keepdims)
-                scale = scale / np.maximum(taken, 1)
-    depth = max(SLACK * math.log2(max(n, 2)), CHAIN_SLACK * math.sqrt(_chain(kind, variant, op, x, result_dtype,
-                                                                              axis, initial, where, n)))
-    accumulated = depth * _work_eps(x.dtype, result_dtype) * scale
-    final_rounding = float(finfo(result_dtype).eps) * abs_ref
-    floor = 4.0 * float(finfo(result_dtype).smallest_subnormal)
-    return np.asarray(accumulated + final_rounding + floor, dtype=np.float64)
 
 
 # ---------------------------------------------------------------- the comparison
 
 
 def _summary(value):
-    if isinstance(value, np.ndarray) or _is_device_array(value):
+    if isinstance(value, np.ndarray) or is_device_array(value):
         shape = getattr(value, "shape", "?")
         return f"<{type(value).__name__} of shape {tuple(shape)}>"
     return repr(value)
@@ -522,7 +97,7 @@ def _describe(op, variant, host_x, args, kwargs):
 def _expect_same_error(call, numpy_error, what):
     """gpureduce must raise what NumPy raised: an exception NumPy's type catches (its class or a subclass)."""
     try:
-        with _quiet():
+        with quiet():
             call()
     except Exception as error:
         if isinstance(error, type(numpy_error)):
@@ -631,13 +206,13 @@ def assert_matches_numpy(op, x, *args, variant="auto", rtol=None, **kwargs):
     >>> assert_matches_numpy("cumsum", x, axis=1, exclusive=True, variant="cub")  # doctest: +SKIP
     >>> assert_matches_numpy("max", np.zeros(0))  # both raise ValueError: passes  # doctest: +SKIP
     """
-    kind = _kind(op)
+    kind = kind_of(op)
     function = getattr(gpureduce, op)
     host_x = to_numpy(x)
     what = _describe(op, variant, host_x, args, kwargs)
     exclusive = kind == "scan" and bool(kwargs.get("exclusive", False))
-    numpy_args = [to_numpy(a) if _is_device_array(a) else a for a in args]
-    numpy_kwargs = {k: to_numpy(v) if _is_device_array(v) else v for k, v in kwargs.items()
+    numpy_args = [to_numpy(a) if is_device_array(a) else a for a in args]
+    numpy_kwargs = {k: to_numpy(v) if is_device_array(v) else v for k, v in kwargs.items()
                     if not (kind == "scan" and k == "exclusive")}
     out = kwargs.get("out")
     if out is not None:
@@ -652,22 +227,22 @@ def assert_matches_numpy(op, x, *args, variant="auto", rtol=None, **kwargs):
     # result where none was asked for (dtype=, out=) is rounded to bfloat16, the dtype gpureduce (and PyTorch) give.
     numpy_x = host_x.astype(np.float32) if host_x.dtype == BFLOAT16 else host_x
     try:
-        with _quiet():
-            expected = _NUMPY[op](numpy_x, *numpy_args, **numpy_kwargs)
+        with quiet():
+            expected = NUMPY_FUNCTIONS[op](numpy_x, *numpy_args, **numpy_kwargs)
     except Exception as numpy_error:  # noqa: BLE001 - whatever NumPy raises is the reference
         _expect_same_error(call_gpureduce, numpy_error, what)
         return None
     expected = np.array(expected)  # a copy: gpureduce may write a positional out= that NumPy returned
     # the arguments by name, as the NumPy call that just succeeded took them (only those given)
-    named = inspect.signature(_NUMPY[op]).bind(host_x, *numpy_args, **numpy_kwargs).arguments
+    named = inspect.signature(NUMPY_FUNCTIONS[op]).bind(host_x, *numpy_args, **numpy_kwargs).arguments
     if numpy_x is not host_x and expected.dtype == np.float32 and named.get("dtype") is None and out is None:
         expected = expected.astype(BFLOAT16)
     axis = named.get("axis")
     if exclusive:
-        expected, ax = _scan_view(expected, axis)
-        expected = _shift_exclusive(expected, ax, _scan_identity(op, expected.dtype))
+        expected, ax = scan_view(expected, axis)
+        expected = shift_exclusive(expected, ax, scan_identity(op, expected.dtype))
     try:
-        with _quiet():
+        with quiet():
             result = call_gpureduce()
     except Exception as error:
         raise AssertionError(f"{what}: gpureduce raises {type(error).__name__} ({error}); NumPy returns a "
@@ -676,7 +251,7 @@ def assert_matches_numpy(op, x, *args, variant="auto", rtol=None, **kwargs):
     if out is not None and result is not out:
         raise AssertionError(f"{what}: returned a {type(result).__name__}, not the out= array")
     if out is None and expected.ndim == 0:
-        on_device = _is_device_array(x) and not intake(x).host  # (a DLPack exporter may hold host memory)
+        on_device = is_device_array(x) and not intake(x).host  # (a DLPack exporter may hold host memory)
         if not on_device and not isinstance(result, np.generic):
             raise AssertionError(f"{what}: a 0-d result of a host input must be a NumPy scalar, as NumPy's; got a "
                                  f"{type(result).__name__}")
@@ -691,12 +266,12 @@ def assert_matches_numpy(op, x, *args, variant="auto", rtol=None, **kwargs):
 
     reference = bound = None
     how = ""
-    if op in _SUM_LIKE + _PROD_LIKE + _LOG_LIKE and dtype_kind(expected.dtype) in "fc":
+    if op in SUM_LIKE + PROD_LIKE + LOG_LIKE and dtype_kind(expected.dtype) in "fc":
         where = named.get("where", True)
         extra = dict(keepdims=bool(named.get("keepdims", False)), initial=named.get("initial"), where=where,
                      exclusive=exclusive)
-        wide = _wide_dtype(host_x.dtype, expected.dtype)
-        reference = _wide_reference(op, host_x, wide, axis, **extra)
+        wide = wide_dtype(host_x.dtype, expected.dtype)
+        reference = wide_reference(op, host_x, wide, axis, **extra)
         if rtol is None:
             bound = error_bound(op, host_x, expected.dtype, variant, axis, reference=reference, **extra)
             how = f"gpureduce.testing.error_bound, SLACK={SLACK:g}"
@@ -731,12 +306,12 @@ def _norm_bound(x, result_dtype, variant, named):
     wide = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
     options = {k: v for k, v in named.items() if k in ("axis", "keepdims", "ord")}
     order = 2.0 if options.get("ord") is None else float(options["ord"])
-    with _quiet():
+    with quiet():
         reference = np.asarray(np.linalg.vector_norm(wide, **options))
     n = x.size if reference.size == 0 else max(x.size // reference.size, 1)
     power = 1.0 if order in (0.0, math.inf, -math.inf) else max(1.0, 1.0 / abs(order))
     axis = options.get("axis")
-    depth = max(SLACK * math.log2(max(n, 2)), _chain("reduce", variant, "vector_norm", x, result_dtype, axis, None,
+    depth = max(SLACK * math.log2(max(n, 2)), rounding_chain_of("reduce", variant, "vector_norm", x, result_dtype, axis, None,
                                                      True, n))
     rel = 4 * float(finfo(result_dtype).eps) + depth * float(np.finfo(np.float64).eps) * power
     return reference, rel * np.abs(reference) + 4 * float(finfo(result_dtype).smallest_subnormal)
@@ -749,7 +324,7 @@ def _moments_bound(op, x, result_dtype, axis, named):
     the NaNs of the nan forms take no part."""
     wide = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
     options = {k: v for k, v in named.items() if k in ("keepdims", "where", "ddof", "correction")}
-    with _quiet():
+    with quiet():
         reference = np.asarray(getattr(np, op)(wide, axis=axis, **options))
         flat = wide.ravel()
         flat = flat[~np.isnan(flat)]
@@ -772,7 +347,7 @@ def _pytest():
 def _variant_names(kind, op):
     if op is None:
         return [v.name for v in gpureduce.variants(kind=kind)]
-    if _kind(op) == "scan" and kind == "reduce":
+    if kind_of(op) == "scan" and kind == "reduce":
         raise ValueError(f"{op} is a scan, not a reduction")
     return [v.name for v in gpureduce.variants(kind=kind, op=op)]
 

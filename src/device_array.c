@@ -187,17 +187,7 @@ DeviceArray_traverse(PyObject *op, visitproc visit, void *arg)
 static PyObject *
 shape_tuple(const DeviceArrayObject *self)
 {
-    PyObject *t = PyTuple_New(self->ndim);
-    if (!t) return NULL;
-    for (int i = 0; i < self->ndim; i++) {
-        PyObject *d = PyLong_FromLongLong(self->shape[i]);
-        if (!d) {
-            Py_DECREF(t);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(t, i, d);
-    }
-    return t;
+    return gr_int64_tuple(self->shape, self->ndim);
 }
 
 static PyObject *

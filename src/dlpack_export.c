@@ -62,13 +62,11 @@ static DLDataType
 dlpack_dtype(gr_dtype dt, size_t itemsize)
 {
     uint8_t code;
-    switch (dt) {
-    case GR_BOOL: code = kDLBool; break;
-    case GR_INT8: case GR_INT16: case GR_INT32: case GR_INT64: code = kDLInt; break;
-    case GR_UINT8: case GR_UINT16: case GR_UINT32: case GR_UINT64: code = kDLUInt; break;
-    case GR_FLOAT16: case GR_FLOAT32: case GR_FLOAT64: code = kDLFloat; break;
-    case GR_BFLOAT16: code = kDLBfloat; break;
-    case GR_COMPLEX64: case GR_COMPLEX128: code = kDLComplex; break;
+    switch (dt) { /* cuda/abi/dtypes.def's dlpack column */
+#define GR_DTYPE(NAME, name, device_type, kind, bytes, numpy, dlpack, ...) \
+    case GR_##NAME: code = kDL##dlpack; break;
+#include "abi/dtypes.def"
+#undef GR_DTYPE
     default: code = kDLOpaqueHandle; break; /* unreachable: every gr_dtype is listed */
     }
     return (DLDataType){.code = code, .bits = (uint8_t)(8 * itemsize), .lanes = 1};

@@ -3,28 +3,46 @@
 
 #include <string.h>
 
+/* NumPy's kind letter of each kind of cuda/abi/dtypes.def */
+#define GR_KIND_LETTER_BOOL 'b'
+#define GR_KIND_LETTER_INT 'i'
+#define GR_KIND_LETTER_UINT 'u'
+#define GR_KIND_LETTER_FLOAT 'f'
+#define GR_KIND_LETTER_COMPLEX 'c'
+
 static const struct {
     const char *name;
     int typenum;
-    char kind;
+    char kind;              /* '\0' for a dtype without a NumPy builtin: matched by its type object (below) */
     unsigned char itemsize;
+    const char *kind_name;  /* the kind column: BOOL, INT, UINT, FLOAT, COMPLEX */
+    gr_dtype accumulate_as, real;
 } kDtypes[GR_DTYPE_COUNT] = {
-    [GR_BOOL] = {"bool", NPY_BOOL, 'b', 1},
-    [GR_INT8] = {"int8", NPY_INT8, 'i', 1},
-    [GR_INT16] = {"int16", NPY_INT16, 'i', 2},
-    [GR_INT32] = {"int32", NPY_INT32, 'i', 4},
-    [GR_INT64] = {"int64", NPY_INT64, 'i', 8},
-    [GR_UINT8] = {"uint8", NPY_UINT8, 'u', 1},
-    [GR_UINT16] = {"uint16", NPY_UINT16, 'u', 2},
-    [GR_UINT32] = {"uint32", NPY_UINT32, 'u', 4},
-    [GR_UINT64] = {"uint64", NPY_UINT64, 'u', 8},
-    [GR_FLOAT16] = {"float16", NPY_FLOAT16, 'f', 2},
-    [GR_BFLOAT16] = {"bfloat16", NPY_NOTYPE, '\0', 2}, /* no builtin: matched by its type object (below) */
-    [GR_FLOAT32] = {"float32", NPY_FLOAT32, 'f', 4},
-    [GR_FLOAT64] = {"float64", NPY_FLOAT64, 'f', 8},
-    [GR_COMPLEX64] = {"complex64", NPY_COMPLEX64, 'c', 8},
-    [GR_COMPLEX128] = {"complex128", NPY_COMPLEX128, 'c', 16},
+#define GR_DTYPE(NAME, name, device_type, kind, bytes, numpy, dlpack, sum_as, accumulate_as, real, ...)          \
+    [GR_##NAME] = {#name, NPY_##numpy, NPY_##numpy == NPY_NOTYPE ? '\0' : GR_KIND_LETTER_##kind, bytes, #kind, \
+                   GR_##accumulate_as, GR_##real},
+#include "abi/dtypes.def"
+#undef GR_DTYPE
 };
+
+/* dtype_table: one (name, kind, itemsize, accumulate_as, real) row per gr_dtype code (dtypes.def's columns Python
+ * reads: gpureduce/_registry.py). */
+PyObject *
+gr_dtype_table(void)
+{
+    PyObject *t = PyTuple_New(GR_DTYPE_COUNT);
+    if (!t) return NULL;
+    for (int i = 0; i < GR_DTYPE_COUNT; i++) {
+        PyObject *row = Py_BuildValue("(ssiss)", kDtypes[i].name, kDtypes[i].kind_name, (int)kDtypes[i].itemsize,
+                                      kDtypes[kDtypes[i].accumulate_as].name, kDtypes[kDtypes[i].real].name);
+        if (!row) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, row);
+    }
+    return t;
+}
 
 /* bfloat16 is no NumPy builtin: ml_dtypes registers it as a user dtype (kind 'V', its number given at
  * registration).  Looked up once at import; NULL where ml_dtypes is missing, and then no array can hold it. */
@@ -61,6 +79,12 @@ const char *
 gr_dtype_name(gr_dtype dt)
 {
     return (dt >= 0 && dt < GR_DTYPE_COUNT) ? kDtypes[dt].name : "?";
+}
+
+gr_dtype
+gr_dtype_accumulate_as(gr_dtype dt)
+{
+    return kDtypes[dt].accumulate_as;
 }
 
 size_t

@@ -21,10 +21,18 @@ typedef struct {
     PyObject *OutOfMemoryError; /* gpureduce.OutOfMemoryError: CudaError and MemoryError */
     PyObject *DeviceArrayType; /* gpureduce.DeviceArray (device_array.c) */
     PyObject *OperandType;     /* gpureduce._core.Operand (operand.c) */
+    PyObject *PlanType;        /* gpureduce._core.Plan (plan.c) */
     int counted;               /* counted among the live instances that share the process's CUDA resources */
 } gr_module_state;
 
 gr_module_state *gr_state(PyObject *module);
+
+/* ---- Python values from C arrays (py_values.c, a leaf) ---- */
+typedef PyObject *(*gr_item_fn)(const void *items, Py_ssize_t i); /* a new reference to item i, or NULL */
+PyObject *gr_tuple_of(const void *items, Py_ssize_t count, gr_item_fn item);
+PyObject *gr_int64_tuple(const int64_t *v, int count);
+PyObject *gr_names_tuple(const char *const *names, int count);
+PyObject *gr_float_list(const double *v, int count);
 
 /* ---- errors (errors.c) ---- */
 /* Raise gpureduce.CudaError "<what>: <cudaErrorName>: <text>" and clear the runtime's last error.
@@ -63,8 +71,11 @@ PyArray_Descr *gr_dtype_descr(gr_dtype dt);
 int gr_dtype_from_descr(PyArray_Descr *descr);
 /* "float32, float64, int32, int64" for a GR_DTBIT mask, into buf. */
 void gr_dtype_mask_names(unsigned mask, char *buf, size_t size);
+/* What the kernels accumulate `dt` in (cuda/abi/dtypes.def: float16 and bfloat16 in float32). */
+gr_dtype gr_dtype_accumulate_as(gr_dtype dt);
+PyObject *gr_dtype_table(void); /* gpureduce._core.dtype_table: cuda/abi/dtypes.def's columns Python reads */
 /* TypeError "unsupported dtype <dtype> (<kind>)<where>: gpureduce reduces <all dtypes><hint>": the cause
- * first, then what works (the same words as gpureduce/_operands.py).  Returns -1. */
+ * first, then what works (the same words as gpureduce/_planning/operands.py).  Returns -1. */
 int gr_unsupported_dtype(const char *dtype, const PyArray_Descr *descr, const char *where, const char *hint);
 
 /* ---- the variant registry's C face (variants.c) ---- */
@@ -72,9 +83,11 @@ int gr_unsupported_dtype(const char *dtype, const PyArray_Descr *descr, const ch
  * ValueError. */
 const gr_variant_info *gr_checked_variant(long variant, long op, gr_kind kind);
 const char *gr_op_name(gr_op op);     /* the operator's Python name (cuda/abi/ops.def) */
-/* How many arrays an operator reads (cuda/abi/ops.def's operands column): the second rides in the where= place. */
+/* How many arrays an operator reads (cuda/abi/ops.def's operands column): the second is a plan's `second`. */
 typedef enum { GR_OPERANDS_ONE, GR_OPERANDS_TWO, GR_OPERANDS_ONE_OR_TWO } gr_operands;
 gr_operands gr_op_operands(gr_op op);
+/* Whether the operator has a parameter (ops.def's param column: ddof, ord, ...), which rides where initial= would. */
+int gr_op_has_parameter(gr_op op);
 PyObject *gr_operator_table(void);    /* gpureduce._core.op_table */
 PyObject *gr_py_variant_table(PyObject *module, PyObject *unused);
 PyObject *gr_py_result_dtype(PyObject *module, PyObject *args);
@@ -300,6 +313,35 @@ PyObject *gr_operand_type_new(PyObject *module);
  * -1 with an exception. */
 int gr_operand_init(void);
 
+/* ---- the plan (plan.c): one call's device work, read once from a _core.Plan ---- */
+/* Which kernels run it: the variant's whole-array kernel (gr_reduce / gr_scan), the axis kernels, a strided copy. */
+typedef enum { GR_LAUNCH_FLAT, GR_LAUNCH_AXIS, GR_LAUNCH_COPY } gr_launcher;
+typedef struct gr_plan {
+    int kind;                   /* GR_KIND_REDUCE, GR_KIND_SCAN or GR_KIND_COPY */
+    gr_launcher launcher;
+    const gr_variant_info *info; /* NULL for a copy */
+    gr_variant variant;
+    gr_op op;
+    gr_dtype out_dtype;
+    const gr_operand *in, *second, *mask, *out; /* in the plan's Operand objects; in is NULL in a template */
+    gr_segments s;              /* reduce, scan: the layout (its mask, second and initial pointers unset) */
+    int copy_ndim;              /* copy: the layout */
+    int64_t copy_shape[GR_COPY_MAX_NDIM], copy_in[GR_COPY_MAX_NDIM], copy_out[GR_COPY_MAX_NDIM];
+    int res_ndim;
+    int64_t res_shape[GR_MAX_NDIM];
+    int64_t res_size;
+    int has_value;              /* initial= or the operator's parameter, one result value (the kernels' initial) */
+    char value[16];
+    int exclusive;
+} gr_plan;
+PyObject *gr_plan_type_new(PyObject *module);
+/* The names of a reduction's or scan's 12 layout ints, in the order a Plan takes them (_core.SEGMENT_FIELDS). */
+const char *const *gr_plan_segment_fields(int *count);
+/* The gr_plan of a _core.Plan with its operands; NULL with a TypeError for anything else or a template. */
+const gr_plan *gr_plan_of(PyObject *module, PyObject *obj);
+PyObject *gr_plan_input(PyObject *plan); /* borrowed: the input Operand */
+PyObject *gr_plan_out(PyObject *plan);   /* borrowed: the out= Operand or None */
+
 /* ---- the one runner (run.c) ---- */
 #define GR_KIND_COPY 2 /* a plan kind beside GR_KIND_REDUCE and GR_KIND_SCAN: a strided copy with a cast */
 /* A call's device work, prepared with the GIL and run without it (timing.c times the stages). */
@@ -308,6 +350,15 @@ gr_job *gr_job_prepare(PyObject *module, PyObject *plan);   /* NULL with an exce
 void gr_job_enqueue(gr_job *job);                           /* no GIL */
 void gr_job_complete(gr_job *job);                          /* no GIL: waits when the result needs it */
 PyObject *gr_job_finish(PyObject *module, gr_job *job);     /* the result, or NULL; frees the job */
+void gr_job_discard(gr_job *job);                           /* frees a job that will not finish */
+/* What time_device (timing.c) needs: the kernels alone, launched again after gr_job_enqueue (no GIL), the stream
+ * and device they run on, the outcome they record into, and whether the job can be timed (not captured: 0, or
+ * -1 with a TypeError). */
+void gr_job_launch(gr_job *job);
+cudaStream_t gr_job_stream(const gr_job *job);
+int gr_job_device(const gr_job *job);
+gr_outcome *gr_job_outcome(gr_job *job);
+int gr_job_check_timeable(const gr_job *job);
 
 /* ---- Python-visible functions ---- */
 PyObject *gr_py_run(PyObject *module, PyObject *plan);               /* run.c */
@@ -319,6 +370,7 @@ PyObject *gr_py_resource_stats(PyObject *module, PyObject *unused);    /* exec.c
 PyObject *gr_py_to_device(PyObject *module, PyObject *obj);            /* make_array.c */
 PyObject *gr_py_empty(PyObject *module, PyObject *args, PyObject *kwargs); /* make_array.c */
 PyObject *gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs); /* timing.c */
+PyObject *gr_py_time_ceiling(PyObject *module, PyObject *args, PyObject *kwargs); /* timing.c */
 PyObject *gr_py_time_calls(PyObject *module, PyObject *args, PyObject *kwargs);  /* timing.c */
 PyObject *gr_py_time_stages(PyObject *module, PyObject *args, PyObject *kwargs); /* timing.c */
 PyObject *gr_py_jit_compile(PyObject *module, PyObject *args);         /* jit.c */

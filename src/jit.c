@@ -566,7 +566,10 @@ gr_py_jit_compile(PyObject *module, PyObject *args)
     }
     pthread_mutex_unlock(&g_lock);
     Py_END_ALLOW_THREADS
-    if (st != GR_OK) return gr_raise_status(module, st, 0, "jit_compile");
+    if (st != GR_OK) { /* only NVRTC and the cache fail here (no device): the reason is this thread's */
+        PyErr_Format(PyExc_RuntimeError, "jit_compile: %s", t_error);
+        return NULL;
+    }
     return Py_BuildValue("(sO)", path, compiled ? Py_True : Py_False);
 }
 

@@ -50,19 +50,16 @@ typedef struct {
 } gr_streaming;
 
 struct gr_job {
-    PyObject *plan;                  /* a reference: keeps the operands alive */
+    PyObject *plan;                  /* a reference to the _core.Plan: keeps the operands alive */
+    const gr_plan *p;                /* what it says (src/plan.c) */
     int kind;
     const gr_variant_info *info;
     int flat;                        /* the variant's whole-array launcher (gr_reduce / gr_scan) */
     gr_args a;
     gr_segments s;
-    int copy_ndim;
-    int64_t copy_shape[GR_COPY_MAX_NDIM], copy_in[GR_COPY_MAX_NDIM], copy_out[GR_COPY_MAX_NDIM];
-    const gr_operand *in, *mask, *out;
+    const gr_operand *in, *mask, *out; /* mask: where=, or the second operand read at its strides */
     int res_ndim;
-    int64_t res_shape[GR_MAX_NDIM];
     int64_t res_size;
-    char initial[16];
 
     int device;
     gr_exec *ex;
@@ -91,7 +88,15 @@ struct gr_job {
 
 /* Whether a signal handler raised (its exception is then set), the GIL taken back for the check.  Handlers
  * run in the main thread only: elsewhere this is always 0.  0 when the job has no saved thread state. */
-int gr_job_signal_raised(gr_job *j);
+static inline int
+gr_job_signal_raised(gr_job *j)
+{
+    if (!j->gil) return 0;
+    PyEval_RestoreThread(*j->gil);
+    const int raised = PyErr_CheckSignals() < 0;
+    *j->gil = PyEval_SaveThread();
+    return raised;
+}
 
 /* ---- stream_host.c ---- */
 /* Decide whether the job streams its host input (j->streamed.on) and lay out its chunks.  Called once the

@@ -8,7 +8,7 @@ static PyMethodDef core_methods[] = {
      "intake(obj, role='the input') -> Operand: read an array (NumPy, __cuda_array_interface__, DLPack, DeviceArray)\n"
      "without touching the device; `role` names it in errors ('the input', 'where=', 'out=')."},
     {"run", gr_py_run, METH_O,
-     "run(plan) -> result: the one runner; the plan is a tuple built by gpureduce/_plan.py (see src/run.c)."},
+     "run(plan) -> result: the one runner of a Plan (gpureduce/_planning/plan.py builds it; src/run.c)."},
     {"result_dtype", gr_py_result_dtype, METH_VARARGS,
      "result_dtype(kind, op, in_dtype) -> the result dtype code NumPy's function gives with dtype=None."},
     {"segments_supported", gr_py_segments_supported, METH_VARARGS,
@@ -32,8 +32,11 @@ static PyMethodDef core_methods[] = {
      "empty(shape, dtype, fill_byte=None) -> DeviceArray: a new array on the current device, uninitialised, or\n"
      "every byte set to `fill_byte` (0xFF is NaN in every floating dtype, -1 in signed integers)."},
     {"time_device", (PyCFunction)(void (*)(void))gr_py_time_device, METH_VARARGS | METH_KEYWORDS,
-     "time_device(what, a, repeats, warmup=3, flush_l2=True, variant=-1, op=0, exclusive=False) -> (times_us, value)\n"
-     "Device-side timings for the benchmarks (what: 'reduce', 'scan', 'read', 'copy', 'h2d' or 'd2h')."},
+     "time_device(plan, repeats, warmup=3, flush_l2=True) -> (times_us, result)\n"
+     "Device time of a plan's kernels (CUDA events, the L2 flushed before each call), for the benchmarks."},
+    {"time_ceiling", (PyCFunction)(void (*)(void))gr_py_time_ceiling, METH_VARARGS | METH_KEYWORDS,
+     "time_ceiling(what, a, repeats, warmup=3, flush_l2=True) -> times_us\n"
+     "Device time of what bounds a kernel over the dense device array a: 'read', 'copy', 'h2d' or 'd2h'."},
     {"time_calls", (PyCFunction)(void (*)(void))gr_py_time_calls, METH_VARARGS | METH_KEYWORDS,
      "time_calls(fn, repeats, warmup=3, flush_l2=True) -> times_us\n"
      "Device-side time of each fn() call, measured on the legacy default stream (peers such as CuPy, PyTorch)."},
@@ -49,22 +52,6 @@ static PyMethodDef core_methods[] = {
      "the cache and found already loaded."},
     {NULL, NULL, 0, NULL},
 };
-
-static PyObject *
-names_tuple(const char *const *names, int count)
-{
-    PyObject *t = PyTuple_New(count);
-    if (!t) return NULL;
-    for (int i = 0; i < count; i++) {
-        PyObject *s = PyUnicode_FromString(names[i]);
-        if (!s) {
-            Py_DECREF(t);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(t, i, s);
-    }
-    return t;
-}
 
 /* PyModule_Add (3.13+) for older Pythons: steals `value`, NULL-safe. */
 static int
@@ -90,7 +77,8 @@ hot_set_dict(void)
 #undef GR_HOT_DTYPE
 #undef GR_HOT_REDUCE
 #undef GR_HOT_SCAN
-    PyObject *d = names_tuple(dtypes, n_dtypes), *r = names_tuple(reduce, n_reduce), *s = names_tuple(scan, n_scan);
+    PyObject *d = gr_names_tuple(dtypes, n_dtypes), *r = gr_names_tuple(reduce, n_reduce);
+    PyObject *s = gr_names_tuple(scan, n_scan);
     PyObject *result = d && r && s ? Py_BuildValue("{s:O, s:O, s:O}", "dtypes", d, "reduce", r, "scan", s) : NULL;
     Py_XDECREF(d);
     Py_XDECREF(r);
@@ -125,19 +113,28 @@ core_exec(PyObject *module)
         return -1;
     state->OperandType = gr_operand_type_new(module);
     if (!state->OperandType || PyModule_AddObjectRef(module, "Operand", state->OperandType) < 0) return -1;
+    state->PlanType = gr_plan_type_new(module);
+    if (!state->PlanType || PyModule_AddObjectRef(module, "Plan", state->PlanType) < 0) return -1;
     if (PyModule_AddObjectRef(module, "call_stream", gr_call_stream_var()) < 0) return -1;
 
     const char *dtype_names[GR_DTYPE_COUNT];
     for (int i = 0; i < GR_DTYPE_COUNT; i++) dtype_names[i] = gr_dtype_name((gr_dtype)i);
     const char *op_names[GR_OP_COUNT];
     for (int i = 0; i < GR_OP_COUNT; i++) op_names[i] = gr_op_name((gr_op)i);
-    if (add_owned(module, "op_names", names_tuple(op_names, GR_OP_COUNT)) < 0) return -1;
+    if (add_owned(module, "op_names", gr_names_tuple(op_names, GR_OP_COUNT)) < 0) return -1;
     if (add_owned(module, "op_table", gr_operator_table()) < 0) return -1;
-    if (add_owned(module, "dtype_names", names_tuple(dtype_names, GR_DTYPE_COUNT)) < 0) return -1;
+    if (add_owned(module, "dtype_table", gr_dtype_table()) < 0) return -1;
+    if (add_owned(module, "dtype_names", gr_names_tuple(dtype_names, GR_DTYPE_COUNT)) < 0) return -1;
     if (add_owned(module, "hot_set", hot_set_dict()) < 0) return -1;
+    int n_fields;
+    const char *const *fields = gr_plan_segment_fields(&n_fields);
+    if (add_owned(module, "SEGMENT_FIELDS", gr_names_tuple(fields, n_fields)) < 0) return -1;
     if (PyModule_AddIntConstant(module, "KIND_REDUCE", GR_KIND_REDUCE) < 0 ||
         PyModule_AddIntConstant(module, "KIND_SCAN", GR_KIND_SCAN) < 0 ||
         PyModule_AddIntConstant(module, "KIND_COPY", GR_KIND_COPY) < 0 ||
+        PyModule_AddIntConstant(module, "LAUNCH_FLAT", GR_LAUNCH_FLAT) < 0 ||
+        PyModule_AddIntConstant(module, "LAUNCH_AXIS", GR_LAUNCH_AXIS) < 0 ||
+        PyModule_AddIntConstant(module, "LAUNCH_COPY", GR_LAUNCH_COPY) < 0 ||
         PyModule_AddIntConstant(module, "PROP_DETERMINISTIC", GR_PROP_DETERMINISTIC) < 0 ||
         PyModule_AddIntConstant(module, "PROP_BASELINE", GR_PROP_BASELINE) < 0 ||
         PyModule_AddIntConstant(module, "PROP_DEFAULT", GR_PROP_DEFAULT) < 0 ||
@@ -159,6 +156,7 @@ core_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(gr_state(module)->OutOfMemoryError);
     Py_VISIT(gr_state(module)->DeviceArrayType);
     Py_VISIT(gr_state(module)->OperandType);
+    Py_VISIT(gr_state(module)->PlanType);
     return 0;
 }
 
@@ -169,6 +167,7 @@ core_clear(PyObject *module)
     Py_CLEAR(gr_state(module)->OutOfMemoryError);
     Py_CLEAR(gr_state(module)->DeviceArrayType);
     Py_CLEAR(gr_state(module)->OperandType);
+    Py_CLEAR(gr_state(module)->PlanType);
     return 0;
 }
 

@@ -92,25 +92,9 @@ operand_new(PyObject *module, PyObject *obj)
 }
 
 static PyObject *
-int64_tuple(const int64_t *v, int n)
-{
-    PyObject *t = PyTuple_New(n);
-    if (!t) return NULL;
-    for (int i = 0; i < n; i++) {
-        PyObject *x = PyLong_FromLongLong(v[i]);
-        if (!x) {
-            Py_DECREF(t);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(t, i, x);
-    }
-    return t;
-}
-
-static PyObject *
 Operand_shape(PyObject *self, void *closure)
 {
-    if (!OP(self)->shape_t) OP(self)->shape_t = int64_tuple(OP(self)->op.shape, OP(self)->op.ndim);
+    if (!OP(self)->shape_t) OP(self)->shape_t = gr_int64_tuple(OP(self)->op.shape, OP(self)->op.ndim);
     Py_XINCREF(OP(self)->shape_t);
     return OP(self)->shape_t;
 }
@@ -118,7 +102,7 @@ Operand_shape(PyObject *self, void *closure)
 static PyObject *
 Operand_strides(PyObject *self, void *closure)
 {
-    if (!OP(self)->strides_t) OP(self)->strides_t = int64_tuple(OP(self)->op.strides, OP(self)->op.ndim);
+    if (!OP(self)->strides_t) OP(self)->strides_t = gr_int64_tuple(OP(self)->op.strides, OP(self)->op.ndim);
     Py_XINCREF(OP(self)->strides_t);
     return OP(self)->strides_t;
 }
@@ -228,7 +212,7 @@ read_int64s(PyObject *seq, int64_t *out, int n, const char *what)
 }
 
 /* view(shape, strides) -> Operand: the same memory seen with another shape and element strides (a broadcast
- * mask, the flattened input of a scan).  The caller (gpureduce/_plan.py) keeps it within the memory. */
+ * mask, the flattened input of a scan).  The caller (gpureduce/_planning/plan.py) keeps it within the memory. */
 static PyObject *
 Operand_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -261,9 +245,57 @@ Operand_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return (PyObject *)v;
 }
 
+/* result_like(obj, pointer, dtype, shape) -> Operand or None: the out= operand of a new C-ordered array `obj` that
+ * the input's own library just allocated on its current stream, at device address `pointer`, of dtype code `dtype`:
+ * read from this input's stream record, without a handshake with the library.  None unless the input came on the
+ * caller's current stream (GR_STREAM_CALLER): then the caller reads it with the intake (gpureduce/_planning/plan.py:
+ * _fresh_result). */
+static PyObject *
+Operand_result_like(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyTuple_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "Operand.result_like(obj, pointer, dtype, shape) takes a tuple shape");
+        return NULL;
+    }
+    const gr_operand *in = &OP(self)->op;
+    if (in->is_host || in->origin != GR_STREAM_CALLER) Py_RETURN_NONE;
+    const Py_ssize_t ndim = PyTuple_GET_SIZE(args[3]);
+    const long dtype = PyLong_AsLong(args[2]);
+    void *ptr = PyLong_AsVoidPtr(args[1]);
+    if (PyErr_Occurred()) return NULL;
+    if (ndim > GR_MAX_NDIM || dtype < 0 || dtype >= GR_DTYPE_COUNT) {
+        PyErr_SetString(PyExc_ValueError, "Operand.result_like(): a shape of at most 64 dimensions, a dtype code");
+        return NULL;
+    }
+    PyObject *module = PyType_GetModule(Py_TYPE(self));
+    if (!module) return NULL;
+    OperandObject *r = operand_new(module, args[0]);
+    if (!r) return NULL;
+    r->op = (gr_operand){.ptr = ptr, .dtype = (gr_dtype)dtype, .ndim = (int)ndim, .device = in->device,
+                         .has_stream = in->has_stream, .stream = in->stream, .origin = in->origin,
+                         .protocol = in->protocol};
+    if (read_int64s(args[3], r->op.shape, (int)ndim, "shape") < 0) {
+        Py_DECREF(r);
+        return NULL;
+    }
+    int64_t step = 1;
+    for (Py_ssize_t i = ndim - 1; i >= 0; i--) {
+        r->op.strides[i] = step;
+        step *= r->op.shape[i];
+    }
+    r->op.size = step;
+    r->stream_owner = Py_XNewRef(OP(self)->stream_owner);
+    r->keep = Py_NewRef(args[0]);
+    return (PyObject *)r;
+}
+
 static PyMethodDef Operand_methods[] = {
     {"view", (PyCFunction)(void (*)(void))Operand_view, METH_FASTCALL,
      "view(shape, strides) -> Operand: the same memory with another shape and element strides."},
+    {"result_like", (PyCFunction)(void (*)(void))Operand_result_like, METH_FASTCALL,
+     "result_like(obj, pointer, dtype, shape) -> Operand or None: the out= operand of a C-ordered array its library\n"
+     "just allocated on the input's stream, read without a handshake; None unless the input came on the caller's\n"
+     "current stream."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -753,12 +785,10 @@ dlpack_dtype(DLDataType t, int *dt)
     static const struct {
         uint8_t code, bits;
         gr_dtype dt;
-    } map[] = {
-        {kDLBool, 8, GR_BOOL},       {kDLInt, 8, GR_INT8},        {kDLInt, 16, GR_INT16},
-        {kDLInt, 32, GR_INT32},      {kDLInt, 64, GR_INT64},      {kDLUInt, 8, GR_UINT8},
-        {kDLUInt, 16, GR_UINT16},    {kDLUInt, 32, GR_UINT32},    {kDLUInt, 64, GR_UINT64},
-        {kDLFloat, 16, GR_FLOAT16},  {kDLBfloat, 16, GR_BFLOAT16}, {kDLFloat, 32, GR_FLOAT32},
-        {kDLFloat, 64, GR_FLOAT64},  {kDLComplex, 64, GR_COMPLEX64}, {kDLComplex, 128, GR_COMPLEX128},
+    } map[] = { /* cuda/abi/dtypes.def: each dtype's DLPack code, of 8 * bytes bits */
+#define GR_DTYPE(NAME, name, device_type, kind, bytes, numpy, dlpack, ...) {kDL##dlpack, 8 * (bytes), GR_##NAME},
+#include "abi/dtypes.def"
+#undef GR_DTYPE
     };
     for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
         if (map[i].code == t.code && map[i].bits == t.bits) return *dt = map[i].dt, 0;
@@ -1140,7 +1170,7 @@ cupy_stream_number(const char *role, PyObject *obj, unsigned long long *number, 
  * NumPy gives a subclass its own answers (a masked array skips its masked elements, a matrix keeps 2-d results,
  * a subclass's methods decide): its data read as a plain array would be a silent wrong answer.  numpy.memmap is
  * a plain array in a file, whose reductions NumPy answers as a plain array's.  gpureduce's Python layer reads
- * masked arrays by numpy.ma's rules (gpureduce/_subclasses.py); what reaches the intake here is refused. */
+ * masked arrays by numpy.ma's rules (gpureduce/_planning/subclasses.py); what reaches the intake here is refused. */
 static int
 refuse_subclass(PyObject *obj, const char *role)
 {
@@ -1206,6 +1236,8 @@ move_to_explicit_stream(gr_operand *o, cudaStream_t stream)
 PyObject *
 gr_intake(PyObject *module, PyObject *obj, const char *role)
 {
+    /* an operand already taken in this call (gpureduce/_planning/calls.py): one handshake with its producer */
+    if (Py_IS_TYPE(obj, (PyTypeObject *)gr_state(module)->OperandType)) return Py_NewRef(obj);
     cudaStream_t explicit = NULL;
     const int has_explicit = explicit_stream(&explicit);
     if (has_explicit < 0) return NULL;

@@ -1,6 +1,6 @@
 /* run.c -- the one runner: _core.run(plan) does the device work of every call.
  *
- * gpureduce/_plan.py has decided everything that can be decided once per call (variant, result dtype,
+ * gpureduce/_planning/plan.py has decided everything that can be decided once per call (variant, result dtype,
  * layout as segments, the casts and gathers it ran first); the operands come from the one intake
  * (operand.c).  What is left is memory and order:
  *
@@ -18,7 +18,7 @@
  * if one raised (KeyboardInterrupt), it waits for what is already enqueued, skips bringing the result home,
  * frees everything and raises that exception.
  *   finish    the result: `out`, a NumPy scalar (0-d), a NumPy array (host input), or a DeviceArray
- *             (device input; gpureduce/_results.py hands it back in the input's own kind)
+ *             (device input; gpureduce/_planning/results.py hands it back in the input's own kind)
  *
  * Streams: the work runs on the stream the input named (CUDA Array Interface v3, the current stream of a
  * PyTorch or CuPy caller, the stream= a caller gave, or the legacy default stream a DLPack producer was told),
@@ -33,152 +33,16 @@
  * recorded, not run, and replayed later, any number of times: the graph must own every buffer it uses.  So
  * a captured call allocates its workspace and any copy in the capture (stream-ordered pool memory, freed
  * there too), and never touches the exec's shared buffers or events, or host memory.  Its result goes into
- * out= (gpureduce/_results.py allocates a CuPy or PyTorch result with that library, whose graph pools own it);
+ * out= (gpureduce/_planning/results.py allocates a CuPy or PyTorch result with that library, whose graph pools own it);
  * a DeviceArray made in a capture is the graph's allocation, which must be freed before the graph runs again
  * (the intermediate copies a plan makes are, in the capture itself).
  *
- * The plan (a tuple; gpureduce/_plan.py names its fields):
- *   0 kind: KIND_REDUCE, KIND_SCAN or KIND_COPY     1 variant index       2 operator
- *   3 result dtype code                             4 a: Operand          5 where: Operand or None
- *   6 out: a device Operand or None (written in place through the layout's out strides)
- *   7 layout: reduce/scan: the 12 ints of gr_segments (c0, c1, is0, is1, ir, os0, os1, or, ms0, ms1, mr, R);
- *             copy: (shape, in_strides, out_strides), elements, at most GR_COPY_MAX_NDIM dimensions
- *   8 result shape (a new result is C-ordered: the layout's out strides say so)
- *   9 initial: None or the bytes of one result value            10 exclusive: bool
+ * The plan: a _core.Plan (src/plan.c), read and verified once when gpureduce/_planning/plan.py built it; the
+ * launcher is the planner's choice.
  */
 #include "job.h"
 
 #include <string.h>
-
-#define PLAN_FIELDS 11
-
-/* ---------------------------------------------------------------- reading the plan */
-
-static int
-read_ints(PyObject *t, int64_t *v, int max, int *count, const char *what)
-{
-    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) > max) {
-        PyErr_Format(PyExc_TypeError, "plan: %s must be a tuple of at most %d ints", what, max);
-        return -1;
-    }
-    *count = (int)PyTuple_GET_SIZE(t);
-    for (int i = 0; i < *count; i++) {
-        v[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(t, i));
-        if (v[i] == -1 && PyErr_Occurred()) return -1;
-    }
-    return 0;
-}
-
-static int
-read_segments(PyObject *t, gr_segments *s)
-{
-    int64_t v[12];
-    int n;
-    if (read_ints(t, v, 12, &n, "the layout") < 0) return -1;
-    if (n != 12) {
-        PyErr_SetString(PyExc_TypeError, "plan: a reduction or scan layout is 12 ints "
-                                         "(c0, c1, is0, is1, ir, os0, os1, or, ms0, ms1, mr, R)");
-        return -1;
-    }
-    *s = (gr_segments){
-        .count = {v[0], v[1]},
-        .in_stride = {v[2], v[3]},
-        .reduce_in_stride = v[4],
-        .out_stride = {v[5], v[6]},
-        .reduce_out_stride = v[7],
-        .mask_stride = {v[8], v[9]},
-        .reduce_mask_stride = v[10],
-        .reduce_count = v[11],
-    };
-    if (v[0] < 0 || v[1] < 0 || v[11] < 0) {
-        PyErr_SetString(PyExc_ValueError, "plan: segment counts must be non-negative");
-        return -1;
-    }
-    return 0;
-}
-
-static int
-read_copy_layout(PyObject *t, gr_job *j)
-{
-    int n_in, n_out;
-    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 3) {
-        PyErr_SetString(PyExc_TypeError, "plan: a copy layout is (shape, in_strides, out_strides)");
-        return -1;
-    }
-    if (read_ints(PyTuple_GET_ITEM(t, 0), j->copy_shape, GR_COPY_MAX_NDIM, &j->copy_ndim, "the copy's shape") < 0 ||
-        read_ints(PyTuple_GET_ITEM(t, 1), j->copy_in, GR_COPY_MAX_NDIM, &n_in, "the copy's input strides") < 0 ||
-        read_ints(PyTuple_GET_ITEM(t, 2), j->copy_out, GR_COPY_MAX_NDIM, &n_out, "the copy's output strides") < 0)
-        return -1;
-    if (n_in != j->copy_ndim || n_out != j->copy_ndim) {
-        PyErr_SetString(PyExc_ValueError, "plan: the copy's shape and strides must have one entry per dimension");
-        return -1;
-    }
-    return 0;
-}
-
-static const gr_operand *
-optional_operand(PyObject *module, PyObject *obj, const char *role)
-{
-    return obj == Py_None ? NULL : gr_operand_of(module, obj, role);
-}
-
-/* ---------------------------------------------------------------- the launcher */
-
-static const char *
-axis_variant_names(gr_kind kind, char *buf, size_t size)
-{
-    int count;
-    const gr_variant_info *table = gr_variant_table(&count);
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < count && used < size; i++) {
-        if (table[i].kind != kind || !(table[i].properties & GR_PROP_AXES)) continue;
-        const int w = PyOS_snprintf(buf + used, size - used, "%s%s", used ? ", " : "", table[i].name);
-        if (w < 0) break;
-        used += (size_t)w;
-    }
-    return buf;
-}
-
-/* One dense segment, no mask or initial value, in the result dtype NumPy picks: the variant's flat kernel. */
-static int
-flat_fits(const gr_job *j)
-{
-    const gr_variant_info *v = j->info;
-    const gr_segments *s = &j->s;
-    if (!(v->ops & GR_OPBIT(j->a.op)) || !(v->dtypes & GR_DTBIT(j->in->dtype))) return 0;
-    if (j->mask || s->initial || s->count[0] * s->count[1] > 1) return 0;
-    if (j->a.out_dtype != gr_default_result_dtype(v->kind, j->a.op, j->in->dtype)) return 0;
-    if (s->reduce_count > 1 && s->reduce_in_stride != 1) return 0;
-    if (j->kind == GR_KIND_REDUCE) return j->res_ndim == 0 && !j->out;
-    return s->reduce_count <= 1 || s->reduce_out_stride == 1;
-}
-
-/* The classic variants run their flat kernel and nothing else: say what they take and which variants do more. */
-static int
-refuse_classic(const gr_job *j)
-{
-    const gr_variant_info *v = j->info;
-    char dtypes[256], axis[128];
-    gr_dtype_mask_names(v->dtypes, dtypes, sizeof(dtypes));
-    axis_variant_names(v->kind, axis, sizeof(axis));
-    if (!(v->dtypes & GR_DTBIT(j->in->dtype)))
-        PyErr_Format(PyExc_ValueError, "variant '%s' does not support dtype %s; it supports %s; variants that do: %s",
-                     v->name, gr_dtype_name(j->in->dtype), dtypes, axis);
-    else if (v->kind == GR_KIND_REDUCE)
-        PyErr_Format(PyExc_ValueError,
-                     "variant '%s' reduces a whole array (axis=None, no dtype/out/keepdims/initial/where, a C- or "
-                     "Fortran-ordered array) and nothing else; the variants that cover every NumPy argument (axis, "
-                     "dtype, out, keepdims, initial, where, all dtypes, every operator) are: %s",
-                     v->name, axis);
-    else
-        PyErr_Format(PyExc_ValueError,
-                     "variant '%s' scans a whole array flattened in C order, of dtypes %s, in the result dtype NumPy "
-                     "picks, and nothing else; the variants that cover every NumPy argument (axis, dtype, all dtypes "
-                     "and layouts) are: %s",
-                     v->name, dtypes, axis);
-    return -1;
-}
 
 /* ---------------------------------------------------------------- memory */
 
@@ -292,8 +156,7 @@ make_result(PyObject *module, gr_job *j)
         /* Which stream the caller reads out= on is unknown (no stream named, or a DLPack producer that was told
          * the legacy stream): the call completes before it returns, so every stream sees the values. */
         if (j->out->origin == GR_STREAM_NONE || j->out->origin == GR_STREAM_HANDSHAKE) j->sync = 1;
-        j->result = PyTuple_GET_ITEM(j->plan, 6);
-        j->result = PyObject_GetAttrString(j->result, "obj"); /* what the caller passed */
+        j->result = PyObject_GetAttrString(gr_plan_out(j->plan), "obj"); /* what the caller passed */
         return j->result ? 0 : -1;
     }
     if (j->res_ndim == 0 && j->kind != GR_KIND_COPY && j->in->is_host) { /* a device input's is a 0-d array */
@@ -309,7 +172,7 @@ make_result(PyObject *module, gr_job *j)
     if (j->in->is_host) {
         j->rk = RESULT_HOST;
         npy_intp dims[GR_MAX_NDIM];
-        for (int i = 0; i < j->res_ndim; i++) dims[i] = (npy_intp)j->res_shape[i];
+        for (int i = 0; i < j->res_ndim; i++) dims[i] = (npy_intp)j->p->res_shape[i];
         j->result = gr_host_result_new(j->res_ndim, dims, gr_dtype_to_typenum(j->a.out_dtype), &j->host_dst_pinned);
         if (!j->result) return -1;
         j->host_dst = PyArray_DATA((PyArrayObject *)j->result);
@@ -334,9 +197,9 @@ make_result(PyObject *module, gr_job *j)
     else if ((j->in->origin == GR_STREAM_CALLER || j->in->origin == GR_STREAM_OWN) && j->in->stream == j->stream &&
              j->stream != cudaStreamPerThread) {
         home = j->stream;
-        stream_owner = gr_operand_stream_owner(PyTuple_GET_ITEM(j->plan, 4));
+        stream_owner = gr_operand_stream_owner(gr_plan_input(j->plan));
     }
-    j->result = gr_device_array_empty(module, j->res_ndim, j->res_shape, j->a.out_dtype, j->device, home,
+    j->result = gr_device_array_empty(module, j->res_ndim, j->p->res_shape, j->a.out_dtype, j->device, home,
                                       stream_owner);
     if (!j->result) return -1;
     j->a.out = gr_device_array_data(j->result);
@@ -378,8 +241,7 @@ plan_uploads(PyObject *module, gr_job *j)
         if (j->mask->is_host) {
             span_of(j->mask, &j->up_mask);
             if (gr_check_device_memory_limit(module, j->up_mask.bytes,
-                                             gr_op_operands(j->a.op) != GR_OPERANDS_ONE
-                                                 ? "the host second operand, staged whole"
+                                             j->p->second ? "the host second operand, staged whole"
                                                  : "the host where= mask, staged whole") < 0)
                 return -1;
             if (j->up_mask.bytes &&
@@ -393,7 +255,7 @@ plan_uploads(PyObject *module, gr_job *j)
             j->s.mask = j->mask->ptr;
             if (j->mask->has_stream && j->mask->stream != j->stream) j->waits[j->n_waits++] = j->mask->stream;
         }
-        if (gr_op_operands(j->a.op) != GR_OPERANDS_ONE) { /* the where= place holds a second operand (dot, b=) */
+        if (j->p->second) { /* a second operand (dot's b, logsumexp's weights), read at the mask's strides */
             j->s.second = j->s.mask;
             j->s.mask = NULL;
         }
@@ -430,73 +292,27 @@ job_free(gr_job *j)
 gr_job *
 gr_job_prepare(PyObject *module, PyObject *plan)
 {
-    if (!PyTuple_Check(plan) || PyTuple_GET_SIZE(plan) != PLAN_FIELDS) {
-        PyErr_Format(PyExc_TypeError, "run(plan): the plan must be a tuple of %d fields (gpureduce/_plan.py)",
-                     PLAN_FIELDS);
-        return NULL;
-    }
+    const gr_plan *p = gr_plan_of(module, plan);
+    if (!p) return NULL;
     gr_job *j = PyMem_Calloc(1, sizeof(*j));
     if (!j) return (gr_job *)PyErr_NoMemory();
-    Py_INCREF(plan);
-    j->plan = plan;
+    j->plan = Py_NewRef(plan);
+    j->p = p;
     j->outcome.stage = "running the work";
-
-    const long kind = PyLong_AsLong(PyTuple_GET_ITEM(plan, 0)), variant = PyLong_AsLong(PyTuple_GET_ITEM(plan, 1));
-    const long op = PyLong_AsLong(PyTuple_GET_ITEM(plan, 2)), out_dtype = PyLong_AsLong(PyTuple_GET_ITEM(plan, 3));
-    const int exclusive = PyObject_IsTrue(PyTuple_GET_ITEM(plan, 10));
-    if (PyErr_Occurred() || exclusive < 0) goto fail;
-    if ((kind != GR_KIND_REDUCE && kind != GR_KIND_SCAN && kind != GR_KIND_COPY) || out_dtype < 0 ||
-        out_dtype >= GR_DTYPE_COUNT) {
-        PyErr_Format(PyExc_ValueError, "run(plan): bad kind %ld or result dtype %ld", kind, out_dtype);
-        goto fail;
-    }
-    j->kind = (int)kind;
-    if (!(j->in = gr_operand_of(module, PyTuple_GET_ITEM(plan, 4), "the input"))) goto fail;
-    const gr_operands operands = gr_op_operands((gr_op)op);
-    const char *second_role = operands != GR_OPERANDS_ONE ? "the second operand" : "where=";
-    j->mask = optional_operand(module, PyTuple_GET_ITEM(plan, 5), second_role);
-    j->out = optional_operand(module, PyTuple_GET_ITEM(plan, 6), "out=");
-    if (PyErr_Occurred()) goto fail;
-    if (kind == GR_KIND_REDUCE && operands != GR_OPERANDS_ONE &&
-        (j->mask ? j->mask->dtype != j->in->dtype : operands == GR_OPERANDS_TWO)) {
-        PyErr_Format(PyExc_ValueError, "run(plan): %s needs a second operand of the input's dtype in the where= place",
-                     gr_op_name((gr_op)op));
-        goto fail;
-    }
-    if (j->out && j->out->is_host) {
-        PyErr_SetString(PyExc_TypeError, "run(plan): out must be a device array (a host out= is filled in Python)");
-        goto fail;
-    }
-    if (read_ints(PyTuple_GET_ITEM(plan, 8), j->res_shape, GR_MAX_NDIM, &j->res_ndim, "the result shape") < 0)
-        goto fail;
-    j->res_size = 1;
-    for (int i = 0; i < j->res_ndim; i++) j->res_size *= j->res_shape[i];
-    j->a = (gr_args){.variant = (gr_variant)variant, .op = (gr_op)op, .in_dtype = j->in->dtype,
-                     .out_dtype = (gr_dtype)out_dtype, .exclusive = exclusive};
-
-    if (j->kind == GR_KIND_COPY) {
-        if (read_copy_layout(PyTuple_GET_ITEM(plan, 7), j) < 0) goto fail;
-    }
-    else {
-        if (!(j->info = gr_checked_variant(variant, op, (gr_kind)kind))) goto fail;
-        if (read_segments(PyTuple_GET_ITEM(plan, 7), &j->s) < 0) goto fail;
-        PyObject *initial = PyTuple_GET_ITEM(plan, 9);
-        if (initial != Py_None) {
-            char *bytes;
-            Py_ssize_t len;
-            if (PyBytes_AsStringAndSize(initial, &bytes, &len) < 0) goto fail;
-            if ((size_t)len != gr_dtype_itemsize(j->a.out_dtype)) {
-                PyErr_SetString(PyExc_ValueError, "run(plan): initial must be the bytes of one result value");
-                goto fail;
-            }
-            memcpy(j->initial, bytes, (size_t)len);
-            j->s.initial = j->initial;
-        }
-        j->flat = flat_fits(j);
-        if (!j->flat && !(j->info->properties & GR_PROP_AXES)) {
-            refuse_classic(j);
-            goto fail;
-        }
+    j->kind = p->kind;
+    j->info = p->info;
+    j->flat = p->launcher == GR_LAUNCH_FLAT;
+    j->in = p->in;
+    j->mask = p->second ? p->second : p->mask; /* the second operand travels as the mask does */
+    j->out = p->out;
+    j->res_ndim = p->res_ndim;
+    j->res_size = p->res_size;
+    j->a = (gr_args){.variant = p->variant, .op = p->op, .in_dtype = p->in->dtype, .out_dtype = p->out_dtype,
+                     .exclusive = p->exclusive};
+    const char *second_role = p->second ? "the second operand" : "where=";
+    if (j->kind != GR_KIND_COPY) {
+        j->s = p->s;
+        if (p->has_value) j->s.initial = p->value;
         gr_stream_plan(j);
         j->a.n = j->s.count[0] * j->s.count[1] != 0 ? j->s.reduce_count : 0; /* an empty scan plans no segment */
     }
@@ -555,6 +371,21 @@ upload(gr_job *j, host_span *sp, const char *stage)
 }
 
 void
+gr_job_launch(gr_job *j)
+{
+    gr_outcome *o = &j->outcome;
+    if (!gr_outcome_ok(o)) return;
+    if (j->kind == GR_KIND_COPY)
+        o->st = gr_copy_strided(j->a.in_dtype, j->a.out_dtype, j->p->copy_ndim, j->p->copy_shape, j->p->copy_in,
+                                j->p->copy_out, j->a.in, j->a.out, j->a.sm_count, j->stream, &o->cuda_error);
+    else if (j->flat)
+        o->st = j->kind == GR_KIND_REDUCE ? gr_reduce(&j->a, &o->cuda_error) : gr_scan(&j->a, &o->cuda_error);
+    else
+        o->st = j->kind == GR_KIND_REDUCE ? gr_reduce_segments(&j->a, &j->s, &o->cuda_error)
+                                          : gr_scan_segments(&j->a, &j->s, &o->cuda_error);
+}
+
+void
 gr_job_enqueue(gr_job *j)
 {
     gr_outcome *o = &j->outcome;
@@ -572,16 +403,7 @@ gr_job_enqueue(gr_job *j)
     if (gr_outcome_ok(o) && j->aside)
         gr_outcome_keep(o, cudaMemcpyAsync(j->aside, j->aside_src, j->aside_bytes, cudaMemcpyDeviceToDevice, j->stream),
                         "copying the input aside (out= overlaps it)");
-    if (gr_outcome_ok(o)) {
-        if (j->kind == GR_KIND_COPY)
-            o->st = gr_copy_strided(j->a.in_dtype, j->a.out_dtype, j->copy_ndim, j->copy_shape, j->copy_in, j->copy_out,
-                                    j->a.in, j->a.out, j->a.sm_count, j->stream, &o->cuda_error);
-        else if (j->flat)
-            o->st = j->kind == GR_KIND_REDUCE ? gr_reduce(&j->a, &o->cuda_error) : gr_scan(&j->a, &o->cuda_error);
-        else
-            o->st = j->kind == GR_KIND_REDUCE ? gr_reduce_segments(&j->a, &j->s, &o->cuda_error)
-                                              : gr_scan_segments(&j->a, &j->s, &o->cuda_error);
-    }
+    gr_job_launch(j);
 launched:
     for (int i = 0; i < j->n_releases; i++)
         gr_outcome_keep(o, gr_stream_wait(j->ex, j->releases[i], j->stream), "ordering the result's stream after the work");
@@ -646,6 +468,42 @@ gr_job_finish(PyObject *module, gr_job *j)
     return result;
 }
 
+/* ---------------------------------------------------------------- what time_device (timing.c) reads */
+
+cudaStream_t
+gr_job_stream(const gr_job *j)
+{
+    return j->stream;
+}
+
+int
+gr_job_device(const gr_job *j)
+{
+    return j->device;
+}
+
+gr_outcome *
+gr_job_outcome(gr_job *j)
+{
+    return &j->outcome;
+}
+
+int
+gr_job_check_timeable(const gr_job *j)
+{
+    if (j->captured) {
+        PyErr_SetString(PyExc_TypeError, "time_device cannot time a plan under CUDA graph capture");
+        return -1;
+    }
+    return 0;
+}
+
+void
+gr_job_discard(gr_job *j)
+{
+    job_free(j);
+}
+
 /* Host bytes from which a call checks for Ctrl-C between its stages: about 10 ms of copying and more. */
 #define GR_INTERRUPTIBLE_BYTES ((size_t)256 << 20)
 
@@ -653,16 +511,6 @@ static int
 interruptible(const gr_job *j)
 {
     return j->up_in.bytes >= GR_INTERRUPTIBLE_BYTES || (j->rk == RESULT_HOST && j->out_bytes >= GR_INTERRUPTIBLE_BYTES);
-}
-
-int
-gr_job_signal_raised(gr_job *j)
-{
-    if (!j->gil) return 0;
-    PyEval_RestoreThread(*j->gil);
-    const int raised = PyErr_CheckSignals() < 0;
-    *j->gil = PyEval_SaveThread();
-    return raised;
 }
 
 /* run(plan) -> the result (see the top of this file). */

@@ -59,10 +59,11 @@ work_dtype_of(const gr_job *j)
 {
     const gr_dtype out = j->a.out_dtype;
     const gr_op op = j->a.op;
-    if (out != GR_FLOAT16 && out != GR_BFLOAT16) return out;
+    const gr_dtype wide = gr_dtype_accumulate_as(out);
+    if (wide == out) return out;
     const int scanned_only = op == GR_OP_NANSUM || op == GR_OP_NANPROD || op == GR_OP_LOGSUMEXP;
     const int rounds = op == GR_OP_SUM || op == GR_OP_PROD || (j->kind == GR_KIND_SCAN && scanned_only);
-    return rounds ? GR_FLOAT32 : out;
+    return rounds ? wide : out;
 }
 
 /* A float16 or bfloat16 value (its bits) as float32: exact. */

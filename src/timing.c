@@ -1,11 +1,13 @@
-/* timing.c -- _core.time_device() and _core.time_calls(): device-side timings for the benchmarks.
+/* timing.c -- device-side timings for the benchmarks: time_device (a plan's kernels), time_ceiling (what bounds
+ * them: a read, a device copy, pinned host <-> device copies), time_calls (a peer library's function), and
+ * time_stages (the runner's stages on the host clock).
  *
  * CUDA events bracket each call on the stream its work runs on, so nothing Python does between calls falls
  * inside a measured interval; before every call the L2 is flushed by writing a buffer twice its size (cold
  * cache: a 64 MB input must not be timed out of a 60 MB L2, DESIGN.md section 6).  Warm-up calls are made
- * first.  time_device times gpureduce's own work on the device's stream (and the ceilings: a read, a device
- * copy, pinned host <-> device copies); time_calls times a Python callable (a peer library's function) on the
- * legacy default stream, where CuPy and PyTorch work unless told otherwise.
+ * first.  time_device runs a plan through the one runner (run.c) and launches its kernels again for each timed
+ * call; time_calls times a Python callable on the legacy default stream, where CuPy and PyTorch work unless told
+ * otherwise.
  */
 #include "ext.h"
 
@@ -92,52 +94,44 @@ timer_end(const gr_timer *t, cudaStream_t stream, double *us)
     return err;
 }
 
-static PyObject *
-times_to_list(const double *times, int count)
+/* Room for `per_call` times of each of `repeats` timed calls (made after `warmup` more): NULL with a ValueError
+ * for counts out of range, or a MemoryError. */
+static double *
+times_for(int repeats, int warmup, int per_call)
 {
-    PyObject *list = PyList_New(count);
-    if (!list) return NULL;
-    for (int i = 0; i < count; i++) {
-        PyObject *t = PyFloat_FromDouble(times[i]);
-        if (!t) {
-            Py_DECREF(list);
-            return NULL;
-        }
-        PyList_SET_ITEM(list, i, t);
+    if (repeats < 1 || warmup < 0) {
+        PyErr_Format(PyExc_ValueError, "repeats must be >= 1 and warmup >= 0 (got %d and %d)", repeats, warmup);
+        return NULL;
     }
-    return list;
+    double *times = PyMem_Malloc(sizeof(double) * (size_t)per_call * (size_t)repeats);
+    if (!times) PyErr_NoMemory();
+    return times;
 }
 
-typedef enum { TIME_REDUCE, TIME_SCAN, TIME_READ, TIME_COPY, TIME_H2D, TIME_D2H } time_what;
+typedef enum { CEILING_READ, CEILING_COPY, CEILING_H2D, CEILING_D2H } ceiling;
 
-/* One timed unit of work: the variant's call, the read-ceiling kernel, a device-to-device copy, or a copy
- * between the input and the pinned host buffer `host` (the ceiling of host-array calls). */
+/* One timed ceiling: the read kernel, a device-to-device copy, or a copy between the input and the pinned host
+ * buffer `host` (the ceiling of host-array calls). */
 static cudaError_t
-run_once(time_what what, const gr_args *a, size_t in_bytes, gr_exec *ex, void *host, gr_status *st,
-         int *cuda_error)
+run_ceiling(ceiling what, const gr_operand *in, size_t in_bytes, gr_exec *ex, void *host, int sm_count,
+            gr_status *st, int *cuda_error)
 {
     *st = GR_OK;
     switch (what) {
-    case TIME_REDUCE:
-        *st = gr_reduce(a, cuda_error);
+    case CEILING_READ:
+        *st = gr_read_ceiling(in->ptr, in_bytes, ex->result, sm_count, ex->stream, cuda_error);
         return cudaSuccess;
-    case TIME_SCAN:
-        *st = gr_scan(a, cuda_error);
-        return cudaSuccess;
-    case TIME_READ:
-        *st = gr_read_ceiling(a->in, in_bytes, ex->result, a->sm_count, a->stream, cuda_error);
-        return cudaSuccess;
-    case TIME_H2D: /* the input's own bytes back into it (host holds them): the caller's array keeps its values */
-        return cudaMemcpyAsync((void *)a->in, host, in_bytes, cudaMemcpyHostToDevice, (cudaStream_t)a->stream);
-    case TIME_D2H:
-        return cudaMemcpyAsync(host, a->in, in_bytes, cudaMemcpyDeviceToHost, (cudaStream_t)a->stream);
-    case TIME_COPY:
+    case CEILING_H2D: /* the input's own bytes back into it (host holds them): the caller's array keeps its values */
+        return cudaMemcpyAsync(in->ptr, host, in_bytes, cudaMemcpyHostToDevice, ex->stream);
+    case CEILING_D2H:
+        return cudaMemcpyAsync(host, in->ptr, in_bytes, cudaMemcpyDeviceToHost, ex->stream);
+    case CEILING_COPY:
     default:
-        return cudaMemcpyAsync(ex->staging, a->in, in_bytes, cudaMemcpyDeviceToDevice, (cudaStream_t)a->stream);
+        return cudaMemcpyAsync(ex->staging, in->ptr, in_bytes, cudaMemcpyDeviceToDevice, ex->stream);
     }
 }
 
-/* Free time_device's pinned buffer once no copy on `stream` can still touch it; no GIL needed. */
+/* Free time_ceiling's pinned buffer once no copy on `stream` can still touch it; no GIL needed. */
 static cudaError_t
 free_host_buffer(void *host, cudaStream_t stream)
 {
@@ -147,86 +141,55 @@ free_host_buffer(void *host, cudaStream_t stream)
     return err != cudaSuccess ? err : freed;
 }
 
+/* time_ceiling(what, a, repeats, warmup=3, flush_l2=True) -> times_us of the bound on a kernel over the dense
+ * device array `a`: 'read' (every byte read once), 'copy' (device to device), 'h2d' / 'd2h' (pinned host). */
 PyObject *
-gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
+gr_py_time_ceiling(PyObject *module, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"what", "a", "repeats", "warmup", "flush_l2", "variant", "op", "exclusive", NULL};
+    static char *kwlist[] = {"what", "a", "repeats", "warmup", "flush_l2", NULL};
+    static const char *const names[] = {"read", "copy", "h2d", "d2h"};
     const char *what_name;
     PyObject *obj;
-    int repeats, warmup = 3, flush_l2 = 1, variant = -1, op = 0, exclusive = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sOi|ipiip:time_device", kwlist, &what_name, &obj, &repeats,
-                                     &warmup, &flush_l2, &variant, &op, &exclusive))
+    int repeats, warmup = 3, flush_l2 = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sOi|ip:time_ceiling", kwlist, &what_name, &obj, &repeats, &warmup,
+                                     &flush_l2))
         return NULL;
-    time_what what;
-    if (!strcmp(what_name, "reduce")) what = TIME_REDUCE;
-    else if (!strcmp(what_name, "scan")) what = TIME_SCAN;
-    else if (!strcmp(what_name, "read")) what = TIME_READ;
-    else if (!strcmp(what_name, "copy")) what = TIME_COPY;
-    else if (!strcmp(what_name, "h2d")) what = TIME_H2D;
-    else if (!strcmp(what_name, "d2h")) what = TIME_D2H;
-    else {
-        PyErr_Format(PyExc_ValueError, "what=%s: expected 'reduce', 'scan', 'read', 'copy', 'h2d' or 'd2h'",
-                     what_name);
+    int what = -1;
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(what_name, names[i])) what = i;
+    if (what < 0) {
+        PyErr_Format(PyExc_ValueError, "what=%s: expected 'read', 'copy', 'h2d' or 'd2h'", what_name);
         return NULL;
     }
-    if (repeats < 1 || warmup < 0) {
-        PyErr_Format(PyExc_ValueError, "repeats must be >= 1 and warmup >= 0 (got %d and %d)", repeats, warmup);
-        return NULL;
-    }
-
-    PyObject *times_list = NULL, *result = NULL;
-    double *times = NULL;
+    double *times = times_for(repeats, warmup, 1);
+    if (!times) return NULL;
+    PyObject *result = NULL;
     gr_exec *ex = NULL;
     void *host = NULL; /* h2d, d2h: pinned host memory of the input's size, this call's own */
     gr_timer timer = {0};
     PyObject *operand = gr_intake(module, obj, "the input");
-    if (!operand) return NULL;
+    if (!operand) goto fail;
     const gr_operand *in = gr_operand_of(module, operand, "the input");
-    if (!in->is_host && !(in->size <= 1 || in->strides[in->ndim - 1] == 1)) {
-        PyErr_SetString(PyExc_ValueError, "time_device times dense arrays: pass a C-contiguous one");
-        goto fail;
-    }
     if (in->is_host) {
         PyErr_SetString(PyExc_TypeError,
-                        "time_device times device arrays: pass a DeviceArray (_core.to_device) or a CuPy/PyTorch/"
+                        "time_ceiling times device arrays: pass a DeviceArray (_core.to_device) or a CuPy/PyTorch/"
                         "Numba array");
+        goto fail;
+    }
+    if (!(in->size <= 1 || in->strides[in->ndim - 1] == 1)) {
+        PyErr_SetString(PyExc_ValueError, "time_ceiling reads dense arrays: pass a C-contiguous one");
         goto fail;
     }
     const int device = gr_current_device(module);
     if (device < 0 || gr_check_operand_device(module, in, device, "the input") < 0) goto fail;
     const size_t in_bytes = (size_t)in->size * gr_dtype_itemsize(in->dtype);
-    const gr_kind kind = what == TIME_SCAN ? GR_KIND_SCAN : GR_KIND_REDUCE;
-    const gr_dtype out_dtype = gr_default_result_dtype(kind, (gr_op)op, in->dtype);
-
-    ex = gr_exec_acquire(module, device);
-    if (!ex) goto fail;
-    gr_args a = {
-        .variant = (gr_variant)variant,
-        .op = (gr_op)op,
-        .in_dtype = in->dtype,
-        .out_dtype = out_dtype,
-        .in = in->ptr,
-        .n = in->size,
-        .exclusive = exclusive,
-        .stream = ex->stream,
-        .sm_count = gr_device_sm_count(device),
-    };
-    int cuda_error = 0;
-    gr_status st = GR_OK;
-    const int with_variant = what == TIME_REDUCE || what == TIME_SCAN;
-    const int transfer = what == TIME_H2D || what == TIME_D2H;
-    if (with_variant ? gr_exec_reserve_for(module, ex, &a, "time_device") < 0
-                     : gr_exec_reserve_workspace(module, ex, GR_WORKSPACE_ZEROED_BYTES) < 0)
+    const int transfer = what == CEILING_H2D || what == CEILING_D2H;
+    const int sm_count = gr_device_sm_count(device);
+    if (!(ex = gr_exec_acquire(module, device))) goto fail;
+    if (gr_exec_reserve_workspace(module, ex, GR_WORKSPACE_ZEROED_BYTES) < 0 ||
+        gr_exec_reserve_pinned(module, ex, GR_RESULT_BYTES) < 0 ||
+        (!transfer && gr_exec_reserve_staging(module, ex, in_bytes) < 0) || gr_exec_begin(module, ex, ex->stream) < 0)
         goto fail;
-    const size_t out_bytes = (size_t)in->size * gr_dtype_itemsize(out_dtype);
-    if (gr_exec_reserve_pinned(module, ex, GR_RESULT_BYTES) < 0 ||
-        (!transfer && gr_exec_reserve_staging(module, ex, out_bytes > in_bytes ? out_bytes : in_bytes) < 0))
-        goto fail;
-    if (gr_exec_begin(module, ex, ex->stream) < 0) goto fail;
-    a.workspace = ex->workspace;
-    a.workspace_bytes = ex->workspace_bytes;
-    a.out = what == TIME_SCAN ? ex->staging : ex->result;
-
     if (timer_open(module, device, flush_l2, &timer) < 0) goto fail;
     if (transfer) {
         cudaError_t alloc_err;
@@ -235,34 +198,26 @@ gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
         Py_END_ALLOW_THREADS
         if (alloc_err != cudaSuccess) {
             host = NULL;
-            gr_raise_cuda(module, alloc_err, "allocating time_device's pinned host buffer");
+            gr_raise_cuda(module, alloc_err, "allocating time_ceiling's pinned host buffer");
             goto fail;
         }
     }
-    times = PyMem_Malloc(sizeof(double) * (size_t)repeats);
-    if (!times) {
-        PyErr_NoMemory();
-        goto fail;
-    }
 
     cudaError_t err = cudaSuccess;
+    gr_status st = GR_OK;
+    int cuda_error = 0;
     Py_BEGIN_ALLOW_THREADS
     /* the producer's work (e.g. filling the input) completes first */
     if (in->has_stream) err = cudaStreamSynchronize(in->stream);
     /* h2d writes the input: its own bytes, fetched first (untimed) */
-    if (err == cudaSuccess && what == TIME_H2D)
-        err = cudaMemcpyAsync(host, a.in, in_bytes, cudaMemcpyDeviceToHost, ex->stream);
+    if (err == cudaSuccess && what == CEILING_H2D)
+        err = cudaMemcpyAsync(host, in->ptr, in_bytes, cudaMemcpyDeviceToHost, ex->stream);
     for (int i = 0; i < warmup + repeats && err == cudaSuccess && st == GR_OK; i++) {
         double us = 0;
         err = timer_begin(&timer, i, ex->stream);
-        if (err == cudaSuccess) err = run_once(what, &a, in_bytes, ex, host, &st, &cuda_error);
+        if (err == cudaSuccess) err = run_ceiling((ceiling)what, in, in_bytes, ex, host, sm_count, &st, &cuda_error);
         if (err == cudaSuccess && st == GR_OK) err = timer_end(&timer, ex->stream, &us);
         if (i >= warmup) times[i - warmup] = us;
-    }
-    if (err == cudaSuccess && st == GR_OK && what == TIME_REDUCE) {
-        err = cudaMemcpyAsync(ex->pinned, ex->result, gr_dtype_itemsize(out_dtype), cudaMemcpyDeviceToHost,
-                              ex->stream);
-        if (err == cudaSuccess) err = cudaStreamSynchronize(ex->stream);
     }
     if (host) {
         const cudaError_t freed = free_host_buffer(host, ex->stream);
@@ -272,44 +227,73 @@ gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
     Py_END_ALLOW_THREADS
     if (err == cudaSuccess) err = gr_exec_end(ex, ex->stream, 0); /* the next call on another stream waits for it */
     if (err != cudaSuccess) {
-        gr_raise_cuda(module, err, "time_device");
+        gr_raise_cuda(module, err, "time_ceiling");
         goto fail;
     }
     if (st != GR_OK) {
-        gr_raise_status(module, st, cuda_error, "time_device");
+        gr_raise_status(module, st, cuda_error, "time_ceiling");
         goto fail;
     }
-
-    times_list = times_to_list(times, repeats);
-    if (!times_list) goto fail;
-    if (what == TIME_REDUCE) {
-        PyArray_Descr *d = PyArray_DescrFromType(gr_dtype_to_typenum(out_dtype));
-        PyObject *value = PyArray_Scalar(ex->pinned, d, NULL);
-        Py_DECREF(d);
-        if (!value) goto fail;
-        result = Py_BuildValue("(NN)", times_list, value);
-    }
-    else {
-        result = Py_BuildValue("(NO)", times_list, Py_None);
-    }
-    times_list = NULL; /* owned by result (or released by Py_BuildValue on failure) */
-    if (!result) goto fail;
-    timer_close(&timer);
-    PyMem_Free(times);
-    gr_exec_release(ex);
-    Py_XDECREF(operand);
-    return result;
-
+    result = gr_float_list(times, repeats);
 fail:
-    Py_XDECREF(times_list);
     timer_close(&timer);
     PyMem_Free(times);
     if (ex) {
         if (host) (void)free_host_buffer(host, ex->stream); /* already failing: the first error is the one raised */
-        ex->dirty = 1;
+        if (!result) ex->dirty = 1;
         gr_exec_release(ex);
     }
     Py_XDECREF(operand);
+    return result;
+}
+
+/* time_device(plan, repeats, warmup=3, flush_l2=True) -> (times_us, result): the plan run once by the runner (its
+ * ordering, uploads and result), then its kernels launched again for each warm-up and timed call. */
+PyObject *
+gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"plan", "repeats", "warmup", "flush_l2", NULL};
+    PyObject *plan;
+    int repeats, warmup = 3, flush_l2 = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Oi|ip:time_device", kwlist, &plan, &repeats, &warmup, &flush_l2))
+        return NULL;
+    const gr_plan *p = gr_plan_of(module, plan);
+    if (p && (p->in->is_host || (p->mask && p->mask->is_host) || (p->second && p->second->is_host))) {
+        PyErr_SetString(PyExc_TypeError, "time_device times plans of device arrays: pass a DeviceArray "
+                                         "(_core.to_device) or a CuPy/PyTorch/Numba array");
+        return NULL;
+    }
+    double *times = p ? times_for(repeats, warmup, 1) : NULL;
+    gr_job *job = times ? gr_job_prepare(module, plan) : NULL;
+    gr_timer timer = {0};
+    if (!job || gr_job_check_timeable(job) < 0 || timer_open(module, gr_job_device(job), flush_l2, &timer) < 0)
+        goto fail;
+    gr_outcome *o = gr_job_outcome(job);
+    const cudaStream_t stream = gr_job_stream(job);
+    Py_BEGIN_ALLOW_THREADS
+    gr_job_enqueue(job); /* after the operands' streams; the result made */
+    for (int i = 0; i < warmup + repeats && gr_outcome_ok(o); i++) {
+        double us = 0;
+        gr_outcome_keep(o, timer_begin(&timer, i, stream), "timing");
+        gr_job_launch(job);
+        if (gr_outcome_ok(o)) gr_outcome_keep(o, timer_end(&timer, stream, &us), "timing");
+        if (i >= warmup) times[i - warmup] = us;
+    }
+    gr_job_complete(job);
+    Py_END_ALLOW_THREADS
+    timer_close(&timer);
+    PyObject *value = gr_job_finish(module, job); /* raises what went wrong */
+    PyObject *list = value ? gr_float_list(times, repeats) : NULL;
+    PyMem_Free(times);
+    if (!list) {
+        Py_XDECREF(value);
+        return NULL;
+    }
+    return Py_BuildValue("(NN)", list, value);
+fail:
+    timer_close(&timer);
+    PyMem_Free(times);
+    if (job) gr_job_discard(job);
     return NULL;
 }
 
@@ -325,23 +309,15 @@ gr_py_time_calls(PyObject *module, PyObject *args, PyObject *kwargs)
         PyErr_Format(PyExc_TypeError, "time_calls: fn must be callable, not %.200s", Py_TYPE(fn)->tp_name);
         return NULL;
     }
-    if (repeats < 1 || warmup < 0) {
-        PyErr_Format(PyExc_ValueError, "repeats must be >= 1 and warmup >= 0 (got %d and %d)", repeats, warmup);
-        return NULL;
-    }
+    double *times = times_for(repeats, warmup, 1);
+    if (!times) return NULL;
     /* The legacy default stream waits for, and is waited on by, every blocking stream (CuPy's and PyTorch's
      * default ones included), so its events bracket whatever such a call enqueues. */
     const cudaStream_t stream = cudaStreamLegacy;
     gr_timer timer = {0};
-    double *times = NULL;
     PyObject *result = NULL;
     const int device = gr_current_device(module);
     if (device < 0 || timer_open(module, device, flush_l2, &timer) < 0) goto done;
-    times = PyMem_Malloc(sizeof(double) * (size_t)repeats);
-    if (!times) {
-        PyErr_NoMemory();
-        goto done;
-    }
     for (int i = 0; i < warmup + repeats; i++) {
         double us = 0;
         cudaError_t err = timer_begin(&timer, i, stream);
@@ -359,7 +335,7 @@ gr_py_time_calls(PyObject *module, PyObject *args, PyObject *kwargs)
         }
         if (i >= warmup) times[i - warmup] = us;
     }
-    result = times_to_list(times, repeats);
+    result = gr_float_list(times, repeats);
 done:
     timer_close(&timer);
     PyMem_Free(times);
@@ -402,12 +378,8 @@ gr_py_time_stages(PyObject *module, PyObject *args, PyObject *kwargs)
     PyObject *plan, *result = NULL;
     int repeats, warmup = 10;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Oi|i:time_stages", kwlist, &plan, &repeats, &warmup)) return NULL;
-    if (repeats < 1 || warmup < 0) {
-        PyErr_Format(PyExc_ValueError, "repeats must be >= 1 and warmup >= 0 (got %d and %d)", repeats, warmup);
-        return NULL;
-    }
-    double *times = PyMem_Malloc(sizeof(double) * STAGES * (size_t)repeats);
-    if (!times) return PyErr_NoMemory();
+    double *times = times_for(repeats, warmup, STAGES);
+    if (!times) return NULL;
     for (int i = 0; i < warmup + repeats; i++) {
         double t[STAGES + 1];
         t[0] = now_us();

@@ -1,9 +1,11 @@
 /* variants.c -- the registry's C face: the variant and operator tables and the dtype rules, as the Python layer reads
- * them once (gpureduce/_registry.py, gpureduce/_plan.py), and the check the runner makes of a plan's
+ * them once (gpureduce/_registry.py, gpureduce/_planning/plan.py), and the check the runner makes of a plan's
  * variant. */
 #include "ext.h"
 
-/* The operators (cuda/abi/ops.def): their names, whether they scan, and the table Python reads
+#include <string.h>
+
+/* The operators (cuda/abi/ops.def): their kernel side and their NumPy side, the table Python reads
  * (gpureduce._core.op_table). */
 static const struct operator_row {
     const char *name;
@@ -12,10 +14,19 @@ static const struct operator_row {
     gr_op exact;
     gr_operands operands;
     const char *operands_name;
+    const char *keywords; /* NumPy's optional keywords it takes, of dtype, initial, where */
+    int identity;         /* an empty reduction, or one under where=, needs no initial= */
+    const char *ufunc;    /* NumPy's ufunc, as its messages name it; "" for none */
+    int zero_d_axis;      /* NumPy reduces a 0-d array over an int axis 0 (or -1), as ufunc.reduce does */
+    const char *param;    /* what its parameter is: NONE, DDOF, ORD, CONJ, WEIGHTS */
+    const char *reference; /* the function gpureduce.testing compares with */
+    const char *bound;    /* gpureduce.testing's error-bound family: SUM, PROD, LOG, OWN, EXACT */
 } kOperators[GR_OP_COUNT] = {
-#define GR_OP(NAME, name, scans, flat, result, exact, operands, ...) \
-    [GR_OP_##NAME] = {#name, 0 GR_IF_##scans(+1), 0 GR_IF_##flat(+1), #result, GR_OP_##exact, GR_OPERANDS_##operands, \
-                      #operands},
+#define GR_OP(NAME, name, scans, flat, result, exact, operands, keywords, identity, ufunc, zero_d_axis, param, \
+              reference, bound, ...)                                                                             \
+    [GR_OP_##NAME] = {#name,         0 GR_IF_##scans(+1), 0 GR_IF_##flat(+1), #result, GR_OP_##exact,                \
+                      GR_OPERANDS_##operands, #operands, keywords, 0 GR_IF_##identity(+1), ufunc,                    \
+                      0 GR_IF_##zero_d_axis(+1), #param, reference, #bound},
 #include "abi/ops.def"
 #undef GR_OP
 };
@@ -32,24 +43,28 @@ gr_op_operands(gr_op op)
     return op >= 0 && op < GR_OP_COUNT ? kOperators[op].operands : GR_OPERANDS_ONE;
 }
 
+int
+gr_op_has_parameter(gr_op op)
+{
+    return op >= 0 && op < GR_OP_COUNT && strcmp(kOperators[op].param, "NONE") != 0;
+}
+
 /* op_table: one (name, scans, flat, result rule, the operator of integer and bool inputs, operands: "ONE", "TWO" or
- * "ONE_OR_TWO") row per gr_op code. */
+ * "ONE_OR_TWO", keywords, identity, ufunc, zero_d_axis, param, reference, bound) row per gr_op code: ops.def's
+ * columns in order. */
+static PyObject *
+operator_row_item(const void *items, Py_ssize_t i)
+{
+    const struct operator_row *r = &((const struct operator_row *)items)[i];
+    return Py_BuildValue("(sNNssssNsNsss)", r->name, PyBool_FromLong(r->scans), PyBool_FromLong(r->flat), r->result,
+                         kOperators[r->exact].name, r->operands_name, r->keywords, PyBool_FromLong(r->identity),
+                         r->ufunc, PyBool_FromLong(r->zero_d_axis), r->param, r->reference, r->bound);
+}
+
 PyObject *
 gr_operator_table(void)
 {
-    PyObject *t = PyTuple_New(GR_OP_COUNT);
-    if (!t) return NULL;
-    for (int i = 0; i < GR_OP_COUNT; i++) {
-        const struct operator_row *r = &kOperators[i];
-        PyObject *row = Py_BuildValue("(sNNsss)", r->name, PyBool_FromLong(r->scans), PyBool_FromLong(r->flat),
-                                      r->result, kOperators[r->exact].name, r->operands_name);
-        if (!row) {
-            Py_DECREF(t);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(t, i, row);
-    }
-    return t;
+    return gr_tuple_of(kOperators, GR_OP_COUNT, operator_row_item);
 }
 
 const gr_variant_info *
@@ -73,24 +88,19 @@ gr_checked_variant(long variant, long op, gr_kind kind)
     return &table[variant];
 }
 
+static PyObject *
+variant_row_item(const void *items, Py_ssize_t i)
+{
+    const gr_variant_info *v = &((const gr_variant_info *)items)[i];
+    return Py_BuildValue("(nisIIIss)", i, (int)v->kind, v->name, v->properties, v->ops, v->dtypes, v->seed, v->doc);
+}
+
 PyObject *
 gr_py_variant_table(PyObject *module, PyObject *unused)
 {
     int count;
     const gr_variant_info *table = gr_variant_table(&count);
-    PyObject *rows = PyTuple_New(count);
-    if (!rows) return NULL;
-    for (int i = 0; i < count; i++) {
-        const gr_variant_info *v = &table[i];
-        PyObject *row = Py_BuildValue("(iisIIIss)", i, (int)v->kind, v->name, v->properties, v->ops, v->dtypes,
-                                      v->seed, v->doc);
-        if (!row) {
-            Py_DECREF(rows);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(rows, i, row);
-    }
-    return rows;
+    return gr_tuple_of(table, count, variant_row_item);
 }
 
 /* result_dtype(kind, op, in) -> the dtype code NumPy's function gives with dtype=None

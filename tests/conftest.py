@@ -24,7 +24,7 @@ def pytest_configure(config):
 # Property-based examples that passed their checks in this session, per test: a hypothesis test calls
 # count_example() as its last statement, so an example counts only when every assertion in it ran and held (one
 # that raised, was rejected by hypothesis, or returned early without checking is not counted).  The GPU check
-# quotes the total line (benchmarks/device_check.sh greps "hypothesis examples run: N").  Hypothesis' own
+# quotes the total line (.ci/device_check.sh greps "hypothesis examples run: N").  Hypothesis' own
 # statistics per test (examples passing, failing and invalid, run times) are printed by
 # `pytest --hypothesis-show-statistics`.
 _EXAMPLES = collections.Counter()
@@ -248,7 +248,7 @@ def extreme_poison(dtype):
     return dt.type(np.nan) if dt.kind == "f" else dt.type(int(np.iinfo(dt).max) - 1)
 
 
-# ---------------------------------------------------------------- masked arrays (gpureduce/_subclasses.py)
+# ---------------------------------------------------------------- masked arrays (gpureduce/_planning/subclasses.py)
 
 # The masks the masked-array tests give an input of 2 or more dimensions: some elements, some elements and a
 # whole row (a result with no element along axis 1), every element, numpy.ma's nomask, and an all-False mask

@@ -186,3 +186,38 @@ def test_time_calls_times_a_python_callable():
     with pytest.raises(ZeroDivisionError):
         _core.time_calls(lambda: 1 / 0, 1)
     assert _core.time_calls(lambda: None, 1, 0, False)[0] >= 0  # the module is still usable after the error
+
+
+@pytest.mark.parametrize("kind, op, shape, axis", [
+    ("reduce", "sum", (2**20,), None),   # the flat kernel
+    ("reduce", "max", (64, 1000), 0),    # the axis kernels
+    ("scan", "sum", (2**16,), None),
+    ("scan", "prod", (30, 20), 1),
+])
+def test_time_device_times_a_plan_and_gives_its_result(kind, op, shape, axis, rng):
+    """_core.time_device(plan): the plan run by the one runner, its kernels launched again for each timed call;
+    the result is the plan's (the kernels rewrite the same values); a host plan is refused."""
+    from gpureduce._planning.plan import reduce_plan, scan_plan
+
+    host = rng.uniform(0.5, 1.5, shape).astype(np.float32)
+    dev = _core.to_device(host)
+    plan = (reduce_plan if kind == "reduce" else scan_plan)(op, dev, axis)
+    times, result = _core.time_device(plan, 4, 1)
+    assert len(times) == 4 and all(0 < t < 1e6 for t in times)
+    want = getattr(np, op if kind == "reduce" else f"cum{op}")(host.astype(np.float64), axis=axis)
+    np.testing.assert_allclose(np.asarray(result.get()).astype(np.float64), want, rtol=1e-3)
+    with pytest.raises(TypeError, match="device arrays"):
+        _core.time_device(reduce_plan("sum", host), 1)
+    with pytest.raises(ValueError, match="repeats must be >= 1"):
+        _core.time_device(plan, 0)
+
+
+@pytest.mark.parametrize("what", ["read", "copy", "h2d", "d2h"])
+def test_time_ceiling(what):
+    host = np.arange(2**20, dtype=np.float32)
+    dev = _core.to_device(host)
+    times = _core.time_ceiling(what, dev, 3, 1)
+    assert len(times) == 3 and all(0 < t < 1e6 for t in times)
+    np.testing.assert_array_equal(dev.get(), host)  # h2d writes the array's own bytes back
+    with pytest.raises(TypeError, match="device arrays"):
+        _core.time_ceiling(what, host, 1)

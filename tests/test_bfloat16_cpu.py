@@ -7,8 +7,8 @@ import pytest
 
 import gpureduce
 from gpureduce import _core, _registry
-from gpureduce._operands import BFLOAT16, DTYPES, dtype_code, dtype_kind, finfo
-from gpureduce._plan import prepare_reduce, prepare_scan
+from gpureduce._planning.operands import BFLOAT16, DTYPES, dtype_code, dtype_kind, finfo
+from gpureduce._planning.plan import prepare_reduce, prepare_scan
 from gpureduce.testing import error_bound
 
 CODE = _registry.DTYPE_NAMES.index("bfloat16")

@@ -9,13 +9,13 @@ import gpureduce
 
 pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
-cluster_module = pytest.importorskip("gpureduce._dask_cluster")
+cluster_module = pytest.importorskip("gpureduce.dask.cluster")
 gd = pytest.importorskip("gpureduce.dask")
 
 
 @pytest.fixture
 def four_gpus(monkeypatch):
-    monkeypatch.setattr(gpureduce, "device_count", lambda: 4)
+    monkeypatch.setattr(cluster_module._core, "device_count", lambda: 4)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
 
 
@@ -40,7 +40,7 @@ def test_bad_ordinals_are_named(four_gpus, gpus, match):
 
 
 def test_no_gpu_is_a_clear_error(monkeypatch):
-    monkeypatch.setattr(gpureduce, "device_count", lambda: 0)
+    monkeypatch.setattr(cluster_module._core, "device_count", lambda: 0)
     with pytest.raises(RuntimeError, match="no CUDA device"):
         gd.local_cluster()
 
@@ -58,7 +58,7 @@ def _visible():
 
 
 def test_each_worker_process_sees_its_own_entry(monkeypatch):
-    monkeypatch.setattr(gpureduce, "device_count", lambda: 2)
+    monkeypatch.setattr(cluster_module._core, "device_count", lambda: 2)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "6,9")
     with gd.local_cluster(use_dask_cuda=False, dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:

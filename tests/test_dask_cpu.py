@@ -1,6 +1,6 @@
 """gpureduce.dask without a GPU: the graphs (chunk -> combine -> aggregate, block-by-block scans), result dtypes and
 shapes, NumPy's semantics for ties and NaNs, and the errors, with NumPy's functions standing in for gpureduce's on
-each chunk (gpureduce.dask.kernels).  tests/test_dask_gpu.py runs the same calls with gpureduce's kernels."""
+each chunk (gpureduce.dask.chunks.kernels).  tests/test_dask_gpu.py runs the same calls with gpureduce's kernels."""
 import math
 import types
 import warnings
@@ -36,7 +36,7 @@ def _in_float64(fn):
 def _logsumexp(x, axis=None, keepdims=False, b=None, return_sign=False, **options):
     """scipy.special.logsumexp (NumPy's same where SciPy is not installed), gpureduce.logsumexp's reference (bool
     and integers in float64)."""
-    from gpureduce.testing import _logsumexp as logsumexp
+    from gpureduce._bounds import _logsumexp as logsumexp
     return logsumexp(x, axis=axis, keepdims=keepdims, b=b, return_sign=return_sign)
 
 
@@ -64,7 +64,7 @@ REFERENCE = {"cummax": _accumulate(np.maximum), "cummin": _accumulate(np.minimum
 
 @pytest.fixture
 def numpy_kernels(monkeypatch):
-    monkeypatch.setattr(gd, "kernels", NUMPY_KERNELS)
+    monkeypatch.setattr(gd.chunks, "kernels", NUMPY_KERNELS)
 
 
 def reference(op, x, **kwargs):
@@ -293,7 +293,7 @@ def test_classic_variants_reduce_whole_chunks(monkeypatch, axis, keepdims, rng):
     calls = []
     stand_in = types.SimpleNamespace(**{op: _whole_arrays_only(getattr(np, op), calls)
                                         for op in ("sum", "prod", "min", "max")})
-    monkeypatch.setattr(gd, "kernels", stand_in)
+    monkeypatch.setattr(gd.chunks, "kernels", stand_in)
     x = rng.integers(-3, 4, (37, 29)).astype(np.float32)
     d = da.from_array(x, chunks=(8, 7))
     for op in ("sum", "max", "min"):
@@ -348,7 +348,8 @@ def test_any_chunking_matches_numpy(arrays, op, axis_pick, keepdims, split_every
     """Random shapes, chunkings, axes (None, an int, or for reductions a pair) and split_every: NumPy's dtype,
     shape and values, with NumPy's functions on the chunks."""
     x, chunks = arrays
-    gd.kernels = NUMPY_KERNELS  # (a property test cannot take the monkeypatch fixture: set, then restored below)
+    eager = gd.chunks.kernels
+    gd.chunks.kernels = NUMPY_KERNELS  # (a property test cannot take the monkeypatch fixture: set, then restored below)
     try:
         if axis_pick == -4:
             axis = None
@@ -368,7 +369,7 @@ def test_any_chunking_matches_numpy(arrays, op, axis_pick, keepdims, split_every
             got = getattr(gd, op)(d, split_every=split_every, **kw).compute()
         check(np.asarray(got), np.asarray(want), x.dtype)
     finally:
-        gd.kernels = gpureduce
+        gd.chunks.kernels = eager
     count_example()
 
 
@@ -742,7 +743,7 @@ def test_weighted_logsumexp_matches_scipy(numpy_kernels, a_dtype, b_kind, shape,
     """Weights of both signs and zeros, broadcast either way, chunked: each chunk's (log|sum|, sign) folded as a
     weighted logsumexp of the partials gives SciPy's value and sign (gpureduce.testing's NumPy logsumexp, checked
     against SciPy's values in test_testing_cpu.py), NaN where the sum is negative without return_sign."""
-    from gpureduce.testing import _numpy_logsumexp as reference_logsumexp  # SciPy's (which raises for some empties)
+    from gpureduce._bounds import _numpy_logsumexp as reference_logsumexp  # SciPy's (which raises for some empties)
     x = data(a_dtype, shape, rng) * (3 if a_dtype != "int32" else 1)
     if b_kind == "number":
         w = 2.0
@@ -915,7 +916,8 @@ def test_xarray_reduce_var_and_nanmean_with_dask_data(numpy_kernels, rng):
        axis_pick=st.integers(-4, 3), keepdims=st.booleans(), split_every=st.integers(2, 5), nans=st.booleans())
 def test_any_chunking_matches_numpy_for_the_new_functions(arrays, op, axis_pick, keepdims, split_every, nans):
     x, chunks = arrays
-    gd.kernels = NUMPY_KERNELS  # (set, then restored below, as in test_any_chunking_matches_numpy)
+    eager = gd.chunks.kernels
+    gd.chunks.kernels = NUMPY_KERNELS  # (set, then restored below, as in test_any_chunking_matches_numpy)
     try:
         if nans and x.dtype.kind == "f":
             x = x.copy()
@@ -943,7 +945,7 @@ def test_any_chunking_matches_numpy_for_the_new_functions(arrays, op, axis_pick,
             got = getattr(gd, op)(d, **kw, **extra).compute()
         check(np.asarray(got), np.asarray(want), x.dtype)
     finally:
-        gd.kernels = gpureduce
+        gd.chunks.kernels = eager
     count_example()
 
 
@@ -952,8 +954,8 @@ def test_large_host_blocks_are_folded_on_several_threads(numpy_kernels, op, rng,
     """Blocks of 32 MiB and more have the blocks before them folded in slices on several threads: along the scan
     axis of a 1-D block, along the rows or the columns (where the carry is broadcast) of a 2-D one."""
     calls = []
-    real = gd._fold_slice
-    monkeypatch.setattr(gd, "_fold_slice", lambda *args: calls.append(len(args) == 4) or real(*args))  # out=
+    real = gd.chunks._fold_slice
+    monkeypatch.setattr(gd.chunks, "_fold_slice", lambda *args: calls.append(len(args) == 4) or real(*args))  # out=
     x = rng.integers(-3, 4, 2**23).astype(np.int64)
     if op == "cumprod":
         x = np.where(rng.random(x.size) < 0.999, 1, -1).astype(np.int64)

@@ -25,7 +25,7 @@ def _computed_after_pickling(result):
 
 @pytest.mark.parametrize("op", gd.OPERATORS)
 def test_every_graph_computes_after_pickling(monkeypatch, op, rng):
-    monkeypatch.setattr(gd, "kernels", NUMPY_KERNELS)
+    monkeypatch.setattr(gd.chunks, "kernels", NUMPY_KERNELS)
     x = rng.integers(-5, 6, (30, 40)).astype(np.int64)
     d = da.from_array(x, chunks=(7, 9))
     axis = 0 if op in SCANS else None
@@ -39,7 +39,7 @@ def test_every_graph_computes_after_pickling(monkeypatch, op, rng):
 
 @pytest.mark.parametrize("op,initial", [("sum", 7), ("max", 100), ("min", -100)])
 def test_initial_given_and_not_given_after_pickling(monkeypatch, op, initial, rng):
-    monkeypatch.setattr(gd, "kernels", NUMPY_KERNELS)
+    monkeypatch.setattr(gd.chunks, "kernels", NUMPY_KERNELS)
     x = rng.integers(-5, 6, (30, 40)).astype(np.int64)
     d = da.from_array(x, chunks=(7, 9))
     np.testing.assert_array_equal(_computed_after_pickling(getattr(gd, op)(d, axis=1, initial=initial)),
@@ -48,7 +48,7 @@ def test_initial_given_and_not_given_after_pickling(monkeypatch, op, initial, rn
 
 
 def test_the_not_given_default_is_one_object_after_pickling():
-    from gpureduce._plan import NoValue
+    from gpureduce._planning.numpy_rules import NoValue
 
     assert pickle.loads(pickle.dumps(NoValue)) is NoValue
     assert cloudpickle.loads(cloudpickle.dumps(NoValue)) is NoValue

@@ -7,7 +7,7 @@ import pytest
 
 import gpureduce
 from gpureduce import _core
-from gpureduce._plan import prepare_dot, prepare_reduce
+from gpureduce._planning.plan import prepare_dot, prepare_reduce
 
 DTYPES = list(_core.dtype_names)
 
@@ -31,7 +31,7 @@ def test_result_dtype_is_numpys_common_dtype(a_dtype, b_dtype):
     want = np.dot(a, b).dtype
     plan = prepare_dot(a, b, conj=False, flatten=False)[0]
     assert _core.dtype_names[plan.result_dtype] == want.name
-    assert plan.a.dtype == want and plan.where.dtype == want  # both operands cast to it, b in the where= place
+    assert plan.a.dtype == want and plan.second.dtype == want  # both operands cast to it, b the second operand
     assert np.vdot(a, b).dtype == want
 
 
@@ -43,18 +43,18 @@ def test_the_second_operand_keeps_its_strides():
 
 
 def test_vdot_conjugates_complex_inputs_only():
-    """vdot's conjugation rides in the plan's initial value (reducers.cuh: reducer_choice<GR_OP_DOT>)."""
+    """vdot's conjugation is the plan's parameter (reducers.cuh: reducer_choice<GR_OP_DOT>)."""
     z = np.ones(4, np.complex64)
-    assert prepare_dot(z, z, conj=True, flatten=True)[0].initial == np.ones((), np.complex64).tobytes()
-    assert prepare_dot(z, z, conj=False, flatten=False)[0].initial is None
-    assert prepare_dot(np.ones(4), np.ones(4), conj=True, flatten=True)[0].initial is None
+    assert prepare_dot(z, z, conj=True, flatten=True)[0].parameter == np.ones((), np.complex64).tobytes()
+    assert prepare_dot(z, z, conj=False, flatten=False)[0].parameter is None
+    assert prepare_dot(np.ones(4), np.ones(4), conj=True, flatten=True)[0].parameter is None
 
 
 def test_vdot_reads_any_shapes_of_one_size_in_c_order():
     a, b = np.arange(6.0).reshape(2, 3), np.arange(6.0).reshape(3, 2).T  # b not C-contiguous: copied
     plan = prepare_dot(a, b, conj=True, flatten=True)[0]
-    assert plan.layout[-1] == 6 and plan.a.shape == (6,) and plan.where.shape == (6,)
-    assert np.asarray(plan.where.array).tolist() == b.ravel().tolist()
+    assert plan.layout[-1] == 6 and plan.a.shape == (6,) and plan.second.shape == (6,)
+    assert np.asarray(plan.second.array).tolist() == b.ravel().tolist()
 
 
 @pytest.mark.parametrize("call, exc, words", [

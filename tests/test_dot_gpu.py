@@ -8,7 +8,7 @@ import pytest
 
 import gpureduce
 from gpureduce import _core
-from gpureduce._operands import ACCUMULATOR, BFLOAT16, finfo
+from gpureduce._planning.operands import ACCUMULATOR, BFLOAT16, finfo
 from gpureduce.testing import to_numpy
 
 pytestmark = pytest.mark.gpu

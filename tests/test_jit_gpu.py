@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from gpureduce import _core
-from gpureduce._operands import copy_plan, intake
+from gpureduce._planning.operands import copy_plan, intake
 
 pytestmark = pytest.mark.gpu
 
@@ -77,7 +77,7 @@ def test_a_later_process_reads_the_kernels_from_the_cache(tmp_path):
     code = textwrap.dedent("""
         import json, numpy as np
         from gpureduce import _core
-        from gpureduce._operands import copy_plan, intake
+        from gpureduce._planning.operands import copy_plan, intake
         x = intake(_core.to_device(np.arange(10, dtype=np.int8)))
         got = _core.run(copy_plan(x, np.dtype(np.float32), x.shape, x.strides)).get()
         assert (got == np.arange(10, dtype=np.float32)).all(), got

@@ -1,9 +1,9 @@
-"""gpureduce/_layout.py (axis merging) on the CPU: every plan, read back through NumPy strides exactly as the
+"""gpureduce/_planning/layout.py (axis merging) on the CPU: every plan, read back through NumPy strides exactly as the
 kernels read it (out[i0, i1] = op over r of in[i0*is0 + i1*is1 + r*ir]), must give NumPy's reduction."""
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from gpureduce._layout import c_strides, plan
+from gpureduce._planning.layout import c_strides, plan
 
 
 @st.composite

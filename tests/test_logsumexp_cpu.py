@@ -7,7 +7,7 @@ import pytest
 
 import gpureduce
 from gpureduce import _core
-from gpureduce._plan import prepare_reduce, prepare_scan
+from gpureduce._planning.plan import prepare_reduce, prepare_scan
 
 
 def test_signatures():
@@ -52,17 +52,17 @@ def test_errors_before_any_device_work():
                                               ("float64", np.ones(3, np.int8), "float64")])
 def test_weights_give_scipys_dtype_and_ride_in_the_where_place(a_dtype, b, want):
     """SciPy's dtype with b: the common one of a and b, at least floating (a Python number does not widen a);
-    b broadcast with a; what the weighted reduction gives in the initial value (WEIGHTED_RESULTS)."""
-    from gpureduce._plan import WEIGHTED_RESULTS
+    b broadcast with a; what the weighted reduction gives as the plan's parameter (WEIGHTED_RESULTS)."""
+    from gpureduce._planning.plan import WEIGHTED_RESULTS
     plan = prepare_reduce("logsumexp", np.ones((2, 3), a_dtype), axis=1, weights=b, weighted_result="sign")[0]
     assert _core.dtype_names[plan.result_dtype] == want
-    assert plan.a.dtype == want and plan.where.dtype == want and plan.where.shape == (2, 3)
-    assert np.frombuffer(plan.initial, want)[0] == WEIGHTED_RESULTS["sign"]
+    assert plan.a.dtype == want and plan.second.dtype == want and plan.second.shape == (2, 3)
+    assert np.frombuffer(plan.parameter, want)[0] == WEIGHTED_RESULTS["sign"]
 
 
 def test_weights_broadcast_the_input_too():
     plan = prepare_reduce("logsumexp", np.ones(3), axis=0, weights=np.ones((4, 3)))[0]
-    assert plan.a.shape == (4, 3) and plan.a.strides == (0, 1) and plan.result_shape == (3,)
+    assert plan.a.shape == (4, 3) and plan.a.strides == (0, 1) and plan.shape == (3,)
 
 
 @pytest.mark.parametrize("shape, axis, keepdims, want_shape", [((0,), None, False, ()), ((2, 0), 1, False, (2,)),
@@ -70,14 +70,13 @@ def test_weights_broadcast_the_input_too():
 def test_weighted_sign_of_empty_slices_is_scipys(monkeypatch, shape, axis, keepdims, want_shape):
     """SciPy gives the sign -1 for an empty slice (the kernel's would be 0): no sign reduction runs then, and the
     sign has the result's shape and dtype.  The runner is replaced by one that fills the result with -inf."""
-    from gpureduce import special
     ran = []
 
     def fake_run(plan):
-        ran.append(plan.initial)
-        return np.full(plan.result_shape, -np.inf, np.dtype(_core.dtype_names[plan.result_dtype]))[()]
+        ran.append(plan.parameter)
+        return np.full(plan.shape, -np.inf, np.dtype(_core.dtype_names[plan.result_dtype]))[()]
 
-    monkeypatch.setattr(special._core, "run", fake_run)
+    monkeypatch.setattr(_core, "run", fake_run)
     res, sign = gpureduce.logsumexp(np.zeros(shape, np.float32), axis=axis, b=np.ones(shape, np.float32),
                                     keepdims=keepdims, return_sign=True)
     assert np.shape(sign) == np.shape(res) == want_shape

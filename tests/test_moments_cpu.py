@@ -1,12 +1,12 @@
 """var and std without a GPU: NumPy's signatures, errors and "Degrees of freedom" warning (raised before any
-device work), and their plans (result dtypes, ddof carried as the plan's initial value)."""
+device work), and their plans (result dtypes, ddof as the plan's parameter)."""
 import warnings
 
 import numpy as np
 import pytest
 
 import gpureduce
-from gpureduce._plan import prepare_reduce
+from gpureduce._planning.plan import prepare_reduce
 from gpureduce._registry import DTYPE_NAMES
 
 
@@ -18,7 +18,7 @@ def test_plans_carry_numpys_result_dtype_and_ddof(op, dtype):
     for ddof in (0, 1, 2.5):
         plan, _ = prepare_reduce(op, x, axis=1, ddof=ddof)
         assert DTYPE_NAMES[plan.result_dtype] == want.name
-        assert np.frombuffer(plan.initial, want)[0] == want.type(ddof)
+        assert np.frombuffer(plan.parameter, want)[0] == want.type(ddof)
 
 
 @pytest.mark.parametrize("op", ["var", "std"])

@@ -1,5 +1,5 @@
 """The nan functions without a GPU: NumPy's signatures and errors (before any device work), the plain operator
-for integer and bool inputs, the plans, and NumPy's warnings decided from a result (gpureduce/_nan.py, with
+for integer and bool inputs, the plans, and NumPy's warnings decided from a result (gpureduce/_planning/numpy_rules.py, with
 NumPy's own results standing in for the device's)."""
 import warnings
 
@@ -8,8 +8,8 @@ import pytest
 
 import gpureduce
 from gpureduce import _core
-from gpureduce._nan import EXACT, check_like_numpy, operator_for
-from gpureduce._plan import prepare_reduce
+from gpureduce._planning.numpy_rules import EXACT, check_like_numpy, operator_for
+from gpureduce._planning.plan import prepare_reduce
 
 OPS = ["nansum", "nanprod", "nanmin", "nanmax", "nanmean", "nanargmin", "nanargmax", "nanvar", "nanstd"]
 
@@ -132,10 +132,10 @@ def test_ptp_signature_and_errors_as_numpys():
 def test_nan_scans_plan_like_numpy():
     """nancumsum/nancumprod: the plain scan for integers and bool, their own kernels for inexact inputs, the axis
     variants only; NumPy's errors before any device work."""
-    from gpureduce._plan import Plan, prepare_scan
+    from gpureduce._planning.plan import prepare_scan
 
     for op, plain in (("nansum", "sum"), ("nanprod", "prod")):
-        assert Plan(*prepare_scan(op, np.ones(3, np.int16))[0]).op == _core.op_names.index(plain)
+        assert prepare_scan(op, np.ones(3, np.int16))[0].op == _core.op_names.index(plain)
         plan, _ = prepare_scan(op, np.ones((2, 3), np.float32), axis=1)
         assert plan.op == _core.op_names.index(op) and plan.a.dtype == np.float32
         with pytest.raises(ValueError, match=f"does not scan {op}"):

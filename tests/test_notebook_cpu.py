@@ -1,8 +1,8 @@
 """CPU checks of examples/explore.ipynb: a valid notebook (Jupyter opens it without a warning), with the cells
 the README promises, none of which needs more than NumPy and gpureduce to run; and the kernel start of
-benchmarks/run_notebook.py, where nbclient and ipykernel are installed.
+.ci/run_notebook.py, where nbclient and ipykernel are installed.
 
-The notebook itself is executed on the GPU machine (benchmarks/run_notebook.py); here nothing runs on a GPU.
+The notebook itself is executed on the GPU machine (.ci/run_notebook.py); here nothing runs on a GPU.
 """
 import json
 import re
@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "examples" / "explore.ipynb"
-RUNNER = ROOT / "benchmarks" / "run_notebook.py"
+RUNNER = ROOT / ".ci" / "run_notebook.py"
 NO_NBFORMAT = "nbformat is not installed (pip install nbformat; it belongs to the test extra)"
 
 

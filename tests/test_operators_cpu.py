@@ -1,8 +1,10 @@
 """The one list of operators (cuda/abi/ops.def), checked without a GPU: what the extension was built from, the
 Python tables generated from it, NumPy's result dtypes per rule, and the axis kernel files setup.py writes."""
 import importlib
+import inspect
 import re
 import runpy
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -10,14 +12,15 @@ import pytest
 import setuptools
 
 import gpureduce
-from gpureduce import _core, _registry
+from gpureduce import _bounds, _core, _registry
 
 benchmark = importlib.import_module("gpureduce.benchmark")  # the module (gpureduce.benchmark is its function)
 
 ROOT = Path(__file__).resolve().parent.parent
 OPS_DEF = ROOT / "cuda" / "abi" / "ops.def"
 LINE = re.compile(r"^GR_OP\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(YES|NO)\s*,\s*(YES|NO)\s*,\s*(\w+)\s*,\s*(\w+)\s*,"
-                  r"\s*(ONE|TWO|ONE_OR_TWO)\s*\)", re.M)
+                  r"\s*(ONE|TWO|ONE_OR_TWO)\s*,\s*\"([\w ]*)\"\s*,\s*(YES|NO)\s*,\s*\"(\w*)\"\s*,\s*(YES|NO)\s*,\s*(\w+)\s*,"
+                  r"\s*\"([\w.]+)\"\s*,\s*(\w+)\s*\)", re.M)
 
 
 def declared():
@@ -30,8 +33,10 @@ def test_the_extension_was_built_from_the_list():
     rows = declared()
     assert rows, "no GR_OP line in ops.def"
     names = {NAME: name for NAME, name, *_ in rows}
-    assert _core.op_table == tuple((name, scans == "YES", flat == "YES", result, names[exact], operands)
-                                   for _, name, scans, flat, result, exact, operands in rows)
+    assert _core.op_table == tuple((name, scans == "YES", flat == "YES", result, names[exact], operands, keywords,
+                                    identity == "YES", ufunc, zero_d == "YES", param, reference, bound)
+                                   for _, name, scans, flat, result, exact, operands, keywords, identity, ufunc, zero_d,
+                                   param, reference, bound in rows)
     assert _core.op_names == tuple(name for _, name, *_ in rows)
     assert all(NAME == name.upper() for NAME, name, *_ in rows)
 
@@ -56,13 +61,8 @@ def test_python_tables_come_from_the_list():
             assert all(_registry.implements(v, name) for name in able), v.name
 
 
-NUMPY = {"sum": np.sum, "prod": np.prod, "min": np.min, "max": np.max, "mean": np.mean, "argmin": np.argmin,
-         "argmax": np.argmax, "any": np.any, "all": np.all, "count_nonzero": np.count_nonzero, "nansum": np.nansum,
-         "nanprod": np.nanprod, "nanmin": np.nanmin, "nanmax": np.nanmax, "nanmean": np.nanmean, "var": np.var,
-         "std": np.std, "nanargmin": np.nanargmin, "nanargmax": np.nanargmax, "nanvar": np.nanvar, "nanstd": np.nanstd,
-         "ptp": np.ptp}
-NUMPY["logsumexp"] = lambda a: np.log(np.sum(np.exp(a if a.dtype.kind == "f" else a.astype(np.float64))))  # SciPy's
-NUMPY["vector_norm"] = np.linalg.vector_norm
+# each operator's reference, from its record (ops.def's reference column: NumPy's function, SciPy's logsumexp)
+NUMPY = {name: function for name, function in _bounds.NUMPY_FUNCTIONS.items() if name in _registry.REDUCE_OPS}
 NUMPY["dot"] = lambda a: np.dot(a, a)  # two operands: a with itself
 NUMPY_SCANS = {"sum": np.cumsum, "prod": np.cumprod, "min": np.minimum.accumulate, "max": np.maximum.accumulate,
                "nansum": np.nancumsum, "nanprod": np.nancumprod,
@@ -132,3 +132,36 @@ def test_setup_writes_each_axis_operator_into_one_kernel_file_per_family(tmp_pat
     mtimes = {p: p.stat().st_mtime_ns for p in paths}
     build["write_axis_sources"](tmp_path)  # unchanged text: not rewritten, so the object cache keeps them
     assert {p: p.stat().st_mtime_ns for p in paths} == mtimes
+
+
+def test_the_numpy_side_of_each_record_is_numpys():
+    """ops.def's NumPy columns say what NumPy's function does: the keywords of dtype, initial and where its
+    signature has, a reference that exists, an identity exactly where NumPy refuses an empty reduction."""
+    for op in _registry.OPERATORS:
+        assert set(op.keywords) <= {"dtype", "initial", "where"}, op
+        assert op.param in ("NONE", "DDOF", "ORD", "CONJ", "WEIGHTS") and op.bound in ("SUM", "PROD", "LOG", "OWN",
+                                                                                      "EXACT"), op
+        if not op.reference.startswith("numpy."):
+            assert op.reference == "scipy.special.logsumexp", op
+            continue
+        function = np
+        for part in op.reference.split(".")[1:]:
+            function = getattr(function, part, None)
+        if function is None:  # numpy.linalg.vector_norm before NumPy 2
+            continue
+        try:
+            parameters = inspect.signature(function).parameters
+        except (TypeError, ValueError):  # a C function without a text signature (numpy.dot)
+            continue
+        assert set(op.keywords) == {k for k in ("dtype", "initial", "where") if k in parameters}, op
+        if op.operands == "ONE" and op.result != "INDEX" and op.name not in ("mean", "nanmean"):
+            empty = np.zeros((0,), np.float64)
+            try:
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    function(empty)
+                refused = False
+            except ValueError:
+                refused = True
+            assert refused == (not op.identity), op
+

@@ -88,3 +88,15 @@ def test_installed_metadata_matches_when_installed():
     assert any(ep.group == "pytest11" and ep.value == "gpureduce.pytest_plugin" for ep in dist.entry_points)
     files = {str(f) for f in dist.files or ()}
     assert "gpureduce/py.typed" in files and "gpureduce/_core.pyi" in files
+
+
+def test_every_python_package_of_gpureduce_is_installed():
+    """pyproject.toml lists the packages setuptools installs: every folder of gpureduce/ that holds Python modules
+    is one of them, with its __init__.py (a folder left out would import from a clone and fail from a wheel)."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    folders = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "gpureduce").rglob("*.py")
+               if "__pycache__" not in p.parts}
+    assert folders == listed, f"pyproject.toml's packages {sorted(listed)}; folders with modules {sorted(folders)}"
+    missing = [f for f in folders if not (ROOT / f.replace(".", "/") / "__init__.py").exists()]
+    assert not missing, f"packages without __init__.py: {missing}"

@@ -432,7 +432,7 @@ def test_signatures_follow_numpy(name):
 def test_initial_is_converted_as_numpy_converts_it(op, dtype):
     """A Python int or float initial= into an integer dtype: truncated, and NumPy's OverflowError when it does not
     fit (the plan is made before any device work, so this runs without a GPU); a NumPy scalar is cast."""
-    from gpureduce._plan import prepare_reduce
+    from gpureduce._planning.plan import prepare_reduce
 
     x = np.array([1, 2], dtype)
     numpy_op = getattr(np, op)

@@ -208,26 +208,64 @@ def test_a_valid_out_gets_to_the_device(fields):
 
 # ---------------------------------------------------------------- the runner itself
 
-def _plan(kind, variant, op, a=np.ones(3)):
-    from gpureduce._plan import Plan
-    return Plan(kind, variant, op, 11, gpureduce._core.intake(a), None, None, (1, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 3),
-                (3,), None, False)
-
-
-def test_the_runner_checks_its_plan_before_any_device_work():
+def _plan(kind, variant, op, a=np.ones(3), **fields):
     core = gpureduce._core
-    with pytest.raises(TypeError, match="tuple of 11 fields"):
+    given = dict(kind=kind, launcher=core.LAUNCH_AXIS, variant=variant, op=op,
+                 result_dtype=core.dtype_names.index("float64"),
+                 a=core.intake(a) if a is not None else None, layout=(1, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 3), shape=(3,))
+    return core.Plan(**{**given, **fields})
+
+
+def test_the_plan_is_verified_when_it_is_built():
+    """src/plan.c: a plan that names no variant of its kind, an operator the variant lacks, a launcher that does
+    not fit, a value of the wrong size or an operand that is no Operand fails when built, before any device
+    work; the runner takes nothing else."""
+    core = gpureduce._core
+    with pytest.raises(TypeError, match="must be a _core.Plan"):
         core.run((0, 0, np.ones(3)))
     reduce_index = gpureduce.variants(kind="reduce")[0].index
     with pytest.raises(ValueError, match="not a scan variant"):
-        core.run(_plan(core.KIND_SCAN, reduce_index, 0))
+        _plan(core.KIND_SCAN, reduce_index, 0)
     with pytest.raises(ValueError, match="not a scan variant"):
-        core.run(_plan(core.KIND_SCAN, 10**6, 0))
+        _plan(core.KIND_SCAN, 10**6, 0)
+    auto = next(v.index for v in gpureduce.variants(kind="scan") if v.name == "auto")
     with pytest.raises(TypeError, match="must be a _core.Operand"):
-        core.run(_plan(core.KIND_SCAN, 0, 0)._replace(a=np.ones(3)))
-    if SCAN:
+        _plan(core.KIND_SCAN, auto, 0, a=None).with_operands(np.ones(3))
+    with pytest.raises(ValueError, match="launcher 'flat' does not fit"):  # float64 input, int64 result
+        _plan(core.KIND_SCAN, auto, 0, launcher=core.LAUNCH_FLAT, result_dtype=core.dtype_names.index("int64"))
+    with pytest.raises(ValueError, match="LAUNCH_COPY for a copy"):
+        _plan(core.KIND_SCAN, auto, 0, launcher=core.LAUNCH_COPY)
+    with pytest.raises(ValueError, match="one float64 value"):
+        _plan(core.KIND_SCAN, auto, 0, initial=b"\0")
+    with pytest.raises(ValueError, match="takes initial=, not a parameter"):
+        _plan(core.KIND_SCAN, auto, 0, parameter=bytes(8))
+    with pytest.raises(TypeError, match="layout is 12 ints"):
+        _plan(core.KIND_SCAN, auto, 0, layout=(1, 2, 3))
+    with pytest.raises(TypeError, match="keyword arguments only"):
+        core.Plan(0)
+    template = _plan(core.KIND_SCAN, auto, 0, a=None)
+    with pytest.raises(TypeError, match="template"):
+        core.run(template)
+    assert template.with_operands(core.intake(np.ones(3))).a.shape == (3,)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        template.with_operands(core.intake(np.ones(3)), where=None)
+    classic = [v for v in gpureduce.variants(kind="scan") if "axes" not in v.properties]
+    if classic:
+        with pytest.raises(ValueError, match="has no axis kernels"):
+            _plan(core.KIND_SCAN, classic[0].index, 0)
         with pytest.raises(ValueError, match="does not implement operator 9"):
-            core.run(_plan(core.KIND_SCAN, SCAN[0].index, 9))
+            _plan(core.KIND_SCAN, classic[0].index, 9, launcher=core.LAUNCH_FLAT)
+
+
+def test_the_segment_layout_is_written_in_the_order_c_reads():
+    """gpureduce/_planning/layout.py writes the 12 ints of a layout in the order src/plan.c reads them
+    (_core.SEGMENT_FIELDS): every field a distinct value, read back by name."""
+    from gpureduce._planning.layout import Segments
+    seg = Segments(count=(1, 2), in_strides=(3, 4), out_strides=(6, 7), mask_strides=(9, 10), reduce_count=12,
+                   reduce_in_stride=5, reduce_out_stride=8, reduce_mask_stride=11)
+    named = dict(zip(gpureduce._core.SEGMENT_FIELDS, seg.as_tuple()))
+    assert named == {"c0": 1, "c1": 2, "is0": 3, "is1": 4, "ir": 5, "os0": 6, "os1": 7, "or": 8, "ms0": 9,
+                     "ms1": 10, "mr": 11, "R": 12}
 
 
 # ---------------------------------------------------------------- no device

@@ -98,7 +98,8 @@ def test_a_device_array_is_freed_after_its_consumers_reads():
     """A gpureduce.DeviceArray result read by CuPy on a non-blocking stream, dropped while that read still waits;
     the next result of the same size is made on the array's own stream, from a pool emptied first.  The array's
     memory must not be handed to that result before CuPy has read it (suspect 2: at 8b41dfc it went back to its
-    stream's pool at once; this test did not catch that there: see device_check_h200.md)."""
+    stream's pool at once; this test did not catch that there: the issue 36 GPU check, in git's history of
+    benchmarks/results/device_check_h200.md)."""
     cp = _cupy()
     n = 2**22  # integer-valued float32 sums below 2**24: exact in any order
     src = (cp.arange(n, dtype=cp.int32) % 2).astype(cp.float32)

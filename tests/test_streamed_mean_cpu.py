@@ -1,11 +1,12 @@
-"""mean of a large host array as a streamed sum divided on the host (gpureduce/_streamed_mean.py), checked without
+"""mean of a large host array as a streamed sum divided on the host (gpureduce/_planning/mean.py), checked without
 a GPU: NumPy's sum stands in for gpureduce's; the accumulator, the count, the result's dtype and shape and the
 cases that keep the mean kernel are the module's own."""
 import numpy as np
 import pytest
 
 from gpureduce import _core
-from gpureduce._streamed_mean import mean_by_sum, streams_as_sum
+from gpureduce._planning import mean as mean_module
+from gpureduce._planning.mean import mean_by_sum, streams_as_sum
 
 BIG = _core.STREAM_FROM_BYTES + 1
 
@@ -15,13 +16,19 @@ def numpy_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, *, vari
     return np.sum(a, axis=axis, dtype=dtype, keepdims=keepdims)
 
 
+@pytest.fixture(autouse=True)
+def numpy_sums(monkeypatch):
+    """NumPy's sum in place of the kernels' (the rewrite's one step, mean.reduce_once)."""
+    monkeypatch.setattr(mean_module, "reduce_once", numpy_reduce)
+
+
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int32", "uint8", "bool", "complex64"])
 @pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 1)])
 @pytest.mark.parametrize("keepdims", [False, True])
 def test_matches_numpys_mean(dtype, axis, keepdims, rng):
     x = (rng.random((1000, 1500)) * 4).astype(dtype) if dtype != "complex64" else \
         (rng.random((1000, 1500)) + 1j * rng.random((1000, 1500))).astype(dtype)
-    got = mean_by_sum(numpy_reduce, x, axis, None, keepdims, "auto")
+    got = mean_by_sum(x, axis, None, keepdims, "auto")
     want = np.mean(x, axis=axis, keepdims=keepdims)
     assert np.asarray(got).dtype == np.asarray(want).dtype and np.shape(got) == np.shape(want)
     if np.ndim(want) == 0:
@@ -32,7 +39,7 @@ def test_matches_numpys_mean(dtype, axis, keepdims, rng):
 
 def test_dtype_argument_is_the_accumulator(rng):
     x = rng.random((3000, 500)).astype(np.float32)
-    got = mean_by_sum(numpy_reduce, x, 0, np.float64, False, "auto")
+    got = mean_by_sum(x, 0, np.float64, False, "auto")
     assert got.dtype == np.float64
     np.testing.assert_allclose(got, x.astype(np.float64).mean(axis=0), rtol=1e-12)
 

@@ -2,7 +2,7 @@
 
 The old intake read any ndarray subclass as its data: ``gpureduce.sum(np.ma.array([1, 2, 3], mask=[0, 1, 0]))``
 gave 6 where NumPy gives 4 (the mask dropped, by every operator alike), and a numpy.matrix or any other subclass was
-answered as a plain array where NumPy answers by the subclass's rules.  gpureduce/_subclasses.py now answers a
+answered as a plain array where NumPy answers by the subclass's rules.  gpureduce/_planning/subclasses.py now answers a
 masked array as numpy.ma does, reads a numpy.memmap as its data and refuses every other subclass.
 
 * The refusals, each a TypeError raised before any device work (so they pass on a machine without a GPU, where
@@ -12,7 +12,7 @@ masked array as numpy.ma does, reads a numpy.memmap as its data and refuses ever
   scans, exclusive scans, where=, initial=, an out= that is a MaskedArray, out= for min, max, ptp, mean, var and
   std), naming numpy.ma.MaskedArray, the function and what to pass instead (np.ma.filled(a, value) or
   a.compressed()); var and std in a dtype that is not floating, refused as for a plain array.
-* numpy.ma's answers with NumPy standing in for the kernels: gpureduce/_subclasses.py given a reduce and a scan
+* numpy.ma's answers with NumPy standing in for the kernels: gpureduce/_planning/subclasses.py given a reduce and a scan
   that are NumPy's functions of plain arrays (the kernels' contract), against NumPy called on the masked array, for
   every operator, axis, keepdims, ddof, dtype and mask kind.  tests/test_subclasses_gpu.py checks the same with the
   kernels.
@@ -26,8 +26,9 @@ import pytest
 import gpureduce
 from conftest import (MASK_KINDS, assert_same_answer, masked_input, masked_tolerance, numpy_ma_answer,
                       reduction_data)
-from gpureduce import _registry, _subclasses, reductions, scans
-from gpureduce._plan import NoValue
+from gpureduce import _registry
+from gpureduce._planning import calls, subclasses as _subclasses
+from gpureduce._planning.numpy_rules import NoValue
 
 # every public reduction and scan of one array (dot and vdot read two: the intake refuses their subclasses)
 REDUCTIONS = [op.name for op in _registry.OPERATORS if op.operands != "TWO"]
@@ -180,10 +181,10 @@ def test_keywords_an_operator_lacks_are_refused_for_masked_arrays_as_for_plain_o
 
 def test_plain_arrays_and_non_arrays_never_reach_the_subclass_module(monkeypatch):
     def boom(*args):
-        raise AssertionError("a plain input reached gpureduce/_subclasses.py")
+        raise AssertionError("a plain input reached gpureduce/_planning/subclasses.py")
 
-    monkeypatch.setattr(reductions, "reduce_subclass", boom)
-    monkeypatch.setattr(scans, "scan_subclass", boom)
+    monkeypatch.setattr(calls, "reduce_subclass", boom)
+    monkeypatch.setattr(calls, "scan_subclass", boom)
     for a in (np.ones(3), [1.0, 2.0], np.float64(2.0)):
         for function in (gpureduce.sum, gpureduce.cumsum):
             try:
@@ -218,7 +219,7 @@ def numpy_scan(op, a, axis=None, dtype=None, out=None, *, exclusive=False, varia
 
 
 def numpy_kernels(name, x, **kw):
-    """gpureduce.<name>(x, **kw) through gpureduce/_subclasses.py with NumPy as the kernels."""
+    """gpureduce.<name>(x, **kw) through gpureduce/_planning/subclasses.py with NumPy as the kernels."""
     if name.startswith("cum"):
         return _subclasses.scan_subclass(numpy_scan, name[3:], x, kw.get("axis"), kw.get("dtype"), kw.get("out"),
                                          False, "auto")

@@ -2,7 +2,7 @@
 
 The old code failed silently: ``gpureduce.sum(np.ma.array([1, 2, 3], mask=[0, 1, 0]))`` gave 6 where NumPy gives 4.
 The intake read a masked array as its data and dropped the mask, for every operator alike (min, mean, argmax,
-cumsum... of the masked elements too).  Now gpureduce/_subclasses.py follows numpy.ma (MaskedArray.sum, prod, min,
+cumsum... of the masked elements too).  Now gpureduce/_planning/subclasses.py follows numpy.ma (MaskedArray.sum, prod, min,
 max, mean, var, std, argmin, argmax, any, all, ptp, cumsum, cumprod), the masked elements skipped on the GPU.
 
 Every supported operator, axis None, 0 and 1, keepdims, ddof 0, 1 and 6 for var and std (6: no degree of freedom

@@ -14,7 +14,7 @@ import pytest
 
 import gpureduce
 import gpureduce.pytest_plugin
-from gpureduce import testing
+from gpureduce import _bounds as bounds, testing
 from gpureduce._registry import DTYPE_NAMES
 from gpureduce.testing import assert_matches_numpy, error_bound, for_all_dtypes, for_all_variants, to_numpy
 
@@ -238,13 +238,13 @@ def in_float32(numpy_function):
 def numpy_scan(name):
     """NumPy's scan `name` with gpureduce's arguments: out= written, exclusive=True shifted by hand."""
     def compute(a, axis=None, dtype=None, out=None, exclusive=False):
-        numpy_function = testing._NUMPY[name]
+        numpy_function = bounds.NUMPY_FUNCTIONS[name]
         if name in ("cumsum", "cumprod"):
             numpy_function = in_float32(numpy_function)
         r = numpy_function(np.asarray(a), axis=axis, **({} if dtype is None else {"dtype": dtype}))
         if exclusive:
-            r, ax = testing._scan_view(r, axis)
-            r = testing._shift_exclusive(r, ax, testing._scan_identity(name, r.dtype))
+            r, ax = bounds.scan_view(r, axis)
+            r = bounds.shift_exclusive(r, ax, bounds.scan_identity(name, r.dtype))
         if out is None:
             return r
         out[...] = r
@@ -256,7 +256,7 @@ def numpy_scan(name):
 def numpy_as_gpureduce(monkeypatch):
     """gpureduce's functions replaced by NumPy's."""
     for name in testing.REDUCTIONS:
-        numpy_function = testing._NUMPY[name]  # NumPy's, or SciPy's (logsumexp)
+        numpy_function = bounds.NUMPY_FUNCTIONS[name]  # NumPy's, or SciPy's (logsumexp)
         monkeypatch.setattr(gpureduce, name, stand_in(in_float32(numpy_function) if name in ("sum", "prod")
                                                       else numpy_function))
     for name in testing.SCANS:
@@ -567,15 +567,15 @@ def test_numpy_logsumexp_is_scipys_with_weights_and_sign():
     a = np.array([[1.0, 2.0], [1.0, 1.0], [2.0, 1.0], [inf, 1.0], [inf, 1.0], [1.0, nan], [1.0, 2.0], [-inf, -inf],
                   [inf, inf], [1000.0, 999.0], [3.0, 4.0]])
     b = np.array([[1, -1], [1, -1], [1, -1], [-1, 1], [0, 1], [1, 0], [1, nan], [1, 1], [1, -1], [-2, 3], [0, 0]])
-    res, sign = testing._numpy_logsumexp(a, 1, b, False, True)
+    res, sign = bounds._numpy_logsumexp(a, 1, b, False, True)
     np.testing.assert_allclose(res, [1.54132485, -inf, 1.54132485, inf, 1.0, 1.0, nan, -inf, nan, 999.89058871,
                                      -inf], rtol=1e-8)
     np.testing.assert_array_equal(sign, [-1, 0, 1, -1, 1, 1, nan, 0, nan, -1, 0])
     with np.errstate(all="ignore"):
-        plain = testing._numpy_logsumexp(a, 1, b, False, False)
+        plain = bounds._numpy_logsumexp(a, 1, b, False, False)
     np.testing.assert_array_equal(np.isnan(plain), [1, 0, 0, 1, 0, 0, 1, 0, 1, 1, 0])
-    empty, empty_sign = testing._numpy_logsumexp(np.zeros((2, 0)), 1, np.ones((2, 0)), False, True)
+    empty, empty_sign = bounds._numpy_logsumexp(np.zeros((2, 0)), 1, np.ones((2, 0)), False, True)
     np.testing.assert_array_equal(empty, [-inf, -inf])
     np.testing.assert_array_equal(empty_sign, [-1.0, -1.0])
-    assert testing._numpy_logsumexp(np.float32([1, 2]), None, np.float64([1, 2])).dtype == np.float64
-    assert testing._numpy_logsumexp(np.float16([1, 2]), None, None).dtype == np.float16
+    assert bounds._numpy_logsumexp(np.float32([1, 2]), None, np.float64([1, 2])).dtype == np.float64
+    assert bounds._numpy_logsumexp(np.float16([1, 2]), None, None).dtype == np.float16

@@ -6,7 +6,7 @@ import pytest
 
 import gpureduce
 from gpureduce import _core
-from gpureduce._plan import prepare_reduce
+from gpureduce._planning.plan import prepare_reduce
 from gpureduce._registry import DTYPE_NAMES
 
 OPS = ["any", "all", "count_nonzero"]
@@ -65,6 +65,6 @@ def test_plans(op, dtype):
 def test_zero_d_arrays_take_an_int_axis_as_numpy():
     for op in OPS:
         plan, _ = prepare_reduce(op, np.array(3.0), axis=0)
-        assert plan.result_shape == ()
+        assert plan.shape == ()
         plan, _ = prepare_reduce(op, np.array(3.0), axis=-1, keepdims=True)
-        assert plan.result_shape == ()
+        assert plan.shape == ()

@@ -8,7 +8,7 @@ import pytest
 
 import gpureduce
 from gpureduce import _core
-from gpureduce._plan import prepare_reduce
+from gpureduce._planning.plan import prepare_reduce
 
 
 def test_signature_and_namespaces():
@@ -27,14 +27,14 @@ def test_result_dtypes_are_numpys(dtype, want):
 
 @pytest.mark.parametrize("ord", [2.0, 1.0, 0.0, 3.5, -1.0, math.inf, -math.inf])
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64", "int32"])
-def test_ord_rides_in_the_initial_value_in_the_result_dtype(ord, dtype):
+def test_ord_is_the_plans_parameter_in_the_result_dtype(ord, dtype):
     plan = prepare_reduce("vector_norm", np.ones((4, 5), dtype), axis=0, ord=ord)[0]
     result = np.dtype(_core.dtype_names[plan.result_dtype])
-    assert np.frombuffer(plan.initial, result)[0] == np.asarray(ord).astype(result)
+    assert np.frombuffer(plan.parameter, result)[0] == np.asarray(ord).astype(result)
 
 
 def test_ord_none_is_two():
-    assert prepare_reduce("vector_norm", np.ones(3), ord=None)[0].initial == np.float64(2.0).tobytes()
+    assert prepare_reduce("vector_norm", np.ones(3), ord=None)[0].parameter == np.float64(2.0).tobytes()
 
 
 def test_errors_before_any_device_work():

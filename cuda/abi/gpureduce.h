@@ -46,12 +46,12 @@ typedef enum gr_result_rule {
     GR_RESULT_LOG, GR_RESULT_NORM
 } gr_result_rule;
 
-/* Element types: the full list NumPy reductions meet.  Which ones a variant is instantiated for is in
- * its `dtypes` mask (cuda/abi/variants.def). */
+/* Element types: the full list NumPy reductions meet, from cuda/abi/dtypes.def.  Which ones a variant is
+ * instantiated for is in its `dtypes` mask (cuda/abi/variants.def). */
 typedef enum gr_dtype {
-    GR_BOOL = 0, GR_INT8, GR_INT16, GR_INT32, GR_INT64,
-    GR_UINT8, GR_UINT16, GR_UINT32, GR_UINT64,
-    GR_FLOAT16, GR_BFLOAT16, GR_FLOAT32, GR_FLOAT64, GR_COMPLEX64, GR_COMPLEX128,
+#define GR_DTYPE(NAME, ...) GR_##NAME,
+#include "abi/dtypes.def"
+#undef GR_DTYPE
     GR_DTYPE_COUNT
 } gr_dtype;
 

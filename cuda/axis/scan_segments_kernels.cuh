@@ -1,5 +1,5 @@
 // scan_segments_kernels.cuh -- scans along an axis: many independent scans ("segments") in one launch
-// (gpureduce.h, gr_segments; the axes were merged by gpureduce/_layout.py).
+// (gpureduce.h, gr_segments; the axes were merged by gpureduce/_planning/layout.py).
 //
 // Layout decides the kernel, as for the axis reductions (segments.cuh):
 //   * rows     r is the fastest dimension: a warp per (segment, chunk), 32 elements per step, a shuffle scan

@@ -19,10 +19,10 @@ template <class Tag> using tag_type = typename cuda::std::remove_reference_t<Tag
 template <class F>
 gr_status with_dtype(gr_dtype d, F &&f) {
     switch (d) {
-#define GR_DTYPE_TAG(CODE, TYPE) \
-    case CODE: return f(tag<TYPE>{});
-        GR_FOR_EACH_DTYPE(GR_DTYPE_TAG)
-#undef GR_DTYPE_TAG
+#define GR_DTYPE(NAME, name, device_type, ...) \
+    case GR_##NAME: return f(tag<device_type>{});
+#include "abi/dtypes.def"
+#undef GR_DTYPE
     default: return GR_ERR_UNSUPPORTED_DTYPE;
     }
 }

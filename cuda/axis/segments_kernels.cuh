@@ -1,6 +1,6 @@
 // segments_kernels.cuh -- reductions along axes: many independent reductions ("segments") in one launch.
 //
-// The caller (gpureduce/_layout.py) has merged the array's axes into two kept dimensions (i0, i1) and one
+// The caller (gpureduce/_planning/layout.py) has merged the array's axes into two kept dimensions (i0, i1) and one
 // reduced dimension r with element strides (gpureduce.h, gr_segments).  Which kernel runs depends on which
 // dimension is fastest in memory:
 //   * rows_kernel     r is the fastest (a C-ordered row sum): a group of G = 1..32 lanes per segment, G the

@@ -114,7 +114,7 @@ struct ArgReducer {
 // extreme: a NaN element is read as the identity's value at its own position, so it ties with a real infinity
 // and the first of them wins.  Bit kNoNumber of the index says that no number has been seen: a combine keeps it
 // only where both sides have it (the identity's index, INT64_MAX, has it too).  A slice of NaNs only finishes as
-// -1 (gpureduce/_nan.py raises NumPy's "All-NaN slice encountered").
+// -1 (gpureduce/_planning/numpy_rules.py raises NumPy's "All-NaN slice encountered").
 template <class Better, class In>
 struct NanArgReducer : ArgReducer<Better, In> {
     using Base = ArgReducer<Better, In>;
@@ -266,7 +266,7 @@ struct NanFoldReducer : FoldReducer<Op, In, Out> {
 };
 
 // nanmin / nanmax: NaN is the identity and loses every comparison, so a slice of NaNs only (and no initial)
-// ends on NaN, which NumPy's nanmin gives too (gpureduce/_plan.py warns "All-NaN slice encountered").
+// ends on NaN, which NumPy's nanmin gives too (gpureduce/_planning/plan.py warns "All-NaN slice encountered").
 template <class Better, class In>
 struct NanExtremeReducer {
     using Acc = typename accumulator<In>::type;
@@ -387,7 +387,7 @@ struct MomentsReducer {
 // without asking which order it computes: the sum of squares (ord 2, the default), the sum, largest or smallest
 // |x| (1, inf, -inf), and the power sum, which reads ord as its parameter (0: the count of nonzero elements, and
 // any other order p: sum(|x|^p)^(1/p)).
-// The order, which the plan passes as the initial value (gpureduce/_plan.py), in the result dtype as NumPy rounds it.
+// The order, which the plan passes as the initial value (gpureduce/_planning/plan.py), in the result dtype as NumPy rounds it.
 template <class Out>
 __host__ __device__ double norm_order(const void *initial) {
     return initial ? convert<double>(*static_cast<const Out *>(initial)) : 2.0;
@@ -464,7 +464,7 @@ struct SumOfSquaresReducer {
 };
 
 // ord 1, inf, -inf: |x| folded with Sum, Max or Min (NaN propagating, as NumPy's max).  The identity of the
-// largest is 0, NumPy's initial=0 there; the smallest of nothing is refused before it runs (gpureduce/_plan.py).
+// largest is 0, NumPy's initial=0 there; the smallest of nothing is refused before it runs (gpureduce/_planning/plan.py).
 template <class Op, class In, class Out>
 struct AbsFoldReducer {
     using V = double;

@@ -39,60 +39,57 @@ template <class T> struct is_complex<cplx<T>> : cuda::std::true_type {};
 using complex64 = cplx<float>;
 using complex128 = cplx<double>;
 
-// The one list of gr_dtype <-> C++ element type, for the whole enum: X(CODE, TYPE) for each.
-#define GR_FOR_EACH_DTYPE(X)                                                                                  \
-    X(GR_BOOL, bool) X(GR_INT8, int8_t) X(GR_INT16, int16_t) X(GR_INT32, int32_t) X(GR_INT64, int64_t)        \
-    X(GR_UINT8, uint8_t) X(GR_UINT16, uint16_t) X(GR_UINT32, uint32_t) X(GR_UINT64, uint64_t)                 \
-    X(GR_FLOAT16, __half) X(GR_BFLOAT16, __nv_bfloat16) X(GR_FLOAT32, float) X(GR_FLOAT64, double)            \
-    X(GR_COMPLEX64, complex64) X(GR_COMPLEX128, complex128)
-
+// gr_dtype <-> C++ element type, for the whole enum (abi/dtypes.def's device_type column).
 template <gr_dtype D> struct dtype_type;
 template <class T> struct dtype_of_impl;
-#define GR_DTYPE_MAP(CODE, TYPE)                                                  \
-    template <> struct dtype_type<CODE> { using type = TYPE; };                   \
-    template <> struct dtype_of_impl<TYPE> { static constexpr gr_dtype value = CODE; };
-GR_FOR_EACH_DTYPE(GR_DTYPE_MAP)
-#undef GR_DTYPE_MAP
+#define GR_DTYPE(NAME, name, device_type, ...)                                              \
+    template <> struct dtype_type<GR_##NAME> { using type = device_type; };                 \
+    template <> struct dtype_of_impl<device_type> { static constexpr gr_dtype value = GR_##NAME; };
+#include "abi/dtypes.def"
+#undef GR_DTYPE
 
 // Bytes of one element of `d` (0 for a code outside the enum).
 constexpr int64_t dtype_itemsize(gr_dtype d) {
     switch (d) {
-#define GR_DTYPE_SIZE(CODE, TYPE) \
-    case CODE: return int64_t(sizeof(TYPE));
-        GR_FOR_EACH_DTYPE(GR_DTYPE_SIZE)
-#undef GR_DTYPE_SIZE
+#define GR_DTYPE(NAME, name, device_type, ...) \
+    case GR_##NAME: return int64_t(sizeof(device_type));
+#include "abi/dtypes.def"
+#undef GR_DTYPE
     default: return 0;
     }
 }
 
 template <class T> struct dtype_of : dtype_of_impl<T> {};
 
-// NumPy's result type for sum/prod/cumsum/cumprod with dtype=None: bool and signed ints narrower than
-// int64 become int64, unsigned ones uint64; floats and complex keep their type.  min/max keep the input type.
-template <class In> struct sum_result { using type = In; };
-template <> struct sum_result<bool> { using type = int64_t; };
-template <> struct sum_result<int8_t> { using type = int64_t; };
-template <> struct sum_result<int16_t> { using type = int64_t; };
-template <> struct sum_result<int32_t> { using type = int64_t; };
-template <> struct sum_result<uint8_t> { using type = uint64_t; };
-template <> struct sum_result<uint16_t> { using type = uint64_t; };
-template <> struct sum_result<uint32_t> { using type = uint64_t; };
+// What dtypes.def says of each dtype, on the enum: its kind, NumPy's sum/prod/cumsum/cumprod result dtype with
+// dtype=None (bool and ints narrower than 64 bits widen to int64 / uint64), its real part's dtype.
+enum class dtype_kind { BOOL, INT, UINT, FLOAT, COMPLEX };
+struct dtype_row {
+    dtype_kind kind;
+    gr_dtype sum_as, real;
+};
+constexpr dtype_row kDtypeRows[GR_DTYPE_COUNT] = {
+#define GR_DTYPE(NAME, name, device_type, kind, bytes, numpy, dlpack, sum_as, accumulate_as, real, ...) \
+    {dtype_kind::kind, GR_##sum_as, GR_##real},
+#include "abi/dtypes.def"
+#undef GR_DTYPE
+};
 
-constexpr bool is_inexact_dtype(gr_dtype d) { return d >= GR_FLOAT16 && d <= GR_COMPLEX128; }
+constexpr bool is_inexact_dtype(gr_dtype d) {
+    return d >= 0 && d < GR_DTYPE_COUNT &&
+           (kDtypeRows[d].kind == dtype_kind::FLOAT || kDtypeRows[d].kind == dtype_kind::COMPLEX);
+}
 
 // The real dtype of a complex one (the type of its parts); other dtypes are their own.
-constexpr gr_dtype real_dtype(gr_dtype d) {
-    return d == GR_COMPLEX64 ? GR_FLOAT32 : d == GR_COMPLEX128 ? GR_FLOAT64 : d;
+constexpr gr_dtype real_dtype(gr_dtype d) { return d >= 0 && d < GR_DTYPE_COUNT ? kDtypeRows[d].real : d; }
+
+// NumPy's sum result dtype (the sum_as column): what gr_default_result_dtype and the axis ABI report.
+constexpr gr_dtype default_sum_dtype(gr_dtype in) {
+    return in >= 0 && in < GR_DTYPE_COUNT ? kDtypeRows[in].sum_as : in;
 }
 
-// The same rule as sum_result above, on the enum: what gr_default_result_dtype and the axis ABI report.
-constexpr gr_dtype default_sum_dtype(gr_dtype in) {
-    switch (in) {  // NumPy: bool and ints narrower than the platform integer accumulate in it
-    case GR_BOOL: case GR_INT8: case GR_INT16: case GR_INT32: return GR_INT64;
-    case GR_UINT8: case GR_UINT16: case GR_UINT32: return GR_UINT64;
-    default: return in;
-    }
-}
+// The same rule on C++ types, for the kernels' result types.
+template <class In> struct sum_result { using type = typename dtype_type<default_sum_dtype(dtype_of_impl<In>::value)>::type; };
 
 // Each operator's result-dtype rule, the `result` column of abi/ops.def.
 constexpr gr_result_rule kResultRule[GR_OP_COUNT] = {
@@ -154,9 +151,11 @@ __device__ __forceinline__ V load_cg(const V *p) {
 // The type arithmetic is done in.  Equal to the result type, except that float16 and bfloat16 results are
 // accumulated in float32 (NumPy does the same for float16, PyTorch for both; seed 004's half sum that came out
 // 28.0 is why).
-template <class Out> struct accumulator { using type = Out; };
-template <> struct accumulator<__half> { using type = float; };
-template <> struct accumulator<__nv_bfloat16> { using type = float; };
+template <class Out> struct accumulator { using type = Out; };  // accumulate_as of dtypes.def for its dtypes
+#define GR_DTYPE(NAME, name, device_type, kind, bytes, numpy, dlpack, sum_as, accumulate_as, ...) \
+    template <> struct accumulator<device_type> { using type = typename dtype_type<GR_##accumulate_as>::type; };
+#include "abi/dtypes.def"
+#undef GR_DTYPE
 
 // Value conversion with NumPy's casting semantics where C++ has none: float16 and bfloat16 go through float32
 // (rounded to nearest even), complex -> real keeps the real part, anything -> bool is "!= 0".

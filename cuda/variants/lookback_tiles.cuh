@@ -27,7 +27,7 @@ namespace {
 // 128 bytes of the wider type per thread (32 floats, 16 doubles or int64s): twice the coarsening of the
 // multi-pass scans.  A look-back tile holds its registers until its prefix arrives, so fewer, larger tiles wait
 // less in all: at 2^28 on the H200 the larger tile cut every look-back variant by 12-18% (float32 ordered
-// 866 -> 718 us, int64 decoupled 1549 -> 1297 us; benchmarks/results/scans_h200.md) while 48 floats per thread
+// 866 -> 718 us, int64 decoupled 1549 -> 1297 us; measured for commit f8273dd) while 48 floats per thread
 // spilled and 128-thread tiles of the same size were slower.
 template <class In, class Out>
 struct LookbackTiles {

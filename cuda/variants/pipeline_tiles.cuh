@@ -21,7 +21,8 @@
 //   * the result goes back into the tile's stage as far as it fits: all of it when it has the input's size, the
 //     first half of it when it is twice as wide (int32 -> int64), the second half into one of two staging buffers.
 //     (Whole results in two 40 KiB staging buffers left room for 20 KiB input stages only: 951 us at 2^28.)
-// Measured at 2^28 on the H200 (benchmarks/results/scans_h200.md): float32 525 us (the look-back kernel 662),
+// Measured at 2^28 on the H200 (the d610e86 and 7d40fcd sections of git show 0aaebd2:benchmarks/results/
+// scans_h200.md): float32 525 us (the look-back kernel 662),
 // int64 1057 (1291), float64 1067 (1299), int32 -> int64 809 (1090).  The first and last tile may be partial
 // (pointer alignment, the array's end): the consumers read and write their existing elements in global memory one
 // by one, and the stage goes unused.

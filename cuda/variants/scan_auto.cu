@@ -5,7 +5,8 @@
 // ordered_lookback or pipelined, which fold window totals in a fixed order; exact scans (integers, min, max) take
 // the fastest measured path, pipelined too from 2^23 elements.
 //
-// Measured on an H200 (kernel time, cold L2, median of 10; benchmarks/results/scans_h200.md), cumsum, µs:
+// Measured on an H200 (kernel time, cold L2, median of 10; benchmarks/results/scans_h200.md and its history),
+// cumsum, µs:
 //                     float32                               float64
 //    n      pipelined ordered decoupled  CUB     pipelined ordered decoupled  CUB
 //    2^18      15.4      7.8      8.1     8.9      14.0      8.9      8.8     9.4

@@ -283,12 +283,16 @@ gr_dtype gr_default_result_dtype(gr_kind kind, gr_op op, gr_dtype in)
 /* ---------------------------------------------------------------- the rest of the extension it calls */
 
 size_t gr_dtype_itemsize(gr_dtype dt) { return dt == GR_FLOAT16 ? 2 : dt == GR_INT32 || dt == GR_FLOAT32 ? 4 : 8; }
+gr_dtype gr_dtype_accumulate_as(gr_dtype dt) { return dt == GR_FLOAT16 || dt == GR_BFLOAT16 ? GR_FLOAT32 : dt; }
 int gr_outcome_ok(const gr_outcome *o) { return o->err == cudaSuccess && o->st == GR_OK; }
 void gr_outcome_keep(gr_outcome *o, cudaError_t err, const char *stage)
 {
     if (err != cudaSuccess && gr_outcome_ok(o)) o->err = err, o->stage = stage;
 }
-int gr_job_signal_raised(gr_job *j) { (void)j; return 0; }
+/* job.h's Ctrl-C check (gr_job_signal_raised) with no interpreter linked: no thread state, no signal */
+void PyEval_RestoreThread(PyThreadState *t) { (void)t; }
+PyThreadState *PyEval_SaveThread(void) { return NULL; }
+int PyErr_CheckSignals(void) { return 0; }
 PyObject *gr_raise_status(PyObject *m, gr_status st, int e, const char *c)
 {
     (void)m, (void)st, (void)e, (void)c;
@@ -356,7 +360,7 @@ run(const check *c)
     char initial[16];
     put(initial, c->out, 0, initial_value);
 
-    /* the plan's segments, as gpureduce/_layout.py gives them for a C-ordered array */
+    /* the plan's segments, as gpureduce/_planning/layout.py gives them for a C-ordered array */
     gr_segments s = {0};
     if (c->width == 1) {
         s = (gr_segments){.count = {1, c->batches}, .in_stride = {0, c->len}, .reduce_count = c->len,

@@ -1,7 +1,7 @@
 """Passed, failed, errors and skipped per test file of a pytest junit.xml, as a Markdown table (the GPU check's
 summary quotes it: how many cases each group contributed).
 
-    python benchmarks/junit_counts.py junit.xml
+    python .ci/junit_counts.py junit.xml
 """
 import sys
 import xml.etree.ElementTree as ET

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# compute-sanitizer over gpureduce (benchmarks/sanitizer_sweep.py): memcheck, initcheck (all but `pipelined`,
+# compute-sanitizer over gpureduce (.ci/sanitizer_sweep.py): memcheck, initcheck (all but `pipelined`,
 # below) and synccheck over the whole sweep, racecheck (slow: it instruments every shared-memory access) over its
 # small sizes.  0 findings required; every result is also compared with NumPy.  Writes OUT/sanitizers.md (a
 # table: tool, calls, errors, time) and each tool's log; exit status 1 on any finding, failed call, or a tool past
 # SANITIZER_TIMEOUT seconds (default 240).
 #
-#   OUT=/some/dir bash benchmarks/sanitize.sh        (on the GPU machine, gpureduce installed)
+#   OUT=/some/dir bash .ci/sanitize.sh        (on the GPU machine, gpureduce installed)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-/tmp/gpureduce-sanitize}
@@ -30,7 +30,7 @@ for tool in memcheck initcheck racecheck synccheck; do
     t0=$(date +%s)
     # from /tmp: the installed gpureduce, not the clone's source folder
     (cd /tmp && timeout "${SANITIZER_TIMEOUT:-240}" "$CS" --tool "$tool" --error-exitcode 86 --print-limit 50 \
-        python "$ROOT/benchmarks/sanitizer_sweep.py" $sweep) >"$log" 2>&1
+        python "$ROOT/.ci/sanitizer_sweep.py" $sweep) >"$log" 2>&1
     r=$?
     # "ERROR SUMMARY: N errors"; racecheck says "RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)"
     errors=$(grep -Eo "ERROR SUMMARY: [0-9]+ error|hazards displayed \([0-9]+ error" "$log" | grep -Eo "[0-9]+ error" |

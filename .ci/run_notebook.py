@@ -1,6 +1,6 @@
 """Execute a notebook with a real Jupyter kernel (nbclient + ipykernel), validate it, and write it back.
 
-    python3 benchmarks/run_notebook.py [examples/explore.ipynb] [--out executed.ipynb] [--timeout 1200]
+    python3 .ci/run_notebook.py [examples/explore.ipynb] [--out executed.ipynb] [--timeout 1200]
 
 Every code cell runs in order in one IPython kernel, exactly as "Restart & Run All" in Jupyter would: rich
 outputs (HTML tables, PNG figures) come from IPython's own display machinery.  The executed notebook is checked
@@ -24,7 +24,7 @@ Install them from the repository root with
 
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
 
-then run this script (``PYTHONPATH=/tmp/site python3 benchmarks/run_notebook.py``).  Those wheels
+then run this script (``PYTHONPATH=/tmp/site python3 .ci/run_notebook.py``).  Those wheels
 rely on these packages of the machine: packaging, psutil, pygments, python-dateutil, typing-extensions, attrs.
 Checked there (Python 3.12.3): the 30 wheels install in 2 s and this script runs the notebook.  To make .whl/
 again (about 15 MB; every Requires-Dist of each wheel, markers evaluated for CPython 3.12 on Linux, is either

@@ -20,24 +20,25 @@ from functools import partial
 import numpy as np
 import dask.array as da
 
-from ._nan import operator_for_dtype
-from ._operands import dtype_kind
-from ._plan import NoValue
-from .moments import _ddof
+from .._planning.numpy_rules import operator_for_dtype
+from .._planning.operands import dtype_kind
+from .._planning.numpy_rules import NoValue, variance_ddof
+from . import chunks
+from .chunks import checked_array, filled_partial, kernel_options, kernel_reduce, reduced_size, result_meta, scalar_if_0d, whole_arrays_only
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=NoValue, split_every=None,
         variant="auto"):
     """numpy.var of a Dask array: the chunks' (count, mean, M2) merged pairwise (see the module's documentation);
     float64 inside, the result in NumPy's dtype (real for complex inputs) or `dtype` (a float dtype)."""
-    return _moments("var", a, axis, dtype, out, _ddof("var", ddof, correction, NoValue), keepdims, split_every,
+    return _moments("var", a, axis, dtype, out, variance_ddof("var", ddof, correction, NoValue), keepdims, split_every,
                     variant)
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=NoValue, split_every=None,
         variant="auto"):
     """numpy.std of a Dask array: the square root of var's result, taken in float64 before the result's rounding."""
-    return _moments("std", a, axis, dtype, out, _ddof("std", ddof, correction, NoValue), keepdims, split_every,
+    return _moments("std", a, axis, dtype, out, variance_ddof("std", ddof, correction, NoValue), keepdims, split_every,
                     variant)
 
 
@@ -45,20 +46,20 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correc
            variant="auto"):
     """numpy.nanvar of a Dask array: var of each slice's numbers (NaN skipped); NaN and NumPy's warning for a slice
     with no more than `ddof` numbers."""
-    return _moments("nanvar", a, axis, dtype, out, _ddof("nanvar", ddof, correction, NoValue), keepdims,
+    return _moments("nanvar", a, axis, dtype, out, variance_ddof("nanvar", ddof, correction, NoValue), keepdims,
                     split_every, variant)
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=NoValue, split_every=None,
            variant="auto"):
     """numpy.nanstd of a Dask array: the square root of nanvar's result."""
-    return _moments("nanstd", a, axis, dtype, out, _ddof("nanstd", ddof, correction, NoValue), keepdims,
+    return _moments("nanstd", a, axis, dtype, out, variance_ddof("nanstd", ddof, correction, NoValue), keepdims,
                     split_every, variant)
 
 
 def _moments(op, a, axis, dtype, out, ddof, keepdims, split_every, variant):
-    a = _dask._array(a)
-    _dask._whole_arrays_only(op, variant)  # an unknown variant fails here, not at compute()
+    a = checked_array(a)
+    whole_arrays_only(op, variant)  # an unknown variant fails here, not at compute()
     if dtype is not None and dtype_kind(np.dtype(dtype)) != "f":
         raise TypeError(f"{op}() with dtype={np.dtype(dtype)}: gpureduce computes a variance in a floating dtype "
                         "(float16, float32 or float64)")
@@ -67,7 +68,7 @@ def _moments(op, a, axis, dtype, out, ddof, keepdims, split_every, variant):
     sqrt = op.endswith("std")
     return da.reduction(a, partial(_chunk, skip_nan, variant), partial(_aggregate, skip_nan, sqrt, ddof, result_dtype),
                         combine=_combine, axis=axis, keepdims=keepdims, dtype=result_dtype, split_every=split_every,
-                        out=out, concatenate=False, meta=_dask._meta(a, axis, keepdims, result_dtype))
+                        out=out, concatenate=False, meta=result_meta(a, axis, keepdims, result_dtype))
 
 
 def _chunk(skip_nan, variant, x, axis=None, keepdims=True, computing_meta=False, **dask_options):
@@ -76,20 +77,20 @@ def _chunk(skip_nan, variant, x, axis=None, keepdims=True, computing_meta=False,
     if computing_meta:
         return x
     wide = np.dtype(np.complex128 if x.dtype.kind == "c" else np.float64)
-    size = _dask._reduced_size(x.shape, axis)
+    size = reduced_size(x.shape, axis)
     if size == 0:  # (a chunk of a non-empty array can be empty): nothing, which merges as nothing
-        return {"n": _dask._filled(x, axis, 0, np.int64), "mean": _dask._filled(x, axis, 0, wide),
-                "M2": _dask._filled(x, axis, 0, np.float64)}
+        return {"n": filled_partial(x, axis, 0, np.int64), "mean": filled_partial(x, axis, 0, wide),
+                "M2": filled_partial(x, axis, 0, np.float64)}
     if skip_nan:
-        n = size - _dask._kernel_reduce("count_nonzero", variant, np.isnan(x), axis=axis, keepdims=True)
+        n = size - kernel_reduce("count_nonzero", variant, np.isnan(x), axis=axis, keepdims=True)
         if not bool((n > 0).all()):
             # a slice of NaNs only, which the kernels would warn about (per chunk): zeros in its place, counted as
             # none (n = 0), give it the partial of nothing
             x = np.where(n > 0, x, 0)
     else:
-        n = _dask._filled(x, axis, size, np.int64)
-    options = {"axis": axis, "keepdims": True, **_dask._options(variant)}
-    kernels = _dask.kernels
+        n = filled_partial(x, axis, size, np.int64)
+    options = {"axis": axis, "keepdims": True, **kernel_options(variant)}
+    kernels = chunks.kernels
     mean = (kernels.nanmean if skip_nan else kernels.mean)(x, dtype=wide, **options)
     spread = (kernels.nanvar if skip_nan else kernels.var)(x, dtype=np.float64, **options)
     return {"n": n, "mean": mean, "M2": spread * n}
@@ -116,7 +117,7 @@ def _aggregate(skip_nan, sqrt, ddof, result_dtype, parts, axis=None, keepdims=Fa
             result = m2 / np.maximum(dof, 0)
         if sqrt:
             result = np.sqrt(result)
-    return _dask._scalar_if_0d(result.astype(result_dtype, copy=False))
+    return scalar_if_0d(result.astype(result_dtype, copy=False))
 
 
 def _leaves(parts):
@@ -146,6 +147,3 @@ def _merge(a, b):
         square = (seen * seen.conj()).real if seen.dtype.kind == "c" else seen * seen
         return {"n": n, "mean": a["mean"] + delta * share, "M2": a["M2"] + b["M2"] + square * weight}
 
-
-# gpureduce.dask imports this module at its end; importing it last here lets either module be imported first
-from . import dask as _dask  # noqa: E402

@@ -84,7 +84,7 @@ def in_kind_of(a):
 def torch_dtypes(torch):
     """{NumPy dtype: torch.dtype} for each of gpureduce's dtypes that this PyTorch has (by name; bfloat16 is
     ml_dtypes' on the NumPy side)."""
-    from ._operands import BFLOAT16, DTYPES
+    from .operands import BFLOAT16, DTYPES
     kinds = {dt: torch.bfloat16 if dt == BFLOAT16 else getattr(torch, dt.name, None) for dt in DTYPES}
     return {dt: kind for dt, kind in kinds.items() if isinstance(kind, torch.dtype)}
 
@@ -105,9 +105,11 @@ def _torch_allocator():
         template = templates.get(key)
         if template is None:
             if torch.cuda.is_current_stream_capturing():  # a graph's pool would hold a kept template
-                return torch.empty(shape, dtype=kind, device=a.device)
+                made = torch.empty(shape, dtype=kind, device=a.device)
+                return made, made.data_ptr()
             template = templates[key] = torch.empty((), dtype=kind, device=a.device)
-        return torch.empty_like(template) if not shape else template.new_empty(shape)
+        made = torch.empty_like(template) if not shape else template.new_empty(shape)
+        return made, made.data_ptr()
 
     return allocate
 
@@ -117,7 +119,10 @@ def _cupy_allocator():
 
     def allocate(a, shape, dtype):
         # on the current device, where the work runs (the runner refuses an input on another); no bfloat16 in CuPy
-        return None if dtype.kind not in "biufc" else ndarray(shape, dtype)
+        if dtype.kind not in "biufc":
+            return None
+        made = ndarray(shape, dtype)
+        return made, made.data.ptr
 
     return allocate
 
@@ -126,9 +131,9 @@ _ALLOCATORS = {}
 
 
 def allocate_in_kind(a, shape, dtype):
-    """A new uninitialised array of `shape` and `dtype` from device input `a`'s own library (CuPy, PyTorch), for
-    the kernels to write the result into; None where gpureduce allocates it (other kinds, dtypes the library
-    lacks)."""
+    """(array, its device address): a new uninitialised C-ordered array of `shape` and `dtype` from device input
+    `a`'s own library (CuPy, PyTorch) on its current stream, for the kernels to write the result into; None where
+    gpureduce allocates it (other kinds, dtypes the library lacks)."""
     kind = type(a)
     allocate = _ALLOCATORS.get(kind, False)
     if allocate is False:
@@ -142,7 +147,7 @@ def allocate_in_kind(a, shape, dtype):
     except Exception as error:  # the library's out-of-memory error as gpureduce's (a MemoryError), as ours
         if "OutOfMemory" not in type(error).__name__:
             raise
-        from ._core import OutOfMemoryError
+        from .._core import OutOfMemoryError
         raise OutOfMemoryError(f"allocating the result ({shape}, {dtype}) with {type(a).__module__.partition('.')[0]}: "
                                f"{error}") from error
 

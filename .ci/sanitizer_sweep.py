@@ -1,4 +1,4 @@
-"""The workload compute-sanitizer checks (benchmarks/sanitize.sh): every variant x its operators x a few dtypes
+"""The workload compute-sanitizer checks (.ci/sanitize.sh): every variant x its operators x a few dtypes
 (narrow, wide, float16, complex where the variant has them) x edge sizes, host and device inputs, plus axis
 reductions and scans over transposed and sliced views, where=, out= and the strided copies behind casts.
 
@@ -6,7 +6,7 @@ Every result is compared with NumPy as it goes (a wrong answer is a finding too)
 calls were made.  --quick keeps the sizes small (for racecheck, which is slow), but for `pipelined`, which needs
 whole tiles to run its bulk copies.  --skip leaves variants out (sanitize.sh says why, per tool).
 
-    python benchmarks/sanitizer_sweep.py [--quick] [--skip VARIANT[,VARIANT...]]
+    python .ci/sanitizer_sweep.py [--quick] [--skip VARIANT[,VARIANT...]]
 """
 from __future__ import annotations
 

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import os
 
-import gpureduce
+from .. import _core
 
 
 def visible_gpus(gpus=None):
     """The ``CUDA_VISIBLE_DEVICES`` entry of each GPU in `gpus` (this process's ordinals; default: every GPU it
     sees), so that a worker started with that entry sees that GPU alone, also where this process itself was
     given a subset of the machine's GPUs."""
-    count = gpureduce.device_count()
+    count = _core.device_count()
     if count == 0:
         raise RuntimeError("gpureduce.dask.local_cluster: no CUDA device is visible to this process, so there is "
                            "no GPU to give a worker (gpureduce.device_count() is 0)")

@@ -14,14 +14,71 @@ around their kernels, as NumPy's do.
 """
 from __future__ import annotations
 
+import numbers
 import warnings
 
 import numpy as np
 
-from ._operands import dtype_kind, intake, to_host
-from ._registry import OPERATORS
+from .operands import dtype_kind, intake, to_host
+from .._registry import OPERATORS
 
 EXACT = {op.name: op.exact for op in OPERATORS if op.exact != op.name}  # nansum -> sum, ...
+
+
+class _NoValueType:
+    """The "not given" default of `initial` (NumPy's own sentinel is private).  One instance, also after pickling:
+    Dask's distributed workers get a call's arguments pickled, and `initial is NoValue` must hold there too."""
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __reduce__(self):
+        return (_NoValueType, ())
+
+    def __repr__(self):
+        return "<no value>"
+
+
+NoValue = _NoValueType()
+
+
+def given(initial):
+    return initial is not NoValue and initial is not getattr(np, "_NoValue", NoValue)
+
+
+def variance_ddof(op, ddof, correction, mean):
+    """var's and std's delta degrees of freedom from NumPy's keywords (ddof, or the array API's correction; mean=
+    is refused: the kernels compute the mean in the same pass as the deviations)."""
+    if mean is not NoValue:
+        raise TypeError(f"{op}() does not take mean=: gpureduce computes the mean in the same pass as the "
+                        "deviations")
+    if correction is not NoValue:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
+        return correction
+    return ddof
+
+
+def norm_order(ord):
+    """vector_norm's ord as a float, with NumPy's ValueError for a string and a TypeError for what is not a real
+    number."""
+    if ord is None:
+        return 2.0
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid norm order '{ord}' for vectors")
+    if not isinstance(ord, numbers.Real):
+        raise TypeError(f"vector_norm(ord=...) must be a real number, inf or -inf (or None for 2); got "
+                        f"{type(ord).__name__}")
+    return float(ord)
+
+
+def check_norm_axis(axis):
+    """vector_norm's axis: None, an int or a tuple; NumPy refuses a list too."""
+    if not (axis is None or isinstance(axis, tuple) or hasattr(axis, "__index__")):
+        raise TypeError("'axis' must be None, an integer or a tuple of integers")
 
 
 def operator_for(op, a):
@@ -46,7 +103,7 @@ def check_like_numpy(op, a, result, axis, where, ddof):
         return
     if op not in ("nanmin", "nanmax", "nanmean"):
         return
-    x = intake(a)
+    x = intake(a)  # `a` may be the call's operand already (calls.py): no second handshake
     if not x.host or dtype_kind(x.dtype) not in "fc":  # a device result is not waited for
         return
     got = np.asarray(to_host(result))
@@ -61,7 +118,7 @@ def check_like_numpy(op, a, result, axis, where, ddof):
 def _warn_empty_mean(data, axis, where):
     """nanmean's "Mean of empty slice": a slice whose taken elements are all NaN.  A NaN mean may also come from
     the data (inf - inf), so only a host input, whose NaNs can be looked at, is warned about; a slice empty by
-    its shape or by `where` alone was warned about by the plan already (gpureduce/_plan.py), as NumPy warns
+    its shape or by `where` alone was warned about by the plan already (gpureduce/_planning/plan.py), as NumPy warns
     once."""
     if data is None:
         return
@@ -77,7 +134,7 @@ def _warn_few_numbers(a, result, axis, where, ddof):
     """nanvar's and nanstd's "Degrees of freedom <= 0 for slice.": a result whose numbers (taken elements not NaN)
     are no more than ddof, for a host input, whose NaNs can be looked at.  Such a result is NaN (the kernels give
     NaN there), so the input is counted only when some result is."""
-    x = intake(a)
+    x = intake(a)  # `a` may be the call's operand already (calls.py): no second handshake
     if not x.host or dtype_kind(x.dtype) not in "fc" or not np.isnan(np.asarray(to_host(result))).any():
         return
     data = x.array  # the values the intake read (a host DLPack producer is no array NumPy can read again)

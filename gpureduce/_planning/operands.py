@@ -10,17 +10,21 @@ import os
 import ml_dtypes
 import numpy as np
 
-from . import _core
-from ._layout import Dim, c_strides
-from ._registry import DTYPE_NAMES, OP_NAMES
+from .. import _core
+from .layout import Dim, c_strides
+from .._registry import DTYPE_NAMES, DTYPE_TABLE, OP_NAMES
 
 # bfloat16 is no NumPy builtin: ml_dtypes gives NumPy its dtype (a user dtype of kind 'V', no np.finfo)
 BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
-# the accumulator of the 16-bit floats, float32 (cuda/primitives/types.cuh: `accumulator`); others accumulate in
-# the result dtype
-ACCUMULATOR = {np.dtype(np.float16): np.dtype(np.float32), BFLOAT16: np.dtype(np.float32)}
 DTYPES = tuple(BFLOAT16 if name == "bfloat16" else np.dtype(name) for name in DTYPE_NAMES)  # gr_dtype code -> dtype
 _CODES = {dt: code for code, dt in enumerate(DTYPES)}  # hot path: a dict lookup, not dtype.name
+# the accumulator of the dtypes not accumulated in themselves (cuda/abi/dtypes.def: accumulate_as; float16 and
+# bfloat16 in float32); the others accumulate in the result dtype
+ACCUMULATOR = {DTYPES[d.code]: DTYPES[DTYPE_NAMES.index(d.accumulate_as)] for d in DTYPE_TABLE
+               if d.accumulate_as != d.name}
+# NumPy's kind letter of each dtype by its kind in dtypes.def (bfloat16 a float, where ml_dtypes says 'V')
+_KINDS = {DTYPES[d.code]: {"BOOL": "b", "INT": "i", "UINT": "u", "FLOAT": "f", "COMPLEX": "c"}[d.kind]
+          for d in DTYPE_TABLE}
 # What the dtype kinds NumPy cannot reduce hold, for the error message
 _KIND_NAMES = {"O": "Python objects", "U": "str", "S": "bytes", "V": "void", "M": "datetime", "m": "timedelta"}
 
@@ -38,7 +42,7 @@ def unsupported_dtype(dt, where="", hint="") -> TypeError:
 def dtype_kind(dt) -> str:
     """NumPy's kind letter of a dtype, with bfloat16 a float ('f') as float16 is: for the checks that ask whether
     a dtype is floating (ml_dtypes gives bfloat16 kind 'V'); the others may read dtype.kind."""
-    return "f" if dt == BFLOAT16 else dt.kind
+    return _KINDS.get(dt) or dt.kind
 
 
 def finfo(dt):
@@ -73,6 +77,11 @@ def default_dtype(op: str, dt, kind=_core.KIND_REDUCE) -> np.dtype:
     if code >= len(DTYPES):
         raise unsupported_dtype(np.dtype(dt), hint=f" ({op} has no kernel for it)")
     return DTYPES[code]
+
+
+def is_default_result(kind, op: str, in_code: int, out_code: int) -> bool:
+    """Whether `out_code` is NumPy's result dtype of `op` over `in_code` with dtype=None (the flat kernels' only)."""
+    return _RESULT_CODES[kind, op, in_code] == out_code
 
 
 def is_c_contiguous(x) -> bool:
@@ -131,8 +140,9 @@ def to_host(a):
 def copy_plan(x, dtype, shape, in_strides, out=None, out_strides=None):
     """The runner's plan of a strided copy of `x` (an Operand) with NumPy's cast into `out` (a device
     Operand written through `out_strides`) or into a new C-ordered array of `shape`."""
-    return (_core.KIND_COPY, 0, 0, dtype_code(dtype), x, None, out,
-            (tuple(shape), tuple(in_strides), tuple(out_strides or c_strides(shape))), tuple(shape), None, False)
+    shape = tuple(shape)
+    return _core.Plan(kind=_core.KIND_COPY, launcher=_core.LAUNCH_COPY, result_dtype=dtype_code(dtype), a=x, out=out,
+                      layout=(shape, tuple(in_strides), tuple(out_strides or c_strides(shape))), shape=shape)
 
 
 def gather(x, dims, dtype=None):

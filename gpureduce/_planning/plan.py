@@ -1,33 +1,36 @@
 """One plan per call: NumPy's arguments (axis, dtype, out, keepdims, initial, where, exclusive) normalised into
-what the one runner (``_core.run``, src/run.c) executes: kind, variant, operator, result dtype, operands,
-layout as segments (gpureduce/_layout.py), initial value, exclusive flag.
+a ``_core.Plan`` (src/plan.c), what the one runner (``_core.run``, src/run.c) executes: kind, launcher, variant,
+operator, result dtype, operands, layout as segments (gpureduce/_planning/layout.py), the operator's parameter,
+initial value, exclusive flag.
 
-Everything that can be decided once per call is decided here, with NumPy's exceptions; the runner checks only
-what needs memory (devices, streams) and picks the launcher (a dense whole-array plan runs the variant's flat
-kernel).  A layout the segment kernels cannot read, or a dtype they have no kernel for, is first copied by a
-copy plan (gpureduce/_operands.py).  Plans of calls with no optional argument are cached per (operator,
-variant, dtype, shape, strides): a loop over one array plans once.
+Everything that can be decided once per call is decided here, with NumPy's exceptions, the launcher included (a
+dense whole-array plan runs the variant's flat kernel; a classic variant is refused here when it cannot); C
+verifies the plan when it is built and checks at run time only what needs memory (devices, streams).  A layout
+the segment kernels cannot read, or a dtype they have no kernel for, is first copied by a copy plan
+(gpureduce/_planning/operands.py).  Plans of calls with no optional argument are cached as templates (plans
+without their operands) per (operator, variant, input kind, dtype, shape, strides): a loop over one array plans
+once.
 
-``prepare_reduce`` / ``prepare_scan`` / ``prepare_dot`` give (plan, post): `post` is None or what turns the runner's result into
-the call's (a copy into out=, the result in the input's own kind).  ``reduce_plan`` / ``scan_plan`` give the
-plan alone (benchmarks/bench_overhead.py times the stages).
+``prepare_reduce`` / ``prepare_scan`` / ``prepare_dot`` give (plan, post): `post` is None or what turns the runner's
+result into the call's (a copy into out=, the result in the input's own kind); ``run`` runs such a pair and
+``reduce_once`` is one reduction's (mean's rewrites, mean.py).  ``reduce_plan`` / ``scan_plan`` give the plan alone
+(benchmarks/bench_overhead.py times the stages).
 """
 from __future__ import annotations
 
 import math
 import warnings
-from collections import namedtuple
 from functools import lru_cache
 
 import numpy as np
 
-from . import _core
-from ._layout import Dim, c_strides, gather_order, plan as segments_plan
-from ._operands import (DTYPES, cast, copy_into, default_dtype, dtype_code, dtype_kind, gather, intake,
-                        is_c_contiguous)
-from ._nan import operator_for_dtype
-from ._registry import OP_NAMES, OPERATORS, REDUCE_OPS, SCAN_OPS, resolve, variants
-from ._results import allocate_in_kind, in_kind_of
+from .. import _core
+from .layout import Dim, c_strides, gather_order, plan as segments_plan
+from .operands import (DTYPES, cast, copy_into, default_dtype, dtype_code, dtype_kind, gather, intake,
+                        is_c_contiguous, is_default_result)
+from .numpy_rules import NoValue, given, operator_for_dtype
+from .._registry import OP_NAMES, OPERATORS, REDUCE_OPS, SCAN_OPS, resolve, variants
+from .results import allocate_in_kind, in_kind_of
 
 try:  # NumPy >= 2.0
     from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
@@ -35,69 +38,71 @@ except ImportError:  # NumPy 1.x
     from numpy.core.multiarray import normalize_axis_index
     from numpy.core.numeric import normalize_axis_tuple
 
-# The runner's plan: a tuple (src/run.c reads it by position), its fields named here.  `where`: the where= mask, or
-# for an operator of two operands (cuda/abi/ops.def: operands) the second one (dot's b, logsumexp's weights), read
-# at the mask's strides; `initial`: initial=, or the operator's parameter (var's ddof, vector_norm's ord, vdot's
-# conjugation, what the weighted logsumexp gives).
-Plan = namedtuple("Plan", "kind variant op result_dtype a where out layout result_shape initial exclusive")
+Plan = _core.Plan  # built by keyword, verified once (src/plan.c)
 
 # the variants that also run the axis machinery (flagged "axes" in cuda/abi/variants.def)
 AXIS_VARIANTS = {kind: tuple(v.name for v in variants(kind=kind) if "axes" in v.properties)
                  for kind in ("reduce", "scan")}
+# The operators' NumPy side, from their record (cuda/abi/ops.def through _registry.OPERATORS):
 # NumPy's ufunc names, for its own error messages ("... reduction operation maximum which has no identity")
-_UFUNC_NAME = {"sum": "add", "prod": "multiply", "min": "minimum", "max": "maximum", "nanmin": "fmin",
-               "nanmax": "fmax", "ptp": "maximum"}
-_NO_IDENTITY = {"min", "max", "nanmin", "nanmax", "ptp"}  # an empty reduction or a where= mask needs initial=
-_SUM_LIKE = {"sum", "prod", "nansum", "nanprod"}  # NumPy's (input, out) promotion without dtype=
-_MEAN_LIKE = {"mean", "nanmean"}
-# ddof= rides in the plan's initial value (cuda/primitives/reducers.cuh: MomentsReducer), and so does
-# vector_norm's ord (NormReducer reads it as its parameter)
-_MOMENTS = {op.name for op in OPERATORS if op.result == "VAR"}
+_UFUNC_NAME = {op.name: op.ufunc for op in OPERATORS if op.ufunc}
+_NO_IDENTITY = {op.name for op in OPERATORS if not op.identity}  # an empty reduction or where= needs initial=
+_SUM_LIKE = {op.name for op in OPERATORS if op.result == "SUM"}  # NumPy's (input, out) promotion without dtype=
+_MEAN_LIKE = {op.name for op in OPERATORS if op.result == "MEAN"}
+# the operators whose parameter is ddof= (cuda/primitives/reducers.cuh: MomentsReducer reads it)
+_MOMENTS = {op.name for op in OPERATORS if op.param == "DDOF"}
 # the positional reductions (argmin, nanargmin, ...): one int axis, positions counted in C order
-_ARG_OPS = {op.name for op in OPERATORS if op.result == "INDEX"}
-# the operators whose NumPy function reduces a 0-d array over an int axis 0 (or -1), as ufunc.reduce does
-_ZERO_D_INT_AXIS = {*_UFUNC_NAME, "any", "all", "count_nonzero", "nansum", "nanprod", "logsumexp"}  # and ptp
+ARG_OPS = {op.name for op in OPERATORS if op.result == "INDEX"}
+_ZERO_D_INT_AXIS = {op.name for op in OPERATORS if op.zero_d_axis}
 # the operators that only ask whether an element is nonzero (result rules BOOL and COUNT of cuda/abi/ops.def):
 # an input a variant has no kernel for is cast to bool, not to the result dtype
 _TRUTH_OPS = {op.name for op in OPERATORS if op.result in ("BOOL", "COUNT")}
 # the keywords each NumPy function lacks, refused as Python refuses an unexpected keyword argument
-_NO_DTYPE = {"min", "max", "any", "all", "count_nonzero", "nanmin", "nanmax", "ptp", "logsumexp", "vector_norm",
-             *_ARG_OPS}
-_NO_INITIAL = {"any", "all", "count_nonzero", "nanmean", "ptp", "logsumexp", "vector_norm", *_MOMENTS}
-_NO_WHERE = {"count_nonzero", "ptp", "logsumexp", "vector_norm", *_ARG_OPS}
+_NO_DTYPE = {op.name for op in OPERATORS if "dtype" not in op.keywords}
+_NO_INITIAL = {op.name for op in OPERATORS if "initial" not in op.keywords}
+_NO_WHERE = {op.name for op in OPERATORS if "where" not in op.keywords}
 _OP_CODES = {op: code for code, op in enumerate(OP_NAMES)}
 _TWO_OPERANDS = {op.name for op in OPERATORS if op.operands == "TWO"}  # dot: prepare_dot plans it
 _FLAT = {op.name: op.flat for op in OPERATORS}  # the whole-array variants' operators
 _REDUCE, _SCAN = _core.KIND_REDUCE, _core.KIND_SCAN
-
-
-class _NoValueType:
-    """The "not given" default of `initial` (NumPy's own sentinel is private).  One instance, also after pickling:
-    Dask's distributed workers get a call's arguments pickled, and `initial is NoValue` must hold there too."""
-    _instance = None
-
-    def __new__(cls):
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __reduce__(self):
-        return (_NoValueType, ())
-
-    def __repr__(self):
-        return "<no value>"
-
-
-NoValue = _NoValueType()
-
-
-def given(initial):
-    return initial is not NoValue and initial is not getattr(np, "_NoValue", NoValue)
+_FLAT_LAUNCH, _AXIS_LAUNCH = _core.LAUNCH_FLAT, _core.LAUNCH_AXIS
 
 
 @lru_cache(maxsize=None)
 def _supported(kind, variant, op, in_code, out_code):
     return _core.segments_supported(kind, variant, op, in_code, out_code)
+
+
+def launcher_for(kind, v, op, x, rt_code, seg, reads_more, result_ndim, out_desc):
+    """LAUNCH_FLAT where variant `v`'s whole-array kernel runs the plan: one dense segment of an input dtype it
+    reads, no mask, second operand or value (`reads_more`), in NumPy's result dtype, a reduction's result one new
+    value, a scan's dense (src/plan.c verifies the same); else LAUNCH_AXIS.  A classic variant, which has no axis
+    kernels, is refused here with what it takes and the variants that do more."""
+    if (op in v.ops and x.dtype in v.numpy_dtypes and not reads_more and seg.count[0] * seg.count[1] <= 1
+            and is_default_result(kind, op, x.code, rt_code)
+            and (seg.reduce_count <= 1 or seg.reduce_in_stride == 1)
+            and ((result_ndim == 0 and out_desc is None) if kind == _REDUCE
+                 else (seg.reduce_count <= 1 or seg.reduce_out_stride == 1))):
+        return _FLAT_LAUNCH
+    if "axes" in v.properties:
+        return _AXIS_LAUNCH
+    axis = ", ".join(AXIS_VARIANTS["reduce" if kind == _REDUCE else "scan"])
+    if x.dtype not in v.numpy_dtypes:
+        raise ValueError(f"variant '{v.name}' does not support dtype {x.dtype}; it supports {', '.join(v.dtypes)}; "
+                         f"variants that do: {axis}")
+    if kind == _REDUCE:
+        raise ValueError(f"variant '{v.name}' reduces a whole array (axis=None, no dtype/out/keepdims/initial/where, "
+                         "a C- or Fortran-ordered array) and nothing else; the variants that cover every NumPy argument "
+                         f"(axis, dtype, out, keepdims, initial, where, all dtypes, every operator) are: {axis}")
+    raise ValueError(f"variant '{v.name}' scans a whole array flattened in C order, of dtypes {', '.join(v.dtypes)}, in "
+                     "the result dtype NumPy picks, and nothing else; the variants that cover every NumPy argument "
+                     f"(axis, dtype, all dtypes and layouts) are: {axis}")
+
+
+def takes_axes(op, variant):
+    """Whether reduction `variant` runs `op` along axes (an axis variant) rather than of whole arrays only (a
+    classic one); a ValueError naming the choices for an unknown variant or one without `op`."""
+    return "axes" in variant_for("reduce", op, variant).properties
 
 
 def _post(a, out, out_desc, direct):
@@ -110,22 +115,28 @@ def _post(a, out, out_desc, direct):
 
 def _fresh_result(a, x, shape, dtype):
     """(array, its out= Operand) of the result of device input `a` from `a`'s own library, written in place by the
-    kernels (_results.allocate_in_kind), or (None, None) where the runner makes a DeviceArray."""
+    kernels (results.allocate_in_kind), or (None, None) where the runner makes a DeviceArray.  The Operand is read
+    from the input's (Operand.result_like: the same stream and device, no DLPack handshake) where the input came
+    on the library's current stream and holds elements (an empty one was not checked against the device)."""
     if x.host:
         return None, None
-    fresh = allocate_in_kind(a, shape, dtype)
-    return (None, None) if fresh is None else (fresh, intake(fresh, "out="))
+    made = allocate_in_kind(a, shape, dtype)
+    if made is None:
+        return None, None
+    fresh, pointer = made
+    desc = x.result_like(fresh, pointer, dtype_code(dtype), shape) if x.size else None
+    return fresh, (desc if desc is not None else intake(fresh, "out="))
 
 
 # ---------------------------------------------------------------- reductions
 
-def _axes(op, axis, ndim):
+def reduced_axes(op, axis, ndim):
     """The reduced axes as a sorted tuple, with NumPy's AxisError / duplicate-axis ValueError / TypeError."""
     if axis is None:
         return tuple(range(ndim))
     if ndim == 0 and op in _ZERO_D_INT_AXIS and isinstance(axis, (int, np.integer)) and axis in (0, -1):
         return ()  # NumPy's ufunc.reduce takes an int axis 0 (or -1) of a 0-d array as reducing nothing
-    if op in _ARG_OPS:
+    if op in ARG_OPS:
         if isinstance(axis, (tuple, list)):
             raise TypeError(f"'{type(axis).__name__}' object cannot be interpreted as an integer")
         index = normalize_axis_index(axis, ndim or 1)  # NumPy's arg reductions see a 0-d array as 1-d
@@ -225,8 +236,10 @@ def _out(out, shape, what):
     return o
 
 
-# (op, variant, dtype code, shape, strides) -> the plan's fields but the operand, for calls with no option;
-# emptied when it holds _WHOLE_MAX plans (a loop over ever new shapes must not grow it without bound)
+# (op, variant, input kind, host, dtype code, shape, strides[, exclusive]) -> (template, whether it writes a new
+# result of the input's library in place[, the scan's view]) for calls with no option: a template is a plan
+# without its operands (with_operands(None)), which holds no array alive; emptied when it holds _WHOLE_MAX
+# (a loop over ever new shapes must not grow it without bound)
 _WHOLE = {}
 _WHOLE_MAX = 4096
 
@@ -245,29 +258,33 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
                    variant="auto", ddof=None, ord=None, *, weights=None, weighted_result="log"):
     """(plan, post) of ``reduce(op, a, ...)``; raises NumPy's exceptions for bad arguments.
 
-    weights: logsumexp's b (array_like or device array), broadcast with `a` and read in the where= place;
+    weights: logsumexp's b (array_like or device array), broadcast with `a`: the plan's second operand;
     `weighted_result` says what the reduction gives (WEIGHTED_RESULTS)."""
-    x = intake(a)
+    x = intake(a)  # an operand the eager call took already passes through
+    a = x.obj
     if weights is not None:
         x, weights = _weighted(x, weights)
     op = operator_for_dtype(op, x.dtype)  # no NaN in integers and bool: nansum is sum there
-    if axis is None and dtype is None and out is None and where is True and initial is NoValue and not keepdims \
-            and weights is None:
-        cached = _WHOLE.get((op, variant, x.code, x.shape, x.strides))
-        if cached is not None:  # (the plan's fields before the operands, after them)
-            if x.host:
-                return cached[0] + (x, None, None) + cached[1], None
-            fresh, fresh_desc = _fresh_result(a, x, (), DTYPES[cached[0][3]]) if variant in AXIS_VARIANTS["reduce"] \
+    whole = axis is None and dtype is None and out is None and where is True and initial is NoValue \
+        and not keepdims and weights is None and ddof is None and ord is None
+    if whole:
+        key = (op, variant, type(a), x.host, x.code, x.shape, x.strides)
+        cached = _WHOLE.get(key)
+        if cached is not None:
+            template, writes_fresh = cached
+            fresh, fresh_desc = _fresh_result(a, x, (), DTYPES[template.result_dtype]) if writes_fresh \
                 else (None, None)
-            return cached[0] + (x, None, fresh_desc) + cached[1], (None if fresh is not None else in_kind_of(a))
+            if (fresh_desc is not None) == writes_fresh:  # else the library made none this time: plan anew
+                return template.with_operands(x, None, None, fresh_desc), \
+                    (None if x.host or fresh is not None else in_kind_of(a))
     if op not in REDUCE_OPS:
         raise ValueError(f"unknown operator {op!r}; operators are {', '.join(REDUCE_OPS)}")
     if op in _TWO_OPERANDS:
         raise TypeError(f"{op} reads two arrays: call gpureduce.{op}(a, b), not reduce({op!r}, a)")
-    v = _variant_for("reduce", op, variant)
+    v = variant_for("reduce", op, variant)
     ndim = len(x.shape)
-    axes = _axes(op, axis, ndim)
-    if op in _ARG_OPS and axis is None:
+    axes = reduced_axes(op, axis, ndim)
+    if op in ARG_OPS and axis is None:
         rshape = (1,) * ndim if keepdims else ()
     else:
         rshape = tuple(1 if i in axes else e for i, e in enumerate(x.shape)) if keepdims else \
@@ -281,18 +298,19 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
     if op == "ptp" and x.dtype == np.bool_:
         raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` "
                         "operator, or the logical_xor function instead.")
+    parameter = None  # the operator's (cuda/abi/ops.def: param), one value of the result dtype in the plan
     if op in _MOMENTS:
         if dtype is not None and dtype_kind(np.dtype(dtype)) != "f":
             raise TypeError(f"{op}() with dtype={np.dtype(dtype)}: gpureduce computes a variance in a floating dtype "
                             "(float16, float32 or float64)")
-        initial = 0 if ddof is None else ddof
+        parameter = 0 if ddof is None else ddof
     elif ddof is not None:
         raise TypeError(f"{op}() got an unexpected keyword argument 'ddof'")
     if weights is not None:
-        initial = WEIGHTED_RESULTS[weighted_result]  # the Reducer's parameter rides in the initial value
+        parameter = WEIGHTED_RESULTS[weighted_result]
     if op == "vector_norm":
-        initial = 2.0 if ord is None else ord
-        if initial == -math.inf and math.prod(x.shape[i] for i in axes) == 0:  # NumPy's abs(x).min(axis)
+        parameter = 2.0 if ord is None else ord
+        if parameter == -math.inf and math.prod(x.shape[i] for i in axes) == 0:  # NumPy's abs(x).min(axis)
             raise ValueError("zero-size array to reduction operation minimum which has no identity")
     elif ord is not None:
         raise TypeError(f"{op}() got an unexpected keyword argument 'ord'")
@@ -307,7 +325,7 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
     else:
         rt = default_dtype(op, x.dtype)
     has_initial = given(initial) and initial is not None
-    mask = _mask(where, x) if weights is None else weights
+    mask = _mask(where, x)
     red_count = math.prod(x.shape[i] for i in axes)
     # initial=None is NumPy's "no identity": sum and prod then refuse what min and max refuse
     if (op in _NO_IDENTITY or initial is None) and not has_initial:
@@ -316,11 +334,11 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
                              "where mask one has to specify 'initial'")
         if red_count == 0:  # NumPy refuses even when the result would be empty
             raise ValueError(f"zero-size array to reduction operation {_UFUNC_NAME[op]} which has no identity")
-    if op in _ARG_OPS and red_count == 0:
+    if op in ARG_OPS and red_count == 0:
         raise ValueError(f"attempt to get {op.removeprefix('nan')} of an empty sequence")
     if op in _MEAN_LIKE and _some_mean_is_empty(red_count, mask, where, x, axes, rshape):
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=4)
-    if op in ("var", "std") and _fewest_taken(red_count, mask, where, x, axes, rshape) - initial <= 0:
+    if op in ("var", "std") and _fewest_taken(red_count, mask, where, x, axes, rshape) - parameter <= 0:
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=4)
     if op == "nanmean" and dtype is not None and dtype_kind(rt) not in "fc":
         raise TypeError("If a is inexact, then dtype must be inexact")
@@ -338,12 +356,19 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
     if out is None and "axes" in v.properties:
         fresh, out_desc = _fresh_result(a, x, tuple(rshape), rt)
     direct = out_desc is not None and not out_desc.host and out_desc.dtype == rt and "axes" in v.properties
-    x, mask, layout, direct = _reduce_layout(op, x, axes, mask, out_desc if direct else None)
-    plan = Plan(_REDUCE, v.index, op_code, dtype_code(rt), x, mask, out_desc if direct else None, layout,
-                tuple(rshape), None if not has_initial else _initial_bytes(initial, rt), False)
-    if axis is None and dtype is None and out is None and not keepdims and mask is None and not has_initial \
-            and x.obj is a and red_count > 0:
-        _remember((op, variant, x.code, x.shape, x.strides), (tuple(plan[:4]), tuple(plan[7:])))
+    x, read_along, seg, direct = _reduce_layout(op, x, axes, weights if weights is not None else mask,
+                                                out_desc if direct else None)
+    second, mask = (read_along, None) if weights is not None else (None, read_along)
+    rt_code = dtype_code(rt)
+    plan = Plan(kind=_REDUCE, variant=v.index, op=op_code, result_dtype=rt_code, a=x, second=second, mask=mask,
+                out=out_desc if direct else None, layout=seg.as_tuple(), shape=tuple(rshape),
+                parameter=None if parameter is None else _initial_bytes(parameter, rt),
+                initial=_initial_bytes(initial, rt) if has_initial else None,
+                launcher=launcher_for(_REDUCE, v, op, x, rt_code, seg,
+                                      read_along is not None or has_initial or parameter is not None, len(rshape),
+                                      out_desc if direct else None))
+    if whole and x.obj is a and red_count > 0:
+        _remember(key, (plan.with_operands(None), plan.out is not None))
     return plan, _post(a, out if fresh is None else fresh, out_desc, direct)
 
 
@@ -362,9 +387,11 @@ def _initial_bytes(initial, rt):
     return np.asarray(initial).astype(rt).tobytes()
 
 
-def _variant_for(kind, op, variant):
+def variant_for(kind, op, variant):
     """The variant `variant` of `kind` for `op`: any that lists it among its whole-array operators (ops.def's flat
     column), else one of the axis variants, which run every operator; a ValueError that names those otherwise."""
+    if not isinstance(variant, str):
+        raise TypeError(f"variant must be a str, not {type(variant).__name__}")
     if _FLAT[op]:
         return resolve(kind, variant, op)
     v = resolve(kind, variant, "sum")  # unknown names: the list of valid ones
@@ -377,11 +404,11 @@ def _variant_for(kind, op, variant):
 
 
 def _reduce_layout(op, x, axes, mask, out_desc):
-    """(input, mask, segments, direct): the segment layout of a reduction over `axes`, writing through out's
+    """(input, mask, Segments, direct): the segment layout of a reduction over `axes`, writing through out's
     strides when `out_desc` is given and they merge, else into a new C-ordered result; the input (and mask)
     gathered into (kept..., reduced...) C order first when no two-kept-one-reduced layout fits."""
     reduced = set(axes)
-    ordered = op in _ARG_OPS
+    ordered = op in ARG_OPS
     kept_shape = tuple(e for i, e in enumerate(x.shape) if i not in reduced)
     fresh = iter(c_strides(kept_shape))
     fresh_full = [0 if i in reduced else next(fresh) for i in range(len(x.shape))]
@@ -410,13 +437,13 @@ def _reduce_layout(op, x, axes, mask, out_desc):
                             mask_strides=mask.strides if mask is not None else None, out_strides=out_full,
                             ordered=ordered)
         out_desc = None
-    return x, mask, seg.as_tuple(), out_desc is not None
+    return x, mask, seg, out_desc is not None
 
 
 def prepare_dot(a, b, *, conj, flatten, out=None, variant="auto"):
     """(plan, post) of ``dot(a, b)`` (vdot: `conj` conjugates `a`, `flatten` reads both arrays in C order, as
     vectors of one size): the sum of the products of paired elements, each array read once.  Both are cast to
-    NumPy's common dtype first; `b` rides in the plan's where= place at its own strides (cuda/abi/ops.def:
+    NumPy's common dtype first; `b` is the plan's second operand, read at its own strides (cuda/abi/ops.def:
     operands TWO)."""
     x, y = intake(a), intake(b, "b")
     if x.host != y.host:
@@ -442,15 +469,17 @@ def prepare_dot(a, b, *, conj, flatten, out=None, variant="auto"):
         if out_desc.dtype != rt or out_desc.shape != () or out_desc.readonly:
             raise ValueError("output array is not acceptable (must have the right datatype, number of dimensions, "
                              "and be a C-Array)")
-    v = _variant_for("reduce", "dot", variant)
+    v = variant_for("reduce", "dot", variant)
     fresh = None
     if out is None and "axes" in v.properties:
         fresh, out_desc = _fresh_result(a, x, (), rt)
     direct = out_desc is not None and not out_desc.host and "axes" in v.properties
-    x, y, layout, direct = _reduce_layout("dot", x, (0,), y, out_desc if direct else None)
+    x, y, seg, direct = _reduce_layout("dot", x, (0,), y, out_desc if direct else None)
     conj_flag = np.ones((), rt).tobytes() if conj and rt.kind == "c" else None
-    plan = Plan(_REDUCE, v.index, _OP_CODES["dot"], dtype_code(rt), x, y, out_desc if direct else None, layout, (),
-                conj_flag, False)
+    rt_code = dtype_code(rt)
+    plan = Plan(kind=_REDUCE, variant=v.index, op=_OP_CODES["dot"], result_dtype=rt_code, a=x, second=y,
+                out=out_desc if direct else None, layout=seg.as_tuple(), shape=(), parameter=conj_flag,
+                launcher=launcher_for(_REDUCE, v, "dot", x, rt_code, seg, True, 0, out_desc if direct else None))
     return plan, _post(a, out if fresh is None else fresh, out_desc, direct)
 
 
@@ -465,17 +494,21 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
     """(plan, post) of ``scan(op, a, ...)``; raises NumPy's exceptions for bad arguments."""
     x = intake(a)
     op = operator_for_dtype(op, x.dtype)  # no NaN in integers and bool: nancumsum is cumsum there
-    if axis is None and dtype is None and out is None and (exclusive is False or exclusive is True):
-        cached = _WHOLE.get((op, variant, x.code, x.shape, x.strides, exclusive))
-        if cached is not None:  # (the fields before the operands, the flattened view, the fields after them)
-            fresh, fresh_desc = _fresh_result(a, x, (x.size,), DTYPES[cached[0][3]])
-            return cached[0] + (x.view(*cached[1]), None, fresh_desc) + cached[2], \
-                (in_kind_of(a) if fresh is None else None)
+    whole = axis is None and dtype is None and out is None and (exclusive is False or exclusive is True)
+    if whole:
+        key = (op, variant, type(a), x.host, x.code, x.shape, x.strides, exclusive)
+        cached = _WHOLE.get(key)
+        if cached is not None:
+            template, writes_fresh, view = cached
+            fresh, fresh_desc = _fresh_result(a, x, (x.size,), DTYPES[template.result_dtype])
+            if (fresh_desc is not None) == writes_fresh:  # else the library made none this time: plan anew
+                return template.with_operands(x.view(*view), None, None, fresh_desc), \
+                    (in_kind_of(a) if fresh is None else None)
     if op not in SCAN_OPS:
         raise ValueError(f"unknown operator {op!r}; operators are {', '.join(SCAN_OPS)}")
     if not isinstance(exclusive, (bool, np.bool_)):
         raise TypeError(f"exclusive must be a bool (True or False), not {type(exclusive).__name__}")
-    v = _variant_for("scan", op, variant)
+    v = variant_for("scan", op, variant)
     if isinstance(axis, (tuple, list)):
         raise TypeError(f"'{type(axis).__name__}' object cannot be interpreted as an integer")
     ax = None if axis is None else normalize_axis_index(axis, max(len(x.shape), 1))
@@ -490,7 +523,6 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
     axes_variant = "axes" in v.properties
     if axes_variant and not _supported(_SCAN, v.index, op_code, x.code, dtype_code(rt)):
         x = cast(x, rt)
-    whole = x
     if ax is None:
         if not is_c_contiguous(x):
             x = cast(x, x.dtype)  # a C-ordered copy: NumPy scans the array flattened in C order
@@ -511,14 +543,29 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
     if seg is None:  # both in C order: the kept axes merge into one
         x = cast(x, x.dtype)
         seg = segments_plan(x.shape, x.strides, {ax}, out_strides=out_strides, scan=True)
-    plan = Plan(_SCAN, v.index, op_code, dtype_code(rt), x, None, out_desc if direct else None, seg.as_tuple(),
-                rshape, None, bool(exclusive))
-    if axis is None and dtype is None and out is None and x.obj is a:
-        _remember((op, variant, whole.code, whole.shape, whole.strides, bool(exclusive)),
-                  (tuple(plan[:4]), (x.shape, x.strides), tuple(plan[7:])))
+    rt_code = dtype_code(rt)
+    plan = Plan(kind=_SCAN, variant=v.index, op=op_code, result_dtype=rt_code, a=x, out=out_desc if direct else None,
+                layout=seg.as_tuple(), shape=rshape, exclusive=bool(exclusive),
+                launcher=launcher_for(_SCAN, v, op, x, rt_code, seg, False, len(rshape), out_desc if direct else None))
+    if whole and x.obj is a:
+        _remember(key, (plan.with_operands(None), plan.out is not None, (x.shape, x.strides)))
     return plan, _post(a, out if fresh is None else fresh, out_desc, direct)
 
 
 def scan_plan(op, a, *args, **kwargs):
     """The runner's plan of ``scan(op, a, ...)`` alone."""
     return prepare_scan(op, a, *args, **kwargs)[0]
+
+
+def run(planned):
+    """The result of a (plan, post) pair of prepare_reduce, prepare_scan or prepare_dot: the C runner's result,
+    through post where there is one."""
+    plan, post = planned
+    result = _core.run(plan)
+    return result if post is None else post(result)
+
+
+def reduce_once(op, a, axis=None, dtype=None, out=None, keepdims=False, initial=NoValue, where=True, variant="auto",
+                ddof=None, ord=None):
+    """One plan's reduction, run (the steps of mean's rewrites, mean.py): no rewrite of its own."""
+    return run(prepare_reduce(op, a, axis, dtype, out, keepdims, initial, where, variant, ddof, ord))

@@ -41,7 +41,7 @@ class Segments:
     reduce_mask_stride: int
 
     def as_tuple(self):
-        """The 12 ints of a plan's layout (src/run.c): (c0, c1, is0, is1, ir, os0, os1, or, ms0, ms1, mr, R)."""
+        """The 12 ints of a plan's layout, in the order src/plan.c reads them (_core.SEGMENT_FIELDS)."""
         return (*self.count, *self.in_strides, self.reduce_in_stride, *self.out_strides, self.reduce_out_stride,
                 *self.mask_strides, self.reduce_mask_stride, self.reduce_count)
 

@@ -3,7 +3,7 @@ stream= (an explicit non-blocking stream, operands made on another), a DeviceArr
 and a CUDA graph captured with CuPy and replayed on new data (calls with and without a graph-owned workspace).  Every result is compared with NumPy; prints
 "sanitizer streams: N calls" at the end.
 
-    compute-sanitizer --tool synccheck python benchmarks/sanitizer_streams.py
+    compute-sanitizer --tool synccheck python .ci/sanitizer_streams.py
 """
 import numpy as np
 

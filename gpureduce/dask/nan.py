@@ -1,5 +1,5 @@
 """The nan functions of Dask arrays (gpureduce.dask): nansum, nanprod, nanmin, nanmax, nanmean, nanargmin,
-nanargmax, nancumsum and nancumprod (nanvar and nanstd are in gpureduce/_dask_moments.py).
+nanargmax, nancumsum and nancumprod (nanvar and nanstd are in moments.py).
 
 Each chunk runs gpureduce's nan kernel, which skips NaN as it reads; what a partial must carry beyond the plain
 function's is whether a slice had a number at all, so that a slice of NaNs only gives NumPy's result, warning or
@@ -26,9 +26,11 @@ import numpy as np
 import dask.array as da
 from dask.array import reductions as _reductions
 
-from ._nan import EXACT, operator_for_dtype
-from ._plan import NoValue
-from ._registry import scan_function_name
+from .._planning.numpy_rules import EXACT, operator_for_dtype
+from .._planning.numpy_rules import NoValue
+from .._registry import scan_function_name
+from . import plain as plain_functions
+from .chunks import block_scan, checked_array, filled_partial, first_extreme, gather_parts, global_arg, kernel_reduce, mean, mean_agg, mean_combine, reduced_size, result_meta, scalar_if_0d, structured_partials, whole_arrays_only
 
 
 def _exact(op, a):
@@ -51,18 +53,18 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=NoValue,
 
 
 def _fold(op, a, axis, dtype, out, keepdims, initial, split_every, variant):
-    a = _dask._array(a)
+    a = checked_array(a)
     plain = EXACT[op]
     if _exact(op, a):
-        return getattr(_dask, plain)(a, axis=axis, dtype=dtype, keepdims=keepdims, split_every=split_every, out=out,
+        return getattr(plain_functions, plain)(a, axis=axis, dtype=dtype, keepdims=keepdims, split_every=split_every, out=out,
                                      initial=initial, variant=variant)
-    _dask._whole_arrays_only(op, variant)
+    whole_arrays_only(op, variant)
     result_dtype = getattr(np, op)(np.ones((1,), a.dtype), dtype=dtype).dtype
-    chunk = partial(_dask._kernel_reduce, op, variant, result_dtype=result_dtype)
-    combine = partial(_dask._kernel_reduce, plain, variant, result_dtype=result_dtype)
-    aggregate = partial(_dask._kernel_reduce, plain, variant, result_dtype=result_dtype, initial=initial)
+    chunk = partial(kernel_reduce, op, variant, result_dtype=result_dtype)
+    combine = partial(kernel_reduce, plain, variant, result_dtype=result_dtype)
+    aggregate = partial(kernel_reduce, plain, variant, result_dtype=result_dtype, initial=initial)
     return da.reduction(a, chunk, aggregate, combine=combine, axis=axis, keepdims=keepdims, dtype=result_dtype,
-                        split_every=split_every, out=out, meta=_dask._meta(a, axis, keepdims, result_dtype))
+                        split_every=split_every, out=out, meta=result_meta(a, axis, keepdims, result_dtype))
 
 
 # ---------------------------------------------------------------- nanmin, nanmax
@@ -80,19 +82,19 @@ def nanmax(a, axis=None, out=None, keepdims=False, initial=NoValue, *, split_eve
 
 
 def _extreme(op, a, axis, out, keepdims, initial, split_every, variant):
-    a = _dask._array(a)
+    a = checked_array(a)
     plain = EXACT[op]
     if _exact(op, a):
-        return getattr(_dask, plain)(a, axis=axis, keepdims=keepdims, split_every=split_every, out=out,
+        return getattr(plain_functions, plain)(a, axis=axis, keepdims=keepdims, split_every=split_every, out=out,
                                      initial=initial, variant=variant)
-    _dask._whole_arrays_only(op, variant)
-    meta = _dask._meta(a, axis, keepdims, a.dtype)
+    whole_arrays_only(op, variant)
+    meta = result_meta(a, axis, keepdims, a.dtype)
     if initial is not NoValue:  # every slice has a value, initial's at least: no NaN result, no warning
-        chunk = partial(_dask._kernel_reduce, op, variant, initial=initial)
-        fold = partial(_dask._kernel_reduce, plain, variant, initial=initial)
+        chunk = partial(kernel_reduce, op, variant, initial=initial)
+        fold = partial(kernel_reduce, plain, variant, initial=initial)
         return da.reduction(a, chunk, fold, combine=fold, axis=axis, keepdims=keepdims, dtype=a.dtype,
                             split_every=split_every, out=out, meta=meta)
-    if _dask._reduced_size(a.shape, axis) == 0:
+    if reduced_size(a.shape, axis) == 0:
         raise ValueError(f"zero-size array to reduction operation f{plain} which has no identity")
     return da.reduction(a, partial(_extreme_chunk, op, variant), partial(_extreme_agg, plain, variant, a.dtype),
                         combine=partial(_extreme_combine, plain, variant), axis=axis, keepdims=keepdims,
@@ -104,20 +106,20 @@ def _extreme_chunk(op, variant, x, axis=None, keepdims=True, computing_meta=Fals
     if computing_meta:
         return x
     bound = np.inf if op == "nanmin" else -np.inf
-    if _dask._reduced_size(x.shape, axis) == 0:
-        return {"value": _dask._filled(x, axis, bound, x.dtype), "has": _dask._filled(x, axis, False, np.bool_)}
-    value = _dask._kernel_reduce(op, variant, x, axis=axis, keepdims=True, initial=bound)
+    if reduced_size(x.shape, axis) == 0:
+        return {"value": filled_partial(x, axis, bound, x.dtype), "has": filled_partial(x, axis, False, np.bool_)}
+    value = kernel_reduce(op, variant, x, axis=axis, keepdims=True, initial=bound)
     has = value != bound
     if not bool(has.all()):  # NaNs only, or numbers all at the bound (rare): only then is the chunk read again
-        has = _dask._kernel_reduce("any", variant, ~np.isnan(x), axis=axis, keepdims=True)
+        has = kernel_reduce("any", variant, ~np.isnan(x), axis=axis, keepdims=True)
     return {"value": value, "has": has}
 
 
 def _extreme_combine(plain, variant, parts, axis=None, keepdims=True, **dask_options):
     # the values hold no NaN (a slice without a number holds the bound), so the plain extreme folds them
-    return {"value": _dask._kernel_reduce(plain, variant, _dask._gather(parts, "value", axis), axis=axis,
+    return {"value": kernel_reduce(plain, variant, gather_parts(parts, "value", axis), axis=axis,
                                           keepdims=keepdims),
-            "has": _dask._kernel_reduce("any", variant, _dask._gather(parts, "has", axis), axis=axis,
+            "has": kernel_reduce("any", variant, gather_parts(parts, "has", axis), axis=axis,
                                         keepdims=keepdims)}
 
 
@@ -128,7 +130,7 @@ def _extreme_agg(plain, variant, result_dtype, parts, axis=None, keepdims=False,
     if not bool(np.all(has)):
         warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=2)
         value = np.where(has, value, np.nan).astype(result_dtype, copy=False)
-    return _dask._scalar_if_0d(value)
+    return scalar_if_0d(value)
 
 
 # ---------------------------------------------------------------- nanmean: counts of numbers and their sums
@@ -137,29 +139,29 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, split_every=N
     """numpy.nanmean of a Dask array: each chunk's count of numbers and their nansum (in the input's dtype or
     `dtype`, as NumPy accumulates), divided once at the end; NaN and "Mean of empty slice" where a slice has no
     number."""
-    a = _dask._array(a)
+    a = checked_array(a)
     if _exact("nanmean", a):
-        return _dask.mean(a, axis=axis, dtype=dtype, keepdims=keepdims, split_every=split_every, out=out,
+        return mean(a, axis=axis, dtype=dtype, keepdims=keepdims, split_every=split_every, out=out,
                           variant=variant)
-    _dask._whole_arrays_only("nanmean", variant)
+    whole_arrays_only("nanmean", variant)
     result_dtype = np.nanmean(np.ones((1,), a.dtype), dtype=dtype).dtype  # NumPy's TypeError for an integer dtype
     accumulate = np.dtype(dtype) if dtype is not None else a.dtype
     return da.reduction(a, partial(_nanmean_chunk, variant, accumulate),
-                        partial(_dask._mean_agg, accumulate=accumulate, result_dtype=result_dtype),
-                        combine=partial(_dask._mean_combine, accumulate=accumulate), axis=axis, keepdims=keepdims,
+                        partial(mean_agg, accumulate=accumulate, result_dtype=result_dtype),
+                        combine=partial(mean_combine, accumulate=accumulate), axis=axis, keepdims=keepdims,
                         dtype=result_dtype, split_every=split_every, out=out, concatenate=False,
-                        meta=_dask._meta(a, axis, keepdims, result_dtype))
+                        meta=result_meta(a, axis, keepdims, result_dtype))
 
 
 def _nanmean_chunk(variant, accumulate, x, axis=None, keepdims=True, computing_meta=False, **dask_options):
-    """{"n": the count of numbers, "total": their sum}, as mean's partials (gpureduce/dask.py: _mean_chunk)."""
+    """{"n": the count of numbers, "total": their sum}, as mean's partials (gpureduce/dask: _mean_chunk)."""
     if computing_meta:
         return x
-    size = _dask._reduced_size(x.shape, axis)
+    size = reduced_size(x.shape, axis)
     if size == 0:
-        return {"n": _dask._filled(x, axis, 0, np.int64), "total": _dask._filled(x, axis, 0, accumulate)}
-    nans = _dask._kernel_reduce("count_nonzero", variant, np.isnan(x), axis=axis, keepdims=True)
-    total = _dask._kernel_reduce("nansum", variant, x, axis=axis, keepdims=True, result_dtype=accumulate)
+        return {"n": filled_partial(x, axis, 0, np.int64), "total": filled_partial(x, axis, 0, accumulate)}
+    nans = kernel_reduce("count_nonzero", variant, np.isnan(x), axis=axis, keepdims=True)
+    total = kernel_reduce("nansum", variant, x, axis=axis, keepdims=True, result_dtype=accumulate)
     return {"n": size - nans, "total": total}
 
 
@@ -178,15 +180,15 @@ def nanargmax(a, axis=None, out=None, *, keepdims=False, split_every=None, varia
 
 
 def _nanarg(op, a, axis, out, keepdims, split_every, variant):
-    a = _dask._array(a)
+    a = checked_array(a)
     plain = EXACT[op]
     if _exact(op, a):
-        return getattr(_dask, plain)(a, axis=axis, keepdims=keepdims, split_every=split_every, out=out,
+        return getattr(plain_functions, plain)(a, axis=axis, keepdims=keepdims, split_every=split_every, out=out,
                                      variant=variant)
     if axis is not None and not isinstance(axis, (int, np.integer)):
         raise TypeError(f"axis must be None or an int for {op}, not {type(axis).__name__}")
-    _dask._whole_arrays_only(op, variant)
-    if _dask._reduced_size(a.shape, axis) == 0:
+    whole_arrays_only(op, variant)
+    if reduced_size(a.shape, axis) == 0:
         raise ValueError(f"attempt to get {plain} of an empty sequence")
     value_op = "min" if plain == "argmin" else "max"
     return _reductions.arg_reduction(a, partial(_nanarg_chunk, op, variant), partial(_nanarg_combine, value_op),
@@ -195,37 +197,37 @@ def _nanarg(op, a, axis, out, keepdims, split_every, variant):
 
 
 def _nanarg_chunk(op, variant, x, axis, offset_info):
-    """argmin's partial of one chunk (gpureduce/dask.py: _arg_chunk), the value NaN for a slice without a number."""
+    """argmin's partial of one chunk (gpureduce/dask: _arg_chunk), the value NaN for a slice without a number."""
     arg_axis = None if len(axis) == x.ndim or x.ndim == 1 else axis[0]
     if x.size == 0:
-        return _dask._structured(_dask._filled(x, axis, np.nan, x.dtype), _dask._filled(x, axis, 0, np.int64))
+        return structured_partials(filled_partial(x, axis, np.nan, x.dtype), filled_partial(x, axis, 0, np.int64))
     numbers = None
     try:
-        arg = _dask._kernel_reduce(op, variant, x, axis=arg_axis, keepdims=True)
+        arg = kernel_reduce(op, variant, x, axis=arg_axis, keepdims=True)
     except ValueError as e:  # a slice of NaNs only in this chunk (the kernel's error, as NumPy's): only then
         if "All-NaN" not in str(e):
             raise
-        numbers = _dask._kernel_reduce("any", variant, ~np.isnan(x), axis=arg_axis, keepdims=True)
-        arg = _dask._kernel_reduce(op, variant, np.where(numbers, x, 0), axis=arg_axis, keepdims=True)
-    vals, arg = _dask._global_arg(x, arg, arg_axis, offset_info)
+        numbers = kernel_reduce("any", variant, ~np.isnan(x), axis=arg_axis, keepdims=True)
+        arg = kernel_reduce(op, variant, np.where(numbers, x, 0), axis=arg_axis, keepdims=True)
+    vals, arg = global_arg(x, arg, arg_axis, offset_info)
     # NumPy's nanargmin takes a NaN for +inf (nanargmax: for -inf), so in a slice whose extreme is that infinity
     # its index may be a NaN's: the value there stands for the infinity, not for "no number"
     vals = np.where(np.isnan(vals), np.inf if op == "nanargmin" else -np.inf, vals).astype(x.dtype, copy=False)
     if numbers is not None:
         vals = np.where(numbers, vals, np.nan).astype(x.dtype, copy=False)
-    return _dask._structured(vals, arg)
+    return structured_partials(vals, arg)
 
 
 def _nanarg_combine(value_op, data, axis=None, **dask_options):
-    first, extreme = _dask._first_extreme(value_op, data, axis, keepdims=True, skip_nan=True)
-    return _dask._structured(extreme, first)
+    first, extreme = first_extreme(value_op, data, axis, keepdims=True, skip_nan=True)
+    return structured_partials(extreme, first)
 
 
 def _nanarg_agg(value_op, data, axis=None, keepdims=False, **dask_options):
-    first, extreme = _dask._first_extreme(value_op, data, axis, keepdims, skip_nan=True)
+    first, extreme = first_extreme(value_op, data, axis, keepdims, skip_nan=True)
     if bool(np.isnan(extreme).any()):
         raise ValueError("All-NaN slice encountered")
-    return _dask._scalar_if_0d(first)
+    return scalar_if_0d(first)
 
 
 # ---------------------------------------------------------------- nancumsum, nancumprod
@@ -233,16 +235,13 @@ def _nanarg_agg(value_op, data, axis=None, keepdims=False, **dask_options):
 def nancumsum(a, axis=None, dtype=None, out=None, *, variant="auto"):
     """numpy.nancumsum of a Dask array (axis=None: the flattened array): each chunk's nancumsum, the blocks
     before added in."""
-    a = _dask._array(a)
-    return _dask._scan(scan_function_name(operator_for_dtype("nansum", a.dtype)), a, axis, dtype, out, variant)
+    a = checked_array(a)
+    return block_scan(scan_function_name(operator_for_dtype("nansum", a.dtype)), a, axis, dtype, out, variant)
 
 
 def nancumprod(a, axis=None, dtype=None, out=None, *, variant="auto"):
     """numpy.nancumprod of a Dask array (axis=None: the flattened array): each chunk's nancumprod, the blocks
     before multiplied in."""
-    a = _dask._array(a)
-    return _dask._scan(scan_function_name(operator_for_dtype("nanprod", a.dtype)), a, axis, dtype, out, variant)
+    a = checked_array(a)
+    return block_scan(scan_function_name(operator_for_dtype("nanprod", a.dtype)), a, axis, dtype, out, variant)
 
-
-# gpureduce.dask imports this module at its end; importing it last here lets either module be imported first
-from . import dask as _dask  # noqa: E402

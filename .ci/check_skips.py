@@ -1,7 +1,7 @@
 """Fail the GPU check when tests were skipped beyond the documented list (tests/gpu_skips.txt): a broken driver,
 a missing library or a test that silently stopped running shows up as skips, not failures.
 
-    python benchmarks/check_skips.py junit.xml [tests/gpu_skips.txt]
+    python .ci/check_skips.py junit.xml [tests/gpu_skips.txt]
 
 Prints one line per skip reason (count, allowed) and exits 1 if any reason is not listed or exceeds its count.
 """

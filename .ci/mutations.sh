@@ -3,7 +3,7 @@
 # that still passes with a broken kernel proves nothing about it; each line below is a defect the tests must
 # catch.  Run on the GPU machine from the clone's root (the tree is restored after each mutation):
 #
-#   OUT=/some/dir bash benchmarks/mutations.sh      # writes $OUT/mutations.md; exit 1 if a mutation survived
+#   OUT=/some/dir bash .ci/mutations.sh      # writes $OUT/mutations.md; exit 1 if a mutation survived
 #
 # Each mutation: a name, the file, a sed expression that must change it, the test files to run, and the tests
 # written to catch it (issue 12: exact-valued data, extremes at tile edges, float16 exact values), run on their

@@ -37,9 +37,10 @@ import warnings
 
 import numpy as np
 
-from ._operands import dtype_kind
-from ._plan import NoValue as _NoValue, given as _given, normalize_axis_tuple
-from ._registry import REDUCE_OPS, SCAN_OPS, scan_function_name
+from .operands import dtype_kind
+from .numpy_rules import NoValue as _NoValue, given as _given
+from .plan import normalize_axis_tuple
+from .._registry import REDUCE_OPS, SCAN_OPS, scan_function_name
 
 # numpy.ma's methods gpureduce reproduces (reduce's operator names); scans: cumsum and cumprod
 MASKED_REDUCTIONS = ("sum", "prod", "min", "max", "mean", "var", "std", "argmin", "argmax", "any", "all", "ptp")

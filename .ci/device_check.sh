@@ -3,13 +3,13 @@
 # build for the visible GPU and the main job; the test extras and the whole suite, every GPU test required),
 # then the axis benchmark and the notebook, and a summary to commit under benchmarks/results/.
 #
-#   GR_COMMIT=$(git rev-parse --short HEAD) OUT=/some/dir bash benchmarks/device_check.sh
+#   GR_COMMIT=$(git rev-parse --short HEAD) OUT=/some/dir bash .ci/device_check.sh
 #
 # GR_COMMIT names the commit being tested (the GPU machine gets a copy of the tree without .git).
 # STEPS picks the parts (default "readme sanitizers bench overhead notebook"; a later call on the same machine can
 # run the rest): readme = build, main job and the whole suite; sanitizers = compute-sanitizer's four tools over
-# every variant (benchmarks/sanitize.sh); mutations = kernels broken on purpose must fail the tests
-# (benchmarks/mutations.sh, not in the default steps: it rebuilds in place); bench = the axis benchmark; overhead = the wall-clock of a call against
+# every variant (.ci/sanitize.sh); mutations = kernels broken on purpose must fail the tests
+# (.ci/mutations.sh, not in the default steps: it rebuilds in place); bench = the axis benchmark; overhead = the wall-clock of a call against
 # CuPy and PyTorch (benchmarks/bench_overhead.py); notebook = examples/explore.ipynb executed.  Not in the default
 # steps either: host = NumPy inputs end to end (benchmarks/bench_host.py); operators = NumPy's reduction family
 # against CuPy and PyTorch (benchmarks/bench_operators.py, about 4 minutes); beyond = a host array larger than the
@@ -17,7 +17,7 @@
 # dask = gpureduce.dask on 1 GPU and on all (benchmarks/bench_dask.py: nvidia-h200-x2).
 # An offline machine gets its packages from wheels in the clone (git-ignored, carried by the device tool):
 # .whl-build/ (the build's requirements, for pip's isolated build environment) and .whl/ (nbformat and Jupyter,
-# see benchmarks/run_notebook.py).  Make .whl-build/ with
+# see .ci/run_notebook.py).  Make .whl-build/ with
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
 #     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d .whl-build numpy==2.3.5 setuptools==80.9.0
 # .whl/ also holds Dask (the test extra: gpureduce.dask's tests), distributed and dask-cuda (benchmarks/bench_dask.py):
@@ -61,7 +61,7 @@ if has readme; then
     echo "README command 2: rc=$test_rc in $((t2 - t1)) s: $result_line"
     [ $test_rc -eq 0 ] || rc=1
     # skips beyond the documented list (tests/gpu_skips.txt) fail the check too
-    python benchmarks/check_skips.py "$OUT/junit.xml" >"$OUT/skips.txt" 2>&1
+    python .ci/check_skips.py "$OUT/junit.xml" >"$OUT/skips.txt" 2>&1
     skips_rc=$?
     [ $skips_rc -eq 0 ] || rc=1
     {
@@ -73,11 +73,11 @@ if has readme; then
         echo "- \`pip install . && python -m gpureduce\` from the clone's root: $((t1 - t0)) s, rc=$main_rc"
         echo "- \`pip install \".[test]\" && pytest\` with GPUREDUCE_REQUIRE_GPU=1: \`$result_line\` in $((t2 - t1)) s (rc=$test_rc)"
         echo "- hypothesis property tests: $examples examples run"
-        echo "- skips against tests/gpu_skips.txt (benchmarks/check_skips.py): rc=$skips_rc"
+        echo "- skips against tests/gpu_skips.txt (.ci/check_skips.py): rc=$skips_rc"
         sed 's/^/  /' "$OUT/skips.txt"
         echo
         echo "## Tests per file (junit.xml)"
-        python benchmarks/junit_counts.py "$OUT/junit.xml" 2>&1
+        python .ci/junit_counts.py "$OUT/junit.xml" 2>&1
         echo
         echo "## Failures"
         echo '```'
@@ -98,19 +98,19 @@ fi
 [ -f "$summary" ] || echo "# GPU check of gpureduce at commit $commit (steps: $STEPS)" >"$summary"
 
 if has sanitizers; then
-    OUT="$OUT" bash benchmarks/sanitize.sh >"$OUT/sanitize.txt" 2>&1 || rc=1
+    OUT="$OUT" bash .ci/sanitize.sh >"$OUT/sanitize.txt" 2>&1 || rc=1
     {
         echo
-        echo "## compute-sanitizer (benchmarks/sanitize.sh; 0 errors required)"
+        echo "## compute-sanitizer (.ci/sanitize.sh; 0 errors required)"
         cat "$OUT/sanitizers.md" 2>/dev/null || tail -n 20 "$OUT/sanitize.txt"
     } >>"$summary"
 fi
 
 if has mutations; then
-    OUT="$OUT/mutations" bash benchmarks/mutations.sh >"$OUT/mutations.txt" 2>&1 || rc=1
+    OUT="$OUT/mutations" bash .ci/mutations.sh >"$OUT/mutations.txt" 2>&1 || rc=1
     {
         echo
-        echo "## Mutation runs (benchmarks/mutations.sh: each must be caught)"
+        echo "## Mutation runs (.ci/mutations.sh: each must be caught)"
         cat "$OUT/mutations/mutations.md" 2>/dev/null || tail -n 20 "$OUT/mutations.txt"
     } >>"$summary"
 fi
@@ -177,12 +177,12 @@ if has notebook; then
         python -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
         export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
     fi
-    python benchmarks/run_notebook.py --out "$OUT/explore.ipynb" >"$OUT/notebook.txt" 2>&1
+    python .ci/run_notebook.py --out "$OUT/explore.ipynb" >"$OUT/notebook.txt" 2>&1
     nb_rc=$?
     [ $nb_rc -eq 0 ] || rc=1
     {
         echo
-        echo "## The notebook (benchmarks/run_notebook.py)"
+        echo "## The notebook (.ci/run_notebook.py)"
         echo "- examples/explore.ipynb executed by a Jupyter kernel: rc=$nb_rc in $(($(date +%s) - t0)) s"
         tail -n 3 "$OUT/notebook.txt" | sed 's/^/  /'
     } >>"$summary"

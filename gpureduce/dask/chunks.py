@@ -1,0 +1,346 @@
+"""What gpureduce.dask's reductions and scans share: the chunk, combine and aggregate functions Dask's
+``reduction`` and ``cumreduction`` call, the functions each chunk is reduced or scanned with (``kernels``: the eager
+calls under gpureduce's public functions), and mean's and the scans' machinery, which the nan family reuses.
+The public functions are in gpureduce/dask/__init__.py (the moments in moments.py, the nan family in nan.py).
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import math
+import os
+import types
+import warnings
+from functools import partial
+
+import numpy as np
+import dask.array as da
+from dask.array import reductions as _reductions
+from dask.array.utils import meta_from_array
+
+from .. import _registry
+from .._planning import calls
+from .._planning.numpy_rules import NoValue
+from .._planning.operands import dtype_kind
+from .._planning.plan import takes_axes, variant_for
+from .._registry import DTYPE_NAMES
+
+try:  # NumPy >= 2.0
+    from numpy.lib.array_utils import normalize_axis_tuple
+except ImportError:  # NumPy 1.x
+    from numpy.core.numeric import normalize_axis_tuple
+
+
+def _eager_functions():
+    """gpureduce's reductions and scans by their public names and keywords, as the eager calls under the public
+    functions run them (gpureduce/_planning/calls.py): what a chunk, or its partials, are reduced or scanned with."""
+    functions = {}
+    for op in _registry.REDUCE_OPS:
+        functions[op] = partial(_eager_reduce, op)
+    for op in _registry.SCAN_OPS:
+        functions[_registry.scan_function_name(op)] = partial(_eager_scan, op)
+    functions["logsumexp"] = _eager_logsumexp
+    return types.SimpleNamespace(**functions)
+
+
+def _eager_reduce(op, x, axis=None, dtype=None, out=None, keepdims=False, initial=NoValue, where=True, *,
+                  variant="auto", ddof=None, ord=None):
+    return calls.reduce(op, x, axis, dtype, out, keepdims, initial, where, variant, ddof, ord)
+
+
+def _eager_scan(op, x, axis=None, dtype=None, out=None, *, exclusive=False, variant="auto"):
+    return calls.scan(op, x, axis, dtype, out, exclusive, variant)
+
+
+def _eager_logsumexp(x, axis=None, b=None, keepdims=False, return_sign=False, *, variant="auto"):
+    return calls.logsumexp(x, axis, b, keepdims, return_sign, variant)
+
+
+# The functions each chunk is reduced or scanned with (gpureduce's; tests without a GPU put NumPy's here).
+kernels = _eager_functions()
+
+
+def checked_array(a):
+    if not isinstance(a, da.Array):
+        raise TypeError(f"gpureduce.dask functions take a dask.array.Array, not {type(a).__name__}; for NumPy or "
+                        "device arrays call gpureduce's own functions")
+    if a.dtype.name not in DTYPE_NAMES:
+        raise TypeError(f"unsupported dtype {a.dtype} of the Dask array: gpureduce reduces {', '.join(DTYPE_NAMES)}")
+    return a
+
+
+def reduced_dtype(op, dtype, a):
+    """NumPy's result dtype of `op` over `a`'s dtype (with dtype= if given); NumPy's errors for bad ones."""
+    probe = np.ones((1,), a.dtype)
+    return getattr(np, op)(probe, dtype=dtype).dtype if op in ("sum", "prod") else getattr(np, op)(probe).dtype
+
+
+def result_meta(a, axis, keepdims, dtype):
+    """The result's meta (an empty array of the chunks' kind), given so that Dask never calls a kernel on one."""
+    if axis is None:
+        reduced = a.ndim
+    else:
+        axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+        reduced = len({int(ax) % a.ndim if a.ndim else 0 for ax in axes})
+    with warnings.catch_warnings():  # a complex input's empty meta cast to a real result dtype (var): nothing lost
+        warnings.simplefilter("ignore", getattr(np, "exceptions", np).ComplexWarning)
+        return meta_from_array(a, ndim=a.ndim if keepdims else a.ndim - reduced, dtype=dtype)
+
+
+def axes_of(ndim, axis):
+    """`axis` (None, an int or a tuple; negative counts from the end) as a tuple of axes; NumPy's AxisError."""
+    return tuple(range(ndim)) if axis is None else normalize_axis_tuple(axis, ndim)
+
+
+def reduced_size(shape, axis):
+    """How many elements each result of a reduction over `axis` takes."""
+    return math.prod(shape[i] for i in axes_of(len(shape), axis))
+
+
+def filled_partial(x, axis, value, dtype):
+    """`value` in the shape of a chunk's partial (`x` reduced over the axes `axis`, kept), of `x`'s kind: what a
+    chunk without elements to reduce gives, without a kernel call."""
+    kept = tuple(1 if i in axis else e for i, e in enumerate(x.shape))
+    return np.full_like(x, value, dtype=dtype, shape=kept)
+
+
+def kernel_options(variant):
+    return {} if variant == "auto" else {"variant": variant}
+
+
+def gather_parts(parts, key, axis):
+    """The `key` arrays of the partial results Dask gives a combine or aggregate with concatenate=False (one
+    result, or nested lists of them, one level per reduced axis), concatenated along the reduced axes."""
+    if not isinstance(parts, list):
+        parts = [parts]
+    return _reductions._concatenate2(_reductions.deepmap(lambda p: p[key], parts), axes=sorted(axis))
+
+
+NO_INITIAL = NoValue  # "not given"; one object in every worker process, as pickled there
+
+
+def whole_arrays_only(op, variant):
+    """Whether reduction `variant` is one of the seeds' classic ones, which reduce a whole array and take no axis
+    or keepdims (the planner's rule); a ValueError naming the choices for an unknown variant or one without `op`."""
+    return variant != "auto" and not takes_axes(op, variant)
+
+
+def kernel_reduce(op, variant, x, axis=None, keepdims=False, result_dtype=None, initial=NO_INITIAL,
+                   **dask_options):
+    """`op` of one chunk or of concatenated partials (Dask's own options, dtype= among them, are not NumPy's)."""
+    fn = getattr(kernels, op)
+    options = {"keepdims": keepdims}
+    if result_dtype is not None:
+        options["dtype"] = result_dtype
+    if initial is not NO_INITIAL:
+        options["initial"] = initial
+    if variant != "auto":
+        options["variant"] = variant
+        axes = range(x.ndim) if axis is None else (axis,) if isinstance(axis, (int, np.integer)) else axis
+        if whole_arrays_only(op, variant) and len({int(ax) % (x.ndim or 1) for ax in axes}) == x.ndim:
+            # Dask asks for every axis with keepdims=True; a classic variant takes the whole chunk (axis=None)
+            # and nothing else, so its one value is given the kept dimensions here.
+            del options["keepdims"]
+            whole = fn(x, axis=None, **options)
+            return whole.reshape((1,) * x.ndim) if keepdims else whole
+    return fn(x, axis=axis, **options)
+
+
+def mean_chunk(variant, x, axis=None, keepdims=True, accumulate=None, computing_meta=False, **dask_options):
+    if computing_meta:
+        return x
+    total = kernel_reduce("sum", variant, x, axis=axis, keepdims=True, result_dtype=accumulate)
+    n = np.prod([x.shape[i] for i in axis], dtype=np.int64)
+    count = np.full_like(total, n, dtype=np.int64, shape=total.shape) if hasattr(total, "shape") else n
+    return {"n": count, "total": total}
+
+
+def mean_combine(pairs, axis=None, keepdims=True, accumulate=None, computing_meta=False, **dask_options):
+    n, total = gather_parts(pairs, "n", axis), gather_parts(pairs, "total", axis)
+    return {"n": n.sum(axis=axis, keepdims=True), "total": total.sum(axis=axis, keepdims=True, dtype=accumulate)}
+
+
+def mean_agg(pairs, axis=None, keepdims=False, accumulate=None, result_dtype=None, computing_meta=False,
+              **dask_options):
+    combined = mean_combine(pairs, axis=axis, accumulate=accumulate)
+    n, total = combined["n"], combined["total"]
+    if not keepdims:
+        n, total = n.squeeze(axis=axis), total.squeeze(axis=axis)
+    if bool((n == 0).any()):
+        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)  # and NaN, as NumPy's mean
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return scalar_if_0d(np.true_divide(total, n).astype(result_dtype, copy=False))
+
+
+def mean(a, axis=None, dtype=None, keepdims=False, split_every=None, out=None, *, variant="auto"):
+    """numpy.mean of a Dask array: each chunk's count and sum (float64 for integers and bool, as NumPy
+    accumulates), divided once at the end.  An empty reduction gives NaN and warns "Mean of empty slice", as
+    NumPy's."""
+    a = checked_array(a)
+    whole_arrays_only("sum", variant)  # an unknown variant fails here, not at compute()
+    result_dtype = np.mean(np.ones((1,), a.dtype), dtype=dtype).dtype
+    accumulate = np.dtype(dtype) if dtype is not None else (
+        a.dtype if dtype_kind(a.dtype) in "fc" else np.dtype(np.float64))
+    return da.reduction(a, partial(mean_chunk, variant, accumulate=accumulate),
+                        partial(mean_agg, accumulate=accumulate, result_dtype=result_dtype),
+                        combine=partial(mean_combine, accumulate=accumulate), axis=axis, keepdims=keepdims,
+                        dtype=result_dtype, split_every=split_every, out=out, concatenate=False,
+                        meta=result_meta(a, axis, keepdims, result_dtype))
+
+
+def structured_partials(vals, arg):
+    """(vals, arg) as one structured array, or a dict for array types without structured dtypes (CuPy)."""
+    try:
+        result = np.empty_like(vals, shape=vals.shape, dtype=[("vals", vals.dtype), ("arg", arg.dtype)])
+    except TypeError:
+        result = {}
+    result["vals"] = vals
+    result["arg"] = arg
+    return result
+
+
+def global_arg(x, arg, arg_axis, offset_info):
+    """(value, global index) of a chunk's extremes at the chunk's positions `arg` (arg_axis None: the flattened
+    chunk, one position), the index made global with the block's offset."""
+    if arg_axis is None:
+        vals = x.reshape(-1)[arg.reshape(-1)].reshape(arg.shape)
+        offset, total_shape = offset_info
+        local = np.unravel_index(int(arg.reshape(-1)[0]), x.shape)
+        arg = np.full_like(arg, np.ravel_multi_index(tuple(o + i for o, i in zip(offset, local)), total_shape))
+    else:
+        vals = np.take_along_axis(x, arg, axis=arg_axis)
+        arg = arg + offset_info
+    return vals, arg
+
+
+def first_extreme(value_op, data, axis, keepdims, skip_nan=False):
+    """(global index, value) of the partials' extreme: NaN counts as extreme, and of tied partials the smallest
+    global index wins (NumPy's first occurrence; Dask's own combine takes the first in block order, which is not
+    the first in the array's order when the reduction runs over several axes).  skip_nan (nanargmin, nanargmax):
+    a NaN partial stands for a chunk's slice without a number (its index that slice's first); it counts as +inf
+    (nanargmax: -inf), as NumPy's nanargmin takes a NaN, so it wins only a tie with that infinity; the value is
+    NaN where no partial has a number."""
+    vals, arg = data["vals"], data["arg"]
+    ax = None if len(axis) == vals.ndim or vals.ndim == 1 else axis[0]
+    if skip_nan:
+        numbers = ~np.isnan(vals)
+        filled = np.where(numbers, vals, np.inf if value_op == "min" else -np.inf)
+        extreme = getattr(np, value_op)(filled, axis=ax, keepdims=True)
+        tied = filled == extreme
+        extreme = np.where(numbers.any(axis=ax, keepdims=True), extreme, np.nan)
+    else:
+        extreme = getattr(np, value_op)(vals, axis=ax, keepdims=True)  # NaN propagates
+        tied = vals == extreme
+        if dtype_kind(vals.dtype) in "fc":
+            tied = tied | (np.isnan(vals) & np.isnan(extreme))
+    first = np.where(tied, arg, np.iinfo(arg.dtype).max).min(axis=ax, keepdims=True)
+    if not keepdims:
+        extreme, first = (np.squeeze(extreme), np.squeeze(first)) if ax is None else (
+            np.squeeze(extreme, axis=ax), np.squeeze(first, axis=ax))
+    return first, extreme
+
+
+def scalar_if_0d(result):
+    """A 0-d NumPy result as a NumPy scalar, as NumPy's own reductions give (a device 0-d array stays one)."""
+    return result[()] if isinstance(result, np.ndarray) and result.ndim == 0 else result
+
+
+# the scans that take dtype= (those of the operators whose NumPy function takes it: ops.def)
+_DTYPED_SCANS = {_registry.scan_function_name(op.name) for op in _registry.OPERATORS if op.scans and "dtype" in op.keywords}
+
+
+def _kernel_scan(op, variant, x, axis=None, dtype=None):
+    options = kernel_options(variant)
+    if dtype is not None and op in _DTYPED_SCANS:
+        options["dtype"] = dtype
+    return getattr(kernels, op)(x, axis=axis, **options)
+
+
+def _check_scan_variant(op, variant):
+    """An unknown variant, or one that does not scan `op`: gpureduce's ValueError naming the choices, here, not at
+    compute()."""
+    if variant != "auto":
+        variant_for("scan", _registry.SCAN_FUNCTIONS[op], variant)
+
+
+def block_scan(op, a, axis, dtype, out, variant):
+    a = checked_array(a)
+    _check_scan_variant(op, variant)
+    probe = np.ones((1,), a.dtype)
+    if op in _DTYPED_SCANS:
+        result_dtype = getattr(np, op)(probe, dtype=dtype).dtype
+    elif op == "logcumsumexp":
+        if a.dtype.kind == "c":
+            raise TypeError(f"unsupported dtype {a.dtype} of the Dask array: logsumexp has no kernel for it "
+                            "(gpureduce.logcumsumexp takes real inputs)")
+        result_dtype = a.dtype if dtype_kind(a.dtype) == "f" else np.dtype(np.float64)
+    else:
+        result_dtype = a.dtype
+    # the step that folds the blocks before into a block, and what folds in nothing (a nan scan's carry holds no
+    # NaN of an element: only one of the data's own, inf - inf, which stays, as NumPy's)
+    ufunc, ident = {
+        "cumsum": (np.add, 0),
+        "cumprod": (np.multiply, 1),
+        "nancumsum": (np.add, 0),
+        "nancumprod": (np.multiply, 1),
+        "cummax": (np.maximum, lowest(result_dtype)),
+        "cummin": (np.minimum, highest(result_dtype)),
+        "logcumsumexp": (np.logaddexp, -np.inf),
+    }[op]
+    binop = partial(_fold, ufunc)
+    if axis is None:
+        # Flattened here, not by cumreduction: Dask 2026.8 rechunks its flattened array to chunks of
+        # `npartitions` elements (15 elements a chunk for 15 blocks), a graph whose ordering alone takes about a
+        # minute for 10^6 elements.  ravel() keeps about as many blocks as the input has.
+        a, axis = a.ravel(), 0
+    func = partial(_kernel_scan, op, variant, dtype=result_dtype)
+    func.__name__ = op  # cumreduction names its graph layer after it
+    return _reductions.cumreduction(func, binop, ident, a, axis=axis, dtype=result_dtype, out=out)
+
+
+# A host block at least this large has the blocks before it folded in on several threads (NumPy's ufuncs release
+# the GIL): the fold reads and writes the whole block in host memory, which one thread does at a fraction of the
+# memory's bandwidth, about 7 GB/s, seven times slower than the GPU's scan of the same block.
+_PARALLEL_FOLD_BYTES = 32 << 20
+
+
+_FOLD_THREADS = 8
+
+
+_fold_pool = None
+
+
+def _fold(ufunc, carry, block):
+    """ufunc(carry, block): the running result of the blocks before (length 1 along the scan axis) folded into
+    a scanned block, as cumreduction asks; a large NumPy block in slices on up to _FOLD_THREADS threads."""
+    threads = min(_FOLD_THREADS, os.cpu_count() or 1)
+    along = [d for d in range(block.ndim) if np.ndim(carry) == block.ndim and np.shape(carry)[d] == 1]
+    if (type(block) is not np.ndarray or block.nbytes < _PARALLEL_FOLD_BYTES or threads < 2 or not along
+            or np.result_type(carry, block) != block.dtype):
+        return _fold_slice(ufunc, carry, block)
+    d = max(along, key=lambda k: block.shape[k])  # slices along a dimension the carry is broadcast over
+    if block.shape[d] < threads:
+        return _fold_slice(ufunc, carry, block)
+    global _fold_pool
+    if _fold_pool is None:
+        _fold_pool = concurrent.futures.ThreadPoolExecutor(_FOLD_THREADS, thread_name_prefix="gpureduce-fold")
+    out = np.empty_like(block)
+    bounds = np.linspace(0, block.shape[d], threads + 1).astype(int)
+    pieces = [(slice(None),) * d + (slice(lo, hi),) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    for done in [_fold_pool.submit(_fold_slice, ufunc, carry, block[p], out[p]) for p in pieces]:
+        done.result()
+    return out
+
+
+def _fold_slice(ufunc, carry, block, out=None):
+    with np.errstate(invalid="ignore"):  # logaddexp of a NaN: NumPy warns, the kernels propagate it silently
+        return ufunc(carry, block) if out is None else ufunc(carry, block, out=out)
+
+
+def lowest(dtype):
+    dtype = np.dtype(dtype)
+    return False if dtype.kind == "b" else np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf
+
+
+def highest(dtype):
+    dtype = np.dtype(dtype)
+    return True if dtype.kind == "b" else np.iinfo(dtype).max if dtype.kind in "iu" else np.inf

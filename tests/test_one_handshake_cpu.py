@@ -1,0 +1,35 @@
+"""One DLPack handshake per call (issue 39): the eager call takes its input once and hands the operand to the
+planner and to NumPy's checks after the kernels, so a producer's __dlpack__ runs once, whatever the function
+(nanmean's operator choice, its plan and its "Mean of empty slice" check used to take it three times).  The
+runner is replaced by one that answers NaN, so no GPU is needed."""
+import warnings
+
+import numpy as np
+import pytest
+
+import gpureduce
+from gpureduce import _core
+
+
+class CountingProducer:
+    """A DLPack producer of a host array that counts its handshakes."""
+
+    def __init__(self, array):
+        self.array, self.calls = array, 0
+
+    def __dlpack__(self, **kwargs):
+        self.calls += 1
+        return self.array.__dlpack__(**{k: v for k, v in kwargs.items() if k != "stream"})
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+@pytest.mark.parametrize("name", ["sum", "nansum", "nanmean", "nanmax", "nanvar", "mean", "max"])
+def test_a_reduction_takes_its_input_once(monkeypatch, name):
+    monkeypatch.setattr(_core, "run", lambda plan: np.float64(np.nan))
+    x = CountingProducer(np.array([1.0, np.nan, 3.0]))
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # nanmax's "All-NaN slice" of the stand-in's NaN
+        getattr(gpureduce, name)(x)
+    assert x.calls == 1, f"gpureduce.{name} called __dlpack__ {x.calls} times"

@@ -1,0 +1,58 @@
+"""Every public function's signature and docstring, held against a snapshot (tests/data/public_api.json).
+
+The Python package's redesign (issue 39: one operator record, one typed plan, the planning package, gpureduce.dask a
+package) must leave what users read and call unchanged: ``help()`` of every public name of gpureduce,
+gpureduce.dask and gpureduce.testing.  A deliberate change of the public face rewrites the snapshot in the same
+commit:
+
+    python tests/test_public_api_cpu.py --write
+"""
+import importlib
+import inspect
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+SNAPSHOT = Path(__file__).resolve().parent / "data" / "public_api.json"
+MODULES = ("gpureduce", "gpureduce.dask", "gpureduce.testing")
+
+
+def public_face(module_names=MODULES):
+    """{"module.name": {"signature": ..., "doc": ...}} of every public function and class of the modules (the
+    docstrings as inspect.cleandoc gives them: Python 3.13 strips their indentation itself)."""
+    face = {}
+    for module_name in module_names:
+        module = importlib.import_module(module_name)
+        names = getattr(module, "__all__", None) or [n for n in dir(module) if not n.startswith("_")]
+        for name in sorted(names):
+            obj = getattr(module, name)
+            if not (inspect.isfunction(obj) or inspect.isclass(obj) or inspect.isbuiltin(obj)):
+                continue
+            try:
+                signature = str(inspect.signature(obj))
+            except (TypeError, ValueError):
+                signature = None
+            face[f"{module_name}.{name}"] = {"signature": signature,
+                                             "doc": inspect.cleandoc(obj.__doc__) if obj.__doc__ else None}
+    return face
+
+
+@pytest.mark.parametrize("module_name", MODULES)
+def test_the_public_face_is_unchanged(module_name):
+    if module_name == "gpureduce.dask":
+        pytest.importorskip("dask.array")
+    if sys.flags.optimize >= 2:
+        pytest.skip("python -OO drops docstrings")
+    want = {k: v for k, v in json.loads(SNAPSHOT.read_text()).items() if k.rpartition(".")[0] == module_name}
+    got = public_face([module_name])
+    assert sorted(got) == sorted(want), f"public names added or gone: {sorted(set(got) ^ set(want))}"
+    changed = [name for name in want if got[name] != want[name]]
+    assert not changed, (f"signature or docstring changed: {changed} (a deliberate change rewrites the snapshot: "
+                         "python tests/test_public_api_cpu.py --write)")
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
+    SNAPSHOT.write_text(json.dumps(public_face(), indent=1, sort_keys=True) + "\n")
+    print(f"wrote {SNAPSHOT}")
