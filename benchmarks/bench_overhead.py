@@ -223,7 +223,7 @@ def render_op_table(data, op, dtype):
 STAGE_ROWS = (
     ("whole", "(1) whole call `gpureduce.<op>(x)`"),
     ("intake", "(2) C intake `_core.intake(x)`"),
-    ("plan", "(3) arguments + intake + plan `_plan.reduce_plan / scan_plan(op, x)`"),
+    ("plan", "(3) arguments + intake + plan `_planning.plan.reduce_plan / scan_plan(op, x)`"),
     ("run", "(4) C runner `_core.run(plan)`"),
 )
 
