@@ -127,6 +127,21 @@ Operand_host(PyObject *self, void *closure)
     return PyBool_FromLong(OP(self)->op.is_host);
 }
 
+/* The planner's cache key of an operand's layout: dtype, host or device, shape and strides as one bytes object
+ * (one allocation, hashed at once), where a tuple of the shape and strides tuples costs two more. */
+static PyObject *
+Operand_layout_key(PyObject *self, void *closure)
+{
+    const gr_operand *o = &OP(self)->op;
+    int64_t key[3 + 2 * GR_MAX_NDIM];
+    key[0] = o->dtype;
+    key[1] = o->is_host;
+    key[2] = o->ndim;
+    memcpy(key + 3, o->shape, sizeof(int64_t) * (size_t)o->ndim);
+    memcpy(key + 3 + o->ndim, o->strides, sizeof(int64_t) * (size_t)o->ndim);
+    return PyBytes_FromStringAndSize((const char *)key, (Py_ssize_t)(sizeof(int64_t) * (size_t)(3 + 2 * o->ndim)));
+}
+
 static PyObject *
 Operand_readonly(PyObject *self, void *closure)
 {
@@ -308,6 +323,8 @@ static PyGetSetDef Operand_getset[] = {
     {"strides", Operand_strides, NULL, "Tuple of strides, in elements.", NULL},
     {"size", Operand_size, NULL, "Number of elements.", NULL},
     {"host", Operand_host, NULL, "True for host memory (a NumPy array).", NULL},
+    {"layout_key", Operand_layout_key, NULL,
+     "bytes naming the dtype, host or device, shape and strides: the planner's cache key of the layout.", NULL},
     {"readonly", Operand_readonly, NULL, "True when the memory must not be written.", NULL},
     {"protocol", Operand_protocol, NULL,
      "How it was read: 'numpy', 'cuda_array_interface', 'dlpack' or 'gpureduce'.", NULL},

@@ -236,10 +236,10 @@ def _out(out, shape, what):
     return o
 
 
-# (op, variant, input kind, host, dtype code, shape, strides[, exclusive]) -> (template, whether it writes a new
-# result of the input's library in place[, the scan's view]) for calls with no option: a template is a plan
-# without its operands (with_operands(None)), which holds no array alive; emptied when it holds _WHOLE_MAX
-# (a loop over ever new shapes must not grow it without bound)
+# (op, variant, input kind, Operand.layout_key (dtype, host, shape, strides)[, exclusive]) -> (template, whether it
+# writes a new result of the input's library in place[, the scan's view]) for calls with no option: a template is a
+# plan without its operands (with_operands(None)), which holds no array alive; emptied when it holds _WHOLE_MAX (a
+# loop over ever new shapes must not grow it without bound)
 _WHOLE = {}
 _WHOLE_MAX = 4096
 
@@ -268,7 +268,7 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
     whole = axis is None and dtype is None and out is None and where is True and initial is NoValue \
         and not keepdims and weights is None and ddof is None and ord is None
     if whole:
-        key = (op, variant, type(a), x.host, x.code, x.shape, x.strides)
+        key = (op, variant, type(a), x.layout_key)
         cached = _WHOLE.get(key)
         if cached is not None:
             template, writes_fresh = cached
@@ -496,7 +496,7 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
     op = operator_for_dtype(op, x.dtype)  # no NaN in integers and bool: nancumsum is cumsum there
     whole = axis is None and dtype is None and out is None and (exclusive is False or exclusive is True)
     if whole:
-        key = (op, variant, type(a), x.host, x.code, x.shape, x.strides, exclusive)
+        key = (op, variant, type(a), x.layout_key, exclusive)
         cached = _WHOLE.get(key)
         if cached is not None:
             template, writes_fresh, view = cached
