@@ -46,7 +46,7 @@ def _hot_dtypes():
     return {code.lower() for code in codes}
 
 
-COPY, REDUCE, SCAN, REDUCE_CUB = 0, 1, 2, 3  # cuda/abi/jit.h: gr_jit_program
+COPY, REDUCE, SCAN, REDUCE_CUB, SCAN_CUB = 0, 1, 2, 3, 4  # cuda/abi/jit.h: gr_jit_program
 SCANNING = set(re.findall(r"^GR_OP\(\s*\w+\s*,\s*(\w+)\s*,\s*YES", (ROOT / "cuda" / "abi" / "ops.def").read_text(), re.M))
 _TYPE = r"gr::dtype_type<\(gr_dtype\)(\d+)>::type"
 
@@ -130,6 +130,30 @@ def test_cubs_axis_reductions_compiled_on_first_use_are_those_outside_the_hot_se
                 ("mean", "bfloat16", "bfloat16")} & calls
 
 
+def test_cubs_axis_scans_compiled_on_first_use_are_those_outside_the_hot_set():
+    """CUB's scan-by-key (variant "cub" of the scans along an axis): its agent's kernel for every scanning call
+    outside the hot set, and the init kernel of each accumulator, once."""
+    names = _listed(SCAN_CUB)
+    assert names and len(names) == len(set(names))
+    scans = [n for n in names if n.startswith("gr::cub_scan_by_key_kernel<")]
+    inits = [n for n in names if n.startswith("gr::cub_scan_by_key_init_kernel<")]
+    assert len(scans) + len(inits) == len(names)
+    for name in inits:
+        assert re.fullmatch(rf"gr::cub_scan_by_key_init_kernel<gr::accumulator<{_TYPE}>::type>", name), name
+    ops, dtypes = _core.op_names, _core.dtype_names
+    calls = set()
+    for name in scans:
+        m = re.fullmatch(rf"gr::cub_scan_by_key_kernel<gr::op_functor<\(gr_op\)(\d+)>::type, {_TYPE}, {_TYPE}>", name)
+        assert m, name
+        calls.add((ops[int(m[1])], dtypes[int(m[2])], dtypes[int(m[3])]))
+    assert len(calls) == len(scans)
+    assert {op for op, _, _ in calls} == SCANNING
+    assert {("prod", "float32", "float32"), ("nansum", "float64", "float64"), ("max", "int16", "int16"),
+            ("sum", "int8", "int8")} <= calls
+    # the hot set's are compiled ahead of time
+    assert not {("sum", "float32", "float32"), ("sum", "int64", "int64"), ("sum", "bfloat16", "bfloat16")} & calls
+
+
 @needs_nvrtc
 def test_one_kernel_of_each_program_compiles_for_sm_75(tmp_path):
     """The embedded sources compile with NVRTC: the first listed kernel of each program (about a second each;
@@ -143,7 +167,7 @@ def test_one_kernel_of_each_program_compiles_for_sm_75(tmp_path):
             print(program, c.jit_compile(program, name, 75)[1])
     """, tmp_path)
     assert rc == 0, out
-    assert out.split() == ["0", "True", "1", "True", "2", "True", "3", "True"], out
+    assert out.split() == ["0", "True", "1", "True", "2", "True", "3", "True", "4", "True"], out
 
 
 @needs_nvrtc
