@@ -111,9 +111,13 @@ CUDA_HOME = find_cuda_home()
 NVCC = CUDA_HOME / "bin" / "nvcc"
 
 
-def hot_operators(kind):
-    """The NAMEs of cuda/abi/hot_set.def's GR_HOT_<kind>(NAME) lines (kind REDUCE or SCAN)."""
-    return set(re.findall(rf"^GR_HOT_{kind}\(\s*(\w+)\s*\)", HOT_SET_DEF.read_text(), re.M))
+def hot_operators(kind, cub=False):
+    """The NAMEs of cuda/abi/hot_set.def's GR_HOT_<kind>(NAME) lines (kind REDUCE or SCAN), or with `cub` of its
+    GR_HOT_CUB(<kind>, NAME, dtype) lines (CUB's baselines compiled ahead of time)."""
+    text = HOT_SET_DEF.read_text()
+    if cub:
+        return set(re.findall(rf"^GR_HOT_CUB\(\s*{kind}\s*,\s*(\w+)\s*,", text, re.M))
+    return set(re.findall(rf"^GR_HOT_{kind}\(\s*(\w+)\s*\)", text, re.M))
 
 
 def operators():
@@ -166,11 +170,11 @@ def write_axis_sources(folder):
     the object cache keeps them); their paths."""
     (folder / "axis").mkdir(parents=True, exist_ok=True)
     paths = []
-    hot = {False: hot_operators("REDUCE"), True: hot_operators("SCAN")}
     for stem, header, macro, scan_family in AXIS_FAMILIES:
+        hot = hot_operators("SCAN" if scan_family else "REDUCE", cub="cub" in stem)
         names = [name for name, scans in operators() if scans or not scan_family]
-        units = [(name.lower(), [name]) for name in names if name in hot[scan_family]]
-        tail = [name for name in names if name not in hot[scan_family]]
+        units = [(name.lower(), [name]) for name in names if name in hot]
+        tail = [name for name in names if name not in hot]
         if tail:
             units.append(("others", tail))
         for unit, members in units:

@@ -44,9 +44,10 @@ dtype_table: Final[tuple[tuple[str, str, int, str, str], ...]]
 dtype the kernels accumulate it in, the dtype of its real part)."""
 dtype_names: Final[tuple[str, ...]]
 """NumPy dtype names indexed by gr_dtype code ("bool", "int8", ..., "complex128")."""
-hot_set: Final[dict[str, tuple[str, ...]]]
+hot_set: Final[dict[str, tuple[Any, ...]]]
 """The hot set of cuda/abi/hot_set.def, compiled ahead of time: {"dtypes": (...), "reduce": (operator names of the
-axis reductions), "scan": (operators of the axis scans)}; every other call's kernels compile on first use."""
+axis reductions), "scan": (operators of the axis scans), "cub": ((kind, operator, dtype), ...) of CUB's axis
+baselines (variant "cub")}; every other call's kernels compile on first use."""
 
 # ---- errors (src/errors.c) ----
 class CudaError(RuntimeError):

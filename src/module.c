@@ -63,26 +63,44 @@ add_owned(PyObject *module, const char *name, PyObject *value)
     return rc;
 }
 
-/* hot_set: {"dtypes", "reduce", "scan"}: the hot set of cuda/abi/hot_set.def, by name (what is compiled ahead of time;
- * the rest compiles on first use, and CUB's axis baseline exists for it only). */
+/* hot_set: {"dtypes", "reduce", "scan", "cub"}: the hot set of cuda/abi/hot_set.def, by name (what is compiled
+ * ahead of time; the rest compiles on first use); "cub" holds (kind, operator, dtype) of each GR_HOT_CUB line. */
 static PyObject *
 hot_set_dict(void)
 {
     const char *dtypes[GR_DTYPE_COUNT], *reduce[GR_OP_COUNT], *scan[GR_OP_COUNT];
     int n_dtypes = 0, n_reduce = 0, n_scan = 0;
+    PyObject *cub = PyList_New(0);
+    if (!cub) return NULL;
 #define GR_HOT_DTYPE(CODE) dtypes[n_dtypes++] = gr_dtype_name(CODE);
 #define GR_HOT_REDUCE(NAME) reduce[n_reduce++] = gr_op_name(GR_OP_##NAME);
 #define GR_HOT_SCAN(NAME) scan[n_scan++] = gr_op_name(GR_OP_##NAME);
+#define GR_HOT_CUB(KIND, NAME, CODE)                                                                              \
+    {                                                                                                             \
+        PyObject *line = Py_BuildValue("(sss)", GR_KIND_##KIND == GR_KIND_SCAN ? "scan" : "reduce",               \
+                                       gr_op_name(GR_OP_##NAME), gr_dtype_name(CODE));                            \
+        if (!line || PyList_Append(cub, line) < 0) {                                                              \
+            Py_XDECREF(line);                                                                                     \
+            Py_DECREF(cub);                                                                                       \
+            return NULL;                                                                                          \
+        }                                                                                                         \
+        Py_DECREF(line);                                                                                          \
+    }
 #include "abi/hot_set.def"
 #undef GR_HOT_DTYPE
 #undef GR_HOT_REDUCE
 #undef GR_HOT_SCAN
+#undef GR_HOT_CUB
     PyObject *d = gr_names_tuple(dtypes, n_dtypes), *r = gr_names_tuple(reduce, n_reduce);
-    PyObject *s = gr_names_tuple(scan, n_scan);
-    PyObject *result = d && r && s ? Py_BuildValue("{s:O, s:O, s:O}", "dtypes", d, "reduce", r, "scan", s) : NULL;
+    PyObject *s = gr_names_tuple(scan, n_scan), *c = PyList_AsTuple(cub);
+    PyObject *result = d && r && s && c ? Py_BuildValue("{s:O, s:O, s:O, s:O}", "dtypes", d, "reduce", r, "scan", s,
+                                                        "cub", c)
+                                        : NULL;
     Py_XDECREF(d);
     Py_XDECREF(r);
     Py_XDECREF(s);
+    Py_XDECREF(c);
+    Py_DECREF(cub);
     return result;
 }
 

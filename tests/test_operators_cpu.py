@@ -103,15 +103,19 @@ def test_result_rules_give_numpys_dtypes(op, dtype):
 
 def test_setup_writes_each_axis_operator_into_one_kernel_file_per_family(tmp_path, monkeypatch):
     """Every (family, operator) is in exactly one written unit: a unit of its own for the hot operators of
-    cuda/abi/hot_set.def (their kernels compile in parallel), the others together (gpureduce's: host code only)."""
+    cuda/abi/hot_set.def (their kernels compile in parallel; CUB's families: its GR_HOT_CUB lines), the others
+    together (host code only)."""
     if not (ROOT / "setup.py").exists():
         pytest.skip("needs the source tree (setup.py)")
     monkeypatch.setattr(setuptools, "setup", lambda **kwargs: None)
     build = runpy.run_path(str(ROOT / "setup.py"))
     paths = [Path(p) for p in build["write_axis_sources"](tmp_path)]
     hot_def = (ROOT / "cuda" / "abi" / "hot_set.def").read_text()
-    hot = {False: set(re.findall(r"^GR_HOT_REDUCE\((\w+)\)", hot_def, re.M)),
-           True: set(re.findall(r"^GR_HOT_SCAN\((\w+)\)", hot_def, re.M))}
+    hot = {family: set(re.findall(rf"^GR_HOT_CUB\({'SCAN' if scans else 'REDUCE'}, (\w+),", hot_def, re.M))
+           if "cub" in family else
+           set(re.findall(rf"^GR_HOT_{'SCAN' if scans else 'REDUCE'}\((\w+)\)", hot_def, re.M))
+           for family, scans in (("reduce_segments", False), ("reduce_segments_cub", False),
+                                 ("scan_segments", True), ("scan_segments_cub", True))}
     families = {"reduce_segments": False, "reduce_segments_cub": False, "scan_segments": True,
                 "scan_segments_cub": True}  # -> for scanning operators only
     expected = {(family, NAME) for NAME, _, scans, *_ in declared()
@@ -125,7 +129,7 @@ def test_setup_writes_each_axis_operator_into_one_kernel_file_per_family(tmp_pat
         assert f'#include "axis/{family}.cuh"' in text, text
         assert f"#define {macro}(OP)" in header.read_text(), f"{header.name} defines no {macro}"
         members = re.findall(rf"^{macro}\((\w+)\)$", text, re.M)
-        if any(m in hot[families[family]] for m in members):  # a hot operator: a unit of its own, named for it
+        if any(m in hot[family] for m in members):  # a hot operator: a unit of its own, named for it
             assert members == [p.stem[len(family) + 1:].upper()], (p.name, members)
         written += [(family, m) for m in members]
     assert sorted(written) == sorted(expected)  # each once

@@ -63,7 +63,7 @@ int each_cub_kernel(Each each, void *context) {
             (void)with_segment_types<true, KIND, OP>(gr_dtype(a), gr_dtype(b), [&](auto in_tag, auto out_tag) -> gr_status {
                 using In = tag_type<decltype(in_tag)>;
                 using Out = tag_type<decltype(out_tag)>;
-                if constexpr (!is_hot_kernel(KIND, OP, dtype_of<In>::value, dtype_of<Out>::value)) {
+                if constexpr (!is_hot_cub_kernel(KIND, OP, dtype_of<In>::value, dtype_of<Out>::value)) {
                     if constexpr (KIND == GR_KIND_REDUCE) {
                         stop = each_cub_alternative<OP, In, Out>(each, context);
                     } else {

@@ -193,7 +193,7 @@ template <gr_op OP, class In, class Out>
 gr_status cub_scan_call(const ScanProblem &p, bool exclusive, char *scratch, size_t *bytes, cudaStream_t stream,
                         int *cuda_error) {
     using Op = typename op_functor<OP>::type;
-    if constexpr (is_hot_kernel(GR_KIND_SCAN, OP, dtype_of<In>::value, dtype_of<Out>::value)) {
+    if constexpr (is_hot_cub_kernel(GR_KIND_SCAN, OP, dtype_of<In>::value, dtype_of<Out>::value)) {
         return cub_scan_run<Op, In, Out>(p, exclusive, scratch, bytes, stream, AotCubScanKernels<Op, In, Out>{},
                                          cuda_error);
     } else {

@@ -110,6 +110,18 @@ constexpr bool is_hot_kernel(gr_kind kind, gr_op op, gr_dtype in, gr_dtype out) 
     return false;
 }
 
+// Whether CUB's kernels of (kind, op) for the kernel types (in, out) are compiled ahead of time: a GR_HOT_CUB
+// call runs them (CUB takes its input in the result dtype, so the call's kernel types are its result's).
+constexpr bool is_hot_cub_kernel(gr_kind kind, gr_op op, gr_dtype in, gr_dtype out) {
+    for (int a = 0; a < GR_DTYPE_COUNT; a++) {
+        const gr_dtype caller = gr_dtype(a), result = result_dtype(op, caller);
+        if (!is_hot_cub_call(kind, op, caller) || !segments_supported(kind, op, caller, result)) continue;
+        const KernelTypes k = kernel_types(op, result, result);
+        if (k.in == in && k.out == out) return true;
+    }
+    return false;
+}
+
 // Whether kernels of this variant family (kCub: CUB's, else gpureduce's) exist for exactly (op, in, out).
 constexpr bool instantiated(bool cub, gr_kind kind, gr_op op, gr_dtype in, gr_dtype out) {
     if (!segments_supported(kind, op, in, out)) return false;
