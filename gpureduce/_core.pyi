@@ -44,10 +44,12 @@ dtype_table: Final[tuple[tuple[str, str, int, str, str], ...]]
 dtype the kernels accumulate it in, the dtype of its real part)."""
 dtype_names: Final[tuple[str, ...]]
 """NumPy dtype names indexed by gr_dtype code ("bool", "int8", ..., "complex128")."""
-hot_set: Final[dict[str, tuple[Any, ...]]]
+hot_set: Final[dict[str, tuple[str, ...]]]
 """The hot set of cuda/abi/hot_set.def, compiled ahead of time: {"dtypes": (...), "reduce": (operator names of the
-axis reductions), "scan": (operators of the axis scans), "cub": ((kind, operator, dtype), ...) of CUB's axis
-baselines (variant "cub")}; every other call's kernels compile on first use."""
+axis reductions), "scan": (operators of the axis scans)}; every other call's kernels compile on first use."""
+cub_hot_set: Final[tuple[tuple[str, str, str], ...]]
+"""(kind, operator, dtype) of CUB's axis baselines (variant "cub") compiled ahead of time, kind "reduce" or "scan"
+(cuda/abi/hot_set.def: GR_HOT_CUB); the others compile on first use."""
 
 # ---- errors (src/errors.c) ----
 class CudaError(RuntimeError):
