@@ -121,11 +121,12 @@ def hot_operators(kind, cub=False):
 
 
 def operators():
-    """(NAME, scans) of each GR_OP(NAME, name, scans, flat, result) line of cuda/abi/ops.def, in order."""
-    rows = re.findall(r"^GR_OP\(\s*(\w+)\s*,\s*\w+\s*,\s*(YES|NO)\s*,", OPS_DEF.read_text(), re.M)
+    """(NAME, scans) of each GR_OP(NAME, name, scans, ..., kernels) line of cuda/abi/ops.def whose axis kernels are
+    its own (its `kernels` column is NAME: std runs var's, so it has no unit), in order."""
+    rows = re.findall(r"^GR_OP\(\s*(\w+)\s*,\s*\w+\s*,\s*(YES|NO)\s*,.*,\s*(\w+)\s*\)\s*$", OPS_DEF.read_text(), re.M)
     if not rows:
         raise SystemExit(f"no GR_OP(...) line found in {OPS_DEF}")
-    return [(name, scans == "YES") for name, scans in rows]
+    return [(name, scans == "YES") for name, scans, kernels in rows if kernels == name]
 
 
 # What each nvcc step leaves beside its object, for the next build and for the budget (cuda/build_budget.json):

@@ -137,7 +137,9 @@ extern "C" int gr_jit_each_kernel(int (*each_listed)(void *, gr_jit_program, con
 #define GR_EACH_SCAN(OP)                                                                 \
     if (!stop) stop = each_segments_kernel<GR_KIND_SCAN, GR_OP_##OP>(each, context);       \
     if (!stop) stop = each_cub_kernel<GR_KIND_SCAN, GR_OP_##OP>(each, context);
-#define GR_OP(NAME, name, scans, flat, result, ...) GR_EACH_REDUCE(NAME) GR_IF_##scans(GR_EACH_SCAN(NAME))
+// an operator whose kernels are another's (ops.def's `kernels` column) runs that one's: nothing of its own
+#define GR_OP(NAME, name, scans, flat, result, ...) \
+    if (kKernelsOf[GR_OP_##NAME] == GR_OP_##NAME) { GR_EACH_REDUCE(NAME) GR_IF_##scans(GR_EACH_SCAN(NAME)) }
 #include "abi/ops.def"
 #undef GR_OP
 #undef GR_EACH_REDUCE
