@@ -37,16 +37,14 @@ CUDA_SOURCES = sorted(str(p.relative_to(ROOT)) for p in CUDA_DIR.rglob("*.cu"))
 # one list of operators (cuda/abi/ops.def): every operator reduces, those whose `scans` column is YES scan too.
 OPS_DEF = CUDA_ABI_DIR / "ops.def"
 # Each family's units: a unit per hot operator of cuda/abi/hot_set.def (its kernels compile in parallel with the
-# others'), and the other operators together in a few units.  The units of those compile the host half only
-# (their kernels compile on first use: CUB's segmented reduction too, launched from gpureduce's host half): one
-# unit each family.  CUB's scan-by-key is launched by CUB's own host dispatch, which NVRTC cannot make, so its
-# kernels are compiled for every operator: the rest in 2 units, as each unit pays CUB's headers again (about
-# 12 s of nvcc).
-AXIS_FAMILIES = (  # (file stem, header, macro, scans (else reduces), units of the operators outside the hot set)
-    ("reduce_segments", "axis/reduce_segments.cuh", "GR_REDUCE_SEGMENTS_OP", False, 1),
-    ("reduce_segments_cub", "axis/reduce_segments_cub.cuh", "GR_REDUCE_SEGMENTS_CUB_OP", False, 1),
-    ("scan_segments", "axis/scan_segments.cuh", "GR_SCAN_SEGMENTS_OP", True, 1),
-    ("scan_segments_cub", "axis/scan_segments_cub.cuh", "GR_SCAN_SEGMENTS_CUB_OP", True, 2),
+# others'), and one unit of the other operators, which compiles their host half only: their kernels, gpureduce's
+# and CUB's (its segmented reduction and its scan-by-key's agent, launched from gpureduce's host half), compile on
+# first use.
+AXIS_FAMILIES = (  # (file stem, header, macro, scans (else reduces))
+    ("reduce_segments", "axis/reduce_segments.cuh", "GR_REDUCE_SEGMENTS_OP", False),
+    ("reduce_segments_cub", "axis/reduce_segments_cub.cuh", "GR_REDUCE_SEGMENTS_CUB_OP", False),
+    ("scan_segments", "axis/scan_segments.cuh", "GR_SCAN_SEGMENTS_OP", True),
+    ("scan_segments_cub", "axis/scan_segments_cub.cuh", "GR_SCAN_SEGMENTS_CUB_OP", True),
 )
 HOT_SET_DEF = CUDA_ABI_DIR / "hot_set.def"
 C_SOURCES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "src").glob("*.c"))
@@ -113,17 +111,22 @@ CUDA_HOME = find_cuda_home()
 NVCC = CUDA_HOME / "bin" / "nvcc"
 
 
-def hot_operators(kind):
-    """The NAMEs of cuda/abi/hot_set.def's GR_HOT_<kind>(NAME) lines (kind REDUCE or SCAN)."""
-    return set(re.findall(rf"^GR_HOT_{kind}\(\s*(\w+)\s*\)", HOT_SET_DEF.read_text(), re.M))
+def hot_operators(kind, cub=False):
+    """The NAMEs of cuda/abi/hot_set.def's GR_HOT_<kind>(NAME) lines (kind REDUCE or SCAN), or with `cub` of its
+    GR_HOT_CUB(<kind>, NAME, dtype) lines (CUB's baselines compiled ahead of time)."""
+    text = HOT_SET_DEF.read_text()
+    if cub:
+        return set(re.findall(rf"^GR_HOT_CUB\(\s*{kind}\s*,\s*(\w+)\s*,", text, re.M))
+    return set(re.findall(rf"^GR_HOT_{kind}\(\s*(\w+)\s*\)", text, re.M))
 
 
 def operators():
-    """(NAME, scans) of each GR_OP(NAME, name, scans, flat, result) line of cuda/abi/ops.def, in order."""
-    rows = re.findall(r"^GR_OP\(\s*(\w+)\s*,\s*\w+\s*,\s*(YES|NO)\s*,", OPS_DEF.read_text(), re.M)
+    """(NAME, scans) of each GR_OP(NAME, name, scans, ..., kernels) line of cuda/abi/ops.def whose axis kernels are
+    its own (its `kernels` column is NAME: std runs var's, so it has no unit), in order."""
+    rows = re.findall(r"^GR_OP\(\s*(\w+)\s*,\s*\w+\s*,\s*(YES|NO)\s*,.*,\s*(\w+)\s*\)\s*$", OPS_DEF.read_text(), re.M)
     if not rows:
         raise SystemExit(f"no GR_OP(...) line found in {OPS_DEF}")
-    return [(name, scans == "YES") for name, scans in rows]
+    return [(name, scans == "YES") for name, scans, kernels in rows if kernels == name]
 
 
 # What each nvcc step leaves beside its object, for the next build and for the budget (cuda/build_budget.json):
@@ -168,13 +171,13 @@ def write_axis_sources(folder):
     the object cache keeps them); their paths."""
     (folder / "axis").mkdir(parents=True, exist_ok=True)
     paths = []
-    hot = {False: hot_operators("REDUCE"), True: hot_operators("SCAN")}
-    for stem, header, macro, scan_family, tail_units in AXIS_FAMILIES:
+    for stem, header, macro, scan_family in AXIS_FAMILIES:
+        hot = hot_operators("SCAN" if scan_family else "REDUCE", cub="cub" in stem)
         names = [name for name, scans in operators() if scans or not scan_family]
-        units = [(name.lower(), [name]) for name in names if name in hot[scan_family]]
-        tail = [name for name in names if name not in hot[scan_family]]
-        for i in range(min(tail_units, len(tail))):
-            units.append((f"others{i}" if tail_units > 1 else "others", tail[i::tail_units]))
+        units = [(name.lower(), [name]) for name in names if name in hot]
+        tail = [name for name in names if name not in hot]
+        if tail:
+            units.append(("others", tail))
         for unit, members in units:
             path = folder / "axis" / f"{stem}_{unit}.cu"
             what = f"operator {members[0].lower()}" if len(members) == 1 else \
@@ -323,11 +326,10 @@ class BuildExtWithNvcc(build_ext):
         print(f"gpureduce: nvcc for sm_{', sm_'.join(archs)} (+ PTX compute_{archs[-1]}), chosen by {origin}; "
               f"{len(sources)} CUDA files, {jobs} at a time", flush=True)
         # The heaviest files first, so the parallel jobs finish together instead of one long file starting last:
-        # CUB's scan units of several operators (a minute each on 16 cores), CUB's others, the axis units (the
-        # hot set's kernels), then the rest.
+        # CUB's units (its headers alone are seconds of nvcc), the axis units (the hot set's kernels), then the rest.
         def weight(s):
             stem, axis = Path(s).stem, Path(s).parent.name == "axis"
-            return 3 if "scan_segments_cub_others" in stem else 2 if "cub" in stem else 1 if axis else 0
+            return 2 if "cub" in stem else 1 if axis else 0
         order = sorted(sources, key=weight, reverse=True)
         done_count = [0]
         records = {}  # translation unit -> its record (kernels per architecture, seconds)

@@ -47,6 +47,9 @@ dtype_names: Final[tuple[str, ...]]
 hot_set: Final[dict[str, tuple[str, ...]]]
 """The hot set of cuda/abi/hot_set.def, compiled ahead of time: {"dtypes": (...), "reduce": (operator names of the
 axis reductions), "scan": (operators of the axis scans)}; every other call's kernels compile on first use."""
+cub_hot_set: Final[tuple[tuple[str, str, str], ...]]
+"""(kind, operator, dtype) of CUB's axis baselines (variant "cub") compiled ahead of time, kind "reduce" or "scan"
+(cuda/abi/hot_set.def: GR_HOT_CUB); the others compile on first use."""
 
 # ---- errors (src/errors.c) ----
 class CudaError(RuntimeError):

@@ -64,7 +64,7 @@ add_owned(PyObject *module, const char *name, PyObject *value)
 }
 
 /* hot_set: {"dtypes", "reduce", "scan"}: the hot set of cuda/abi/hot_set.def, by name (what is compiled ahead of time;
- * the rest compiles on first use, and CUB's axis baseline exists for it only). */
+ * the rest compiles on first use). */
 static PyObject *
 hot_set_dict(void)
 {
@@ -73,16 +73,45 @@ hot_set_dict(void)
 #define GR_HOT_DTYPE(CODE) dtypes[n_dtypes++] = gr_dtype_name(CODE);
 #define GR_HOT_REDUCE(NAME) reduce[n_reduce++] = gr_op_name(GR_OP_##NAME);
 #define GR_HOT_SCAN(NAME) scan[n_scan++] = gr_op_name(GR_OP_##NAME);
+#define GR_HOT_CUB(KIND, NAME, CODE)
 #include "abi/hot_set.def"
 #undef GR_HOT_DTYPE
 #undef GR_HOT_REDUCE
 #undef GR_HOT_SCAN
+#undef GR_HOT_CUB
     PyObject *d = gr_names_tuple(dtypes, n_dtypes), *r = gr_names_tuple(reduce, n_reduce);
     PyObject *s = gr_names_tuple(scan, n_scan);
     PyObject *result = d && r && s ? Py_BuildValue("{s:O, s:O, s:O}", "dtypes", d, "reduce", r, "scan", s) : NULL;
     Py_XDECREF(d);
     Py_XDECREF(r);
     Py_XDECREF(s);
+    return result;
+}
+
+/* cub_hot_set: ((kind, operator, dtype), ...) of hot_set.def's GR_HOT_CUB lines: CUB's axis baselines (variant
+ * "cub") compiled ahead of time. */
+static PyObject *
+cub_hot_set_tuple(void)
+{
+    static const struct { gr_kind kind; gr_op op; gr_dtype dtype; } lines[] = {
+#define GR_HOT_DTYPE(CODE)
+#define GR_HOT_REDUCE(NAME)
+#define GR_HOT_SCAN(NAME)
+#define GR_HOT_CUB(KIND, NAME, CODE) {GR_KIND_##KIND, GR_OP_##NAME, CODE},
+#include "abi/hot_set.def"
+#undef GR_HOT_DTYPE
+#undef GR_HOT_REDUCE
+#undef GR_HOT_SCAN
+#undef GR_HOT_CUB
+    };
+    const Py_ssize_t n = (Py_ssize_t)(sizeof lines / sizeof lines[0]);
+    PyObject *result = PyTuple_New(n);
+    for (Py_ssize_t i = 0; result && i < n; i++) {
+        PyObject *row = Py_BuildValue("(sss)", lines[i].kind == GR_KIND_SCAN ? "scan" : "reduce",
+                                      gr_op_name(lines[i].op), gr_dtype_name(lines[i].dtype));
+        if (!row) Py_CLEAR(result);
+        else PyTuple_SET_ITEM(result, i, row);
+    }
     return result;
 }
 
@@ -126,6 +155,7 @@ core_exec(PyObject *module)
     if (add_owned(module, "dtype_table", gr_dtype_table()) < 0) return -1;
     if (add_owned(module, "dtype_names", gr_names_tuple(dtype_names, GR_DTYPE_COUNT)) < 0) return -1;
     if (add_owned(module, "hot_set", hot_set_dict()) < 0) return -1;
+    if (add_owned(module, "cub_hot_set", cub_hot_set_tuple()) < 0) return -1;
     int n_fields;
     const char *const *fields = gr_plan_segment_fields(&n_fields);
     if (add_owned(module, "SEGMENT_FIELDS", gr_names_tuple(fields, n_fields)) < 0) return -1;

@@ -46,9 +46,13 @@ def _hot_dtypes():
     return {code.lower() for code in codes}
 
 
-COPY, REDUCE, SCAN, REDUCE_CUB = 0, 1, 2, 3  # cuda/abi/jit.h: gr_jit_program
+COPY, REDUCE, SCAN, REDUCE_CUB, SCAN_CUB = 0, 1, 2, 3, 4  # cuda/abi/jit.h: gr_jit_program
 SCANNING = set(re.findall(r"^GR_OP\(\s*\w+\s*,\s*(\w+)\s*,\s*YES", (ROOT / "cuda" / "abi" / "ops.def").read_text(), re.M))
 _TYPE = r"gr::dtype_type<\(gr_dtype\)(\d+)>::type"
+# the operators whose axis kernels are another's (ops.def's last column, `kernels`): they list none of their own
+SHARING = {name.lower() for name, kernels in re.findall(r"^GR_OP\(\s*(\w+)\s*,.*,\s*(\w+)\s*\)\s*$",
+                                                        (ROOT / "cuda" / "abi" / "ops.def").read_text(), re.M)
+           if kernels != name}
 
 
 def _listed(program):
@@ -63,6 +67,10 @@ def test_the_hot_set_is_the_one_list():
     assert set(hot["scan"]) == {n.lower() for n in re.findall(r"^GR_HOT_SCAN\((\w+)\)", text, re.M)}
     assert {"sum", "mean", "min", "max", "argmin", "argmax", "var", "std"} <= set(hot["reduce"])
     assert "sum" in hot["scan"]
+    lines = re.findall(r"^GR_HOT_CUB\((\w+), (\w+), GR_(\w+)\)", text, re.M)
+    assert set(_core.cub_hot_set) == {(kind.lower(), op.lower(), dtype.lower()) for kind, op, dtype in lines}
+    # what benchmarks/bench_axis.py measures against CUB
+    assert {("reduce", "sum", "float32"), ("scan", "sum", "float32")} <= set(_core.cub_hot_set)
 
 
 def test_the_casts_compiled_on_first_use_are_those_outside_the_hot_set():
@@ -98,8 +106,8 @@ def test_the_axis_kernels_compiled_on_first_use_are_those_outside_the_hot_set():
     reduce = _axis_calls(REDUCE, rf"gr::reducer_alternative<\(gr_op\)(\d+), {_TYPE}, {_TYPE}, \d>::type")
     scan = _axis_calls(SCAN, rf"gr::op_functor<\(gr_op\)(\d+)>::type, {_TYPE}, {_TYPE}")
     # every operator has kernels there: those outside the hot set for every dtype they take, the hot ones for
-    # dtypes outside it
-    assert {op for op, _, _ in reduce} == set(ops)
+    # dtypes outside it; std and nanstd run var's and nanvar's (ops.def's `kernels` column)
+    assert {op for op, _, _ in reduce} == set(ops) - SHARING
     assert {op for op, _, _ in scan} == SCANNING
     assert {("prod", "float32", "float32"), ("nanvar", "float16", "float16"), ("any", "int8", "bool")} <= reduce
     # the hot operators on dtypes outside the hot set, and on dtype= other than NumPy's default result
@@ -124,10 +132,38 @@ def test_cubs_axis_reductions_compiled_on_first_use_are_those_outside_the_hot_se
     finish = [n for n in names if n.startswith("gr::finish_segments_kernel<")]
     assert len(cub) == len(finish) == len(names) // 2
     calls = _axis_calls(REDUCE_CUB, reducer)
-    assert {op for op, _, _ in calls} == set(_core.op_names)
+    assert {op for op, _, _ in calls} == set(_core.op_names) - SHARING
     assert {("prod", "float32", "float32"), ("nanargmax", "float16", "int64"), ("sum", "int8", "int8")} <= calls
-    assert not {("sum", "float32", "float32"), ("argmin", "float16", "int64"), ("max", "int64", "int64"),
-                ("mean", "bfloat16", "bfloat16")} & calls
+    # CUB's hot set is what the tables measure against it (hot_set.def: GR_HOT_CUB); the rest of gpureduce's hot
+    # set is not CUB's
+    assert ("sum", "float32", "float32") not in calls
+    assert {("argmin", "float16", "int64"), ("max", "int64", "int64"), ("mean", "bfloat16", "bfloat16"),
+            ("sum", "float64", "float64")} <= calls
+
+
+def test_cubs_axis_scans_compiled_on_first_use_are_those_outside_the_hot_set():
+    """CUB's scan-by-key (variant "cub" of the scans along an axis): its agent's kernel for every scanning call
+    outside the hot set, and the init kernel of each accumulator, once."""
+    names = _listed(SCAN_CUB)
+    assert names and len(names) == len(set(names))
+    scans = [n for n in names if n.startswith("gr::cub_scan_by_key_kernel<")]
+    inits = [n for n in names if n.startswith("gr::cub_scan_by_key_init_kernel<")]
+    assert len(scans) + len(inits) == len(names)
+    for name in inits:
+        assert re.fullmatch(rf"gr::cub_scan_by_key_init_kernel<gr::accumulator<{_TYPE}>::type>", name), name
+    ops, dtypes = _core.op_names, _core.dtype_names
+    calls = set()
+    for name in scans:
+        m = re.fullmatch(rf"gr::cub_scan_by_key_kernel<gr::op_functor<\(gr_op\)(\d+)>::type, {_TYPE}, {_TYPE}>", name)
+        assert m, name
+        calls.add((ops[int(m[1])], dtypes[int(m[2])], dtypes[int(m[3])]))
+    assert len(calls) == len(scans)
+    assert {op for op, _, _ in calls} == SCANNING
+    assert {("prod", "float32", "float32"), ("nansum", "float64", "float64"), ("max", "int16", "int16"),
+            ("sum", "int8", "int8")} <= calls
+    # CUB's hot set is compiled ahead of time
+    assert ("sum", "float32", "float32") not in calls
+    assert {("sum", "int64", "int64"), ("sum", "bfloat16", "bfloat16")} <= calls
 
 
 @needs_nvrtc
@@ -143,7 +179,7 @@ def test_one_kernel_of_each_program_compiles_for_sm_75(tmp_path):
             print(program, c.jit_compile(program, name, 75)[1])
     """, tmp_path)
     assert rc == 0, out
-    assert out.split() == ["0", "True", "1", "True", "2", "True", "3", "True"], out
+    assert out.split() == ["0", "True", "1", "True", "2", "True", "3", "True", "4", "True"], out
 
 
 @needs_nvrtc

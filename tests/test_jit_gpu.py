@@ -170,6 +170,11 @@ HOT_CALLS = textwrap.dedent("""
                 for axis in ([None] if len(shape) == 1 else [0, 1]):
                     np.asarray(getattr(gpureduce, "cum" + func)(x, axis=axis))
                     ran += 1
+    for kind, func, name in _core.cub_hot_set:  # CUB's baseline of the cells the tables measure
+        x = _core.to_device((rng.standard_normal((3000, 40)) * 10).astype(name))
+        for axis in (0, 1):
+            np.asarray(getattr(gpureduce, func if kind == "reduce" else "cum" + func)(x, axis=axis, variant="cub"))
+            ran += 1
     info = _core.jit_info()
     print(json.dumps({"ran": ran, "compiled": info["compiled"], "loaded": info["kernels_loaded"],
                       "read": info["read_from_disk"]}))
@@ -177,8 +182,8 @@ HOT_CALLS = textwrap.dedent("""
 
 
 def test_the_hot_set_never_compiles_at_run_time(tmp_path):
-    """Every hot operator on every hot dtype, rows, columns and whole arrays, runs in a process whose NVRTC is
-    missing (any first-use kernel would raise) and whose kernel cache is empty: nothing compiled, nothing loaded."""
+    """Every hot operator on every hot dtype, rows, columns and whole arrays, and CUB's hot baselines, run in a
+    process whose NVRTC is missing (any first-use kernel would raise) and whose kernel cache is empty: nothing compiled, nothing loaded."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "GPUREDUCE_KERNEL_CACHE": str(tmp_path),
            "GPUREDUCE_NVRTC": str(tmp_path / "no" / "libnvrtc.so")}
     done = subprocess.run([sys.executable, "-c", HOT_CALLS], capture_output=True, text=True, env=env, timeout=300,

@@ -1,12 +1,16 @@
 // jit_kernels.cu -- the list of every kernel compiled on first use (abi/jit.h: gr_jit_each_kernel), which
 // `python -m gpureduce warm` compiles: the casts between dtypes outside the hot set, and the axis reductions' and
 // scans' kernels of every instantiated (operator, input, result) outside it, each kernel its plans may launch,
-// and CUB's baseline of the axis reductions outside it.  Host code only: the names come from the same kernel sets
-// the runs use (JitSegKernels, JitScanKernels, JitCubSegKernels).
+// and CUB's baselines of the axis reductions and scans outside it.  Host code only: the names come from the same
+// kernel sets the runs use (JitSegKernels, JitScanKernels, JitCubSegKernels, JitCubScanKernels).
+#include <set>
+#include <string>
+#include <utility>
 #include "abi/jit.h"
 #include "axis/reduce_segments.cuh"
 #include "axis/reduce_segments_cub.cuh"
 #include "axis/scan_segments.cuh"
+#include "axis/scan_segments_cub.cuh"
 
 namespace gr {
 namespace {
@@ -51,16 +55,26 @@ int each_cub_alternative(Each each, void *context) {
     }
 }
 
-template <gr_op OP>
+template <gr_kind KIND, gr_op OP>
 int each_cub_kernel(Each each, void *context) {
     int stop = 0;
     for (int a = 0; a < GR_DTYPE_COUNT && !stop; a++)
         for (int b = 0; b < GR_DTYPE_COUNT && !stop; b++)
-            (void)with_segment_types<true, GR_KIND_REDUCE, OP>(gr_dtype(a), gr_dtype(b), [&](auto in_tag, auto out_tag) -> gr_status {
+            (void)with_segment_types<true, KIND, OP>(gr_dtype(a), gr_dtype(b), [&](auto in_tag, auto out_tag) -> gr_status {
                 using In = tag_type<decltype(in_tag)>;
                 using Out = tag_type<decltype(out_tag)>;
-                if constexpr (!is_hot_kernel(GR_KIND_REDUCE, OP, dtype_of<In>::value, dtype_of<Out>::value))
-                    stop = each_cub_alternative<OP, In, Out>(each, context);
+                if constexpr (!is_hot_cub_kernel(KIND, OP, dtype_of<In>::value, dtype_of<Out>::value)) {
+                    if constexpr (KIND == GR_KIND_REDUCE) {
+                        stop = each_cub_alternative<OP, In, Out>(each, context);
+                    } else {
+                        const JitCubScanKernels kernels(OP, dtype_of<In>::value, dtype_of<Out>::value);
+                        for (int k = 0; k < int(CubScanKernel::COUNT) && !stop; k++) {
+                            char name[400];
+                            kernels.name(CubScanKernel(k), name, sizeof name);
+                            stop = each(context, GR_JIT_SCAN_SEGMENTS_CUB, name);
+                        }
+                    }
+                }
                 return GR_OK;
             });
     return stop;
@@ -91,11 +105,26 @@ int each_segments_kernel(Each each, void *context) {
     return stop;
 }
 
+// Each kernel once: the kernels of several (operator, input, result) may be one (CUB's scan-by-key has an init
+// kernel per accumulator).
+struct Once {
+    Each each;
+    void *context;
+    std::set<std::pair<int, std::string>> seen;
+    static int call(void *self, gr_jit_program program, const char *name) {
+        Once &o = *static_cast<Once *>(self);
+        return o.seen.emplace(int(program), name).second ? o.each(o.context, program, name) : 0;
+    }
+};
+
 }  // namespace
 }  // namespace gr
 
-extern "C" int gr_jit_each_kernel(int (*each)(void *, gr_jit_program, const char *), void *context) {
+extern "C" int gr_jit_each_kernel(int (*each_listed)(void *, gr_jit_program, const char *), void *context_listed) {
     using namespace gr;
+    Once once{each_listed, context_listed, {}};
+    const Each each = &Once::call;
+    void *const context = &once;
     int stop = 0;
     char name[256];
     for (int a = 0; a < GR_DTYPE_COUNT && !stop; a++)
@@ -104,10 +133,13 @@ extern "C" int gr_jit_each_kernel(int (*each)(void *, gr_jit_program, const char
                 stop = each(context, GR_JIT_COPY_STRIDED, name);
 #define GR_EACH_REDUCE(OP)                                                               \
     if (!stop) stop = each_segments_kernel<GR_KIND_REDUCE, GR_OP_##OP>(each, context);     \
-    if (!stop) stop = each_cub_kernel<GR_OP_##OP>(each, context);
-#define GR_EACH_SCAN(OP) \
-    if (!stop) stop = each_segments_kernel<GR_KIND_SCAN, GR_OP_##OP>(each, context);
-#define GR_OP(NAME, name, scans, flat, result, ...) GR_EACH_REDUCE(NAME) GR_IF_##scans(GR_EACH_SCAN(NAME))
+    if (!stop) stop = each_cub_kernel<GR_KIND_REDUCE, GR_OP_##OP>(each, context);
+#define GR_EACH_SCAN(OP)                                                                 \
+    if (!stop) stop = each_segments_kernel<GR_KIND_SCAN, GR_OP_##OP>(each, context);       \
+    if (!stop) stop = each_cub_kernel<GR_KIND_SCAN, GR_OP_##OP>(each, context);
+// an operator whose kernels are another's (ops.def's `kernels` column) runs that one's: nothing of its own
+#define GR_OP(NAME, name, scans, flat, result, ...) \
+    if (kKernelsOf[GR_OP_##NAME] == GR_OP_##NAME) { GR_EACH_REDUCE(NAME) GR_IF_##scans(GR_EACH_SCAN(NAME)) }
 #include "abi/ops.def"
 #undef GR_OP
 #undef GR_EACH_REDUCE

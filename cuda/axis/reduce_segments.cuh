@@ -13,7 +13,7 @@ template <class Red>
 SegProblem seg_problem(const gr_args *a, const gr_segments *s) {
     return SegProblem{s->count[0], s->count[1], s->in_stride[0], s->in_stride[1], s->reduce_in_stride,
                       s->mask_stride[0], s->mask_stride[1], s->reduce_mask_stride, s->out_stride[0], s->out_stride[1],
-                      s->reduce_count, a->in, s->mask, s->second, a->out, param_of<Red>(s->initial)};
+                      s->reduce_count, a->in, s->mask, s->second, a->out, param_of<Red>(a->op, s->initial)};
 }
 
 // Plans (ws_bytes != nullptr) or runs the reduction `OP` described by a and s.

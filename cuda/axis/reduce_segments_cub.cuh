@@ -121,7 +121,7 @@ gr_status reduce_segments_cub_op(const gr_args *a, const gr_segments *s, size_t 
             char *scratch = static_cast<char *>(a->workspace) + GR_WORKSPACE_ZEROED_BYTES;
             const cudaStream_t stream = static_cast<cudaStream_t>(a->stream);
             // the hot set's kernels are compiled here; the others on first use (their host half only is here)
-            if constexpr (is_hot_kernel(GR_KIND_REDUCE, OP, dtype_of<In>::value, dtype_of<Out>::value)) {
+            if constexpr (is_hot_cub_kernel(GR_KIND_REDUCE, OP, dtype_of<In>::value, dtype_of<Out>::value)) {
                 return cub_segments_run<Red, In>(p, s->initial, scratch, a->sm_count, stream,
                                                  AotCubSegKernels<Red, In>{}, cuda_error);
             } else {

@@ -3,7 +3,7 @@
 #include "axis/segments_dispatch.cuh"
 
 // Every operator of abi/ops.def reduces along axes, those whose `scans` column is YES scan too; each
-// (family, operator) is its own translation unit, written by setup.py from the list.
+// (family, operator) whose kernels are its own is its own translation unit, written by setup.py from the list.
 #define GR_DECLARE_REDUCE(OP)                                                                              \
     extern "C" gr_status gr_reduce_segments_##OP(const gr_args *, const gr_segments *, size_t *, int *);     \
     extern "C" gr_status gr_reduce_segments_cub_##OP(const gr_args *, const gr_segments *, size_t *, int *);
@@ -57,10 +57,15 @@ gr_status reduce_route(const gr_args *a, const gr_segments *s, size_t *ws, int *
     const Route r = route(a, s, GR_KIND_REDUCE);
     if (r.status != GR_OK) return r.status;
     switch (r.args.op) {
-#define GR_CASE(OP)                                                                                        \
+// an operator runs the entry of the operator whose kernels run it (ops.def's `kernels` column: std var's),
+// which tells the two apart by gr_args::op
+#define GR_CASE(OP, KERNELS)                                                                               \
     case GR_OP_##OP:                                                                                       \
-        return r.cub ? gr_reduce_segments_cub_##OP(&r.args, s, ws, err) : gr_reduce_segments_##OP(&r.args, s, ws, err);
-#define GR_OP(NAME, name, scans, flat, result, ...) GR_CASE(NAME)
+        return r.cub ? gr_reduce_segments_cub_##KERNELS(&r.args, s, ws, err)                               \
+                     : gr_reduce_segments_##KERNELS(&r.args, s, ws, err);
+#define GR_OP(NAME, name, scans, flat, result, exact, operands, keywords, identity, ufunc, zero_d_axis, param, \
+              reference, bound, kernels, ...)                                                                  \
+    GR_CASE(NAME, kernels)
 #include "abi/ops.def"
 #undef GR_OP
 #undef GR_CASE
@@ -72,10 +77,13 @@ gr_status scan_route(const gr_args *a, const gr_segments *s, size_t *ws, int *er
     const Route r = route(a, s, GR_KIND_SCAN);
     if (r.status != GR_OK) return r.status;
     switch (r.args.op) {
-#define GR_CASE(OP)                                                                                        \
+#define GR_CASE(OP, KERNELS)                                                                               \
     case GR_OP_##OP:                                                                                       \
-        return r.cub ? gr_scan_segments_cub_##OP(&r.args, s, ws, err) : gr_scan_segments_##OP(&r.args, s, ws, err);
-#define GR_OP(NAME, name, scans, flat, result, ...) GR_IF_##scans(GR_CASE(NAME))
+        return r.cub ? gr_scan_segments_cub_##KERNELS(&r.args, s, ws, err)                                 \
+                     : gr_scan_segments_##KERNELS(&r.args, s, ws, err);
+#define GR_OP(NAME, name, scans, flat, result, exact, operands, keywords, identity, ufunc, zero_d_axis, param, \
+              reference, bound, kernels, ...)                                                                  \
+    GR_IF_##scans(GR_CASE(NAME, kernels))
 #include "abi/ops.def"
 #undef GR_OP
 #undef GR_CASE

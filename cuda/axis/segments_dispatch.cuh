@@ -100,11 +100,26 @@ constexpr KernelTypes kernel_types(gr_op op, gr_dtype in, gr_dtype out) {
 // operator on a hot dtype with NumPy's result dtype runs them (bool's min runs uint8's kernel, which is then hot
 // too).  A dtype= other than NumPy's (float16 summed in float32, int32 in int32) compiles on first use.
 constexpr bool is_hot_kernel(gr_kind kind, gr_op op, gr_dtype in, gr_dtype out) {
-    if (!is_hot_op(kind, op)) return false;
+    // op's kernels are hot when an operator they run is (ops.def's `kernels` column: var's serve std too)
+    bool hot = false;
+    for (int x = 0; x < GR_OP_COUNT; x++) hot = hot || (kKernelsOf[x] == op && is_hot_op(kind, gr_op(x)));
+    if (!hot) return false;
     for (int a = 0; a < GR_DTYPE_COUNT; a++) {
         const gr_dtype caller = gr_dtype(a), result = result_dtype(op, caller);
         if (!is_hot_dtype(caller) || !is_hot_dtype(result) || !segments_supported(kind, op, caller, result)) continue;
         const KernelTypes k = kernel_types(op, caller, result);
+        if (k.in == in && k.out == out) return true;
+    }
+    return false;
+}
+
+// Whether CUB's kernels of (kind, op) for the kernel types (in, out) are compiled ahead of time: a GR_HOT_CUB
+// call runs them (CUB takes its input in the result dtype, so the call's kernel types are its result's).
+constexpr bool is_hot_cub_kernel(gr_kind kind, gr_op op, gr_dtype in, gr_dtype out) {
+    for (int a = 0; a < GR_DTYPE_COUNT; a++) {
+        const gr_dtype caller = gr_dtype(a), result = result_dtype(op, caller);
+        if (!is_hot_cub_call(kind, op, caller) || !segments_supported(kind, op, caller, result)) continue;
+        const KernelTypes k = kernel_types(op, result, result);
         if (k.in == in && k.out == out) return true;
     }
     return false;

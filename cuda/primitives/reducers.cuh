@@ -222,7 +222,7 @@ struct WeightedLogSumExpReducer : LogSumExpReducer<In, Out> {
         if (zero) return convert<Out>(-inf);
         return convert<Out>(v.m + log(finish == kLogAbs ? fabs(v.s) : v.s));
     }
-    __host__ __device__ static double param(const void *initial) { return initial ? convert<double>(*static_cast<const Out *>(initial)) : 0.0; }
+    __host__ __device__ static double param(gr_op, const void *initial) { return initial ? convert<double>(*static_cast<const Out *>(initial)) : 0.0; }
 };
 
 // any (kAll false) and all (kAll true): NumPy's logical_or / logical_and reductions of each element's truth,
@@ -301,7 +301,7 @@ struct NanMeanReducer : MeanReducer<In, Out> {
     }
 };
 
-// var (kStd false) and std in one read, by shifted sums: a state holds its count n, a pivot K (one of its own
+// var and std in one read, by shifted sums: a state holds its count n, a pivot K (one of its own
 // elements) and the sums s = sum(x - K) and s2 = sum(|x - K|^2); merging moves the right state onto the left
 // one's pivot exactly (s2 + 2 Re(conj(D) s) + n |D|^2, s + n D, with D = K_right - K_left, the difference of two
 // data points, so small) and adds.  The variance (s2 - |s|^2 / n) / max(n - ddof, 0) then cancels only as much
@@ -320,14 +320,17 @@ struct Moments {
     double ddof;
 };
 
-template <class In, class Out, bool kStd, bool kSkipNan>
+// std is var's square root, taken in finish() where the parameter says so (param: 1 for std and nanstd), so that
+// one set of kernels serves both (ops.def's `kernels` column: std runs var's).
+template <class In, class Out, bool kSkipNan>
 struct MomentsReducer {
     using M = cuda::std::conditional_t<is_complex<In>::value, cplx<double>, double>;
     using V = Moments<M>;
     using Result = Out;
-    using Partials = MomentsReducer<M, Out, kStd, kSkipNan>;
+    using Partials = MomentsReducer<M, Out, kSkipNan>;
+    static constexpr bool kReadsParam = true;
     __host__ __device__ __forceinline__ static V identity() { return {0, M(0), M(0), 0.0, 0.0}; }
-    __host__ __device__ __forceinline__ static V element(const In &x, int64_t) {
+    __host__ __device__ __forceinline__ static V element(const In &x, int64_t, double = 0.0) {
         if (kSkipNan && is_nan(x)) return identity();
         return {1, convert<M>(x), M(0), 0.0, 0.0};
     }
@@ -358,7 +361,7 @@ struct MomentsReducer {
             return {a.n + b.n, a.pivot, a.s + b.s + nb * d, a.s2 + b.s2 + (2.0 * d * b.s + nb * d * d), ddof};
         }
     }
-    __host__ __device__ __forceinline__ static Out finish(const V &v) {
+    __host__ __device__ __forceinline__ static Out finish(const V &v, double root) {
         double mean2;  // |s|^2 / n
         bool finite;   // no inf or NaN among the elements (an overflowing s2 is inf, as NumPy's)
         if constexpr (is_complex<M>::value) {
@@ -373,12 +376,16 @@ struct MomentsReducer {
         double var = m2 / (dof > 0.0 ? dof : 0.0);
         // NumPy's var divides by max(dof, 0) (inf, or NaN for 0/0); its nanvar gives NaN wherever dof <= 0
         if (!finite || (kSkipNan && dof <= 0.0)) var = cuda::std::numeric_limits<double>::quiet_NaN();
-        return convert<Out>(kStd ? sqrt(var) : var);
+        return convert<Out>(root != 0.0 ? sqrt(var) : var);
     }
     __host__ __device__ static V from_initial(const void *initial) {
         V v = identity();
         if (initial) v.ddof = convert<double>(*static_cast<const Out *>(initial));
         return v;
+    }
+    // ddof rides in the initial value (from_initial); the parameter is which of the two the call is
+    __host__ __device__ static double param(gr_op op, const void *) {
+        return op == GR_OP_STD || op == GR_OP_NANSTD ? 1.0 : 0.0;
     }
 };
 
@@ -497,7 +504,7 @@ struct PowerSumReducer {
         return convert<Out>(p == 0.0 ? v : pow(v, 1.0 / p));
     }
     __host__ __device__ static V from_initial(const void *) { return identity(); }
-    __host__ __device__ static double param(const void *initial) { return norm_order<Out>(initial); }
+    __host__ __device__ static double param(gr_op, const void *initial) { return norm_order<Out>(initial); }
 };
 
 // dot and vdot: the sum of x*y over the pairs of elements of two operands (x conjugated for vdot), in the
@@ -531,7 +538,7 @@ struct takes_second<Red, cuda::std::void_t<decltype(Red::kSecondOperand)>> : cud
 
 // A Reducer that reads the operator's parameter declares kReadsParam and takes it as element()'s third and
 // finish()'s second argument; the kernels call every Reducer through element_of / finish_of with
-// SegProblem::param, which param_of takes from the initial value the plan passes.
+// SegProblem::param, which param_of takes from the call: the initial value the plan passes, or the operator.
 template <class Red, class = void>
 struct reads_param : cuda::std::false_type {};
 template <class Red>
@@ -566,8 +573,8 @@ __host__ __device__ __forceinline__ typename Red::Result finish_of(const typenam
     else return Red::finish(v);
 }
 template <class Red>
-__host__ __device__ double param_of(const void *initial) {
-    if constexpr (reads_param<Red>::value) return Red::param(initial);
+__host__ __device__ double param_of(gr_op op, const void *initial) {
+    if constexpr (reads_param<Red>::value) return Red::param(op, initial);
     else return 0.0;
 }
 
@@ -590,20 +597,12 @@ template <class In, class Out> struct reducer_for<GR_OP_NANPROD, In, Out> {
 template <class In, class Out> struct reducer_for<GR_OP_NANMIN, In, Out> { using type = NanExtremeReducer<Min, In>; };
 template <class In, class Out> struct reducer_for<GR_OP_NANMAX, In, Out> { using type = NanExtremeReducer<Max, In>; };
 template <class In, class Out> struct reducer_for<GR_OP_NANMEAN, In, Out> { using type = NanMeanReducer<In, Out>; };
-template <class In, class Out> struct reducer_for<GR_OP_VAR, In, Out> {
-    using type = MomentsReducer<In, Out, false, false>;
-};
-template <class In, class Out> struct reducer_for<GR_OP_STD, In, Out> {
-    using type = MomentsReducer<In, Out, true, false>;
-};
+template <class In, class Out> struct reducer_for<GR_OP_VAR, In, Out> { using type = MomentsReducer<In, Out, false>; };
+template <class In, class Out> struct reducer_for<GR_OP_STD, In, Out> { using type = MomentsReducer<In, Out, false>; };
 template <class In, class Out> struct reducer_for<GR_OP_NANARGMIN, In, Out> { using type = NanArgReducer<Min, In>; };
 template <class In, class Out> struct reducer_for<GR_OP_NANARGMAX, In, Out> { using type = NanArgReducer<Max, In>; };
-template <class In, class Out> struct reducer_for<GR_OP_NANVAR, In, Out> {
-    using type = MomentsReducer<In, Out, false, true>;
-};
-template <class In, class Out> struct reducer_for<GR_OP_NANSTD, In, Out> {
-    using type = MomentsReducer<In, Out, true, true>;
-};
+template <class In, class Out> struct reducer_for<GR_OP_NANVAR, In, Out> { using type = MomentsReducer<In, Out, true>; };
+template <class In, class Out> struct reducer_for<GR_OP_NANSTD, In, Out> { using type = MomentsReducer<In, Out, true>; };
 template <class In, class Out> struct reducer_for<GR_OP_PTP, In, Out> { using type = PtpReducer<In>; };
 template <class In, class Out> struct reducer_for<GR_OP_LOGSUMEXP, In, Out> { using type = LogSumExpReducer<In, Out>; };
 template <class In, class Out> struct reducer_for<GR_OP_DOT, In, Out> { using type = DotReducer<In, Out, false>; };

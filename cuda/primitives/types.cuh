@@ -105,6 +105,15 @@ constexpr gr_op kExactAs[GR_OP_COUNT] = {
 #undef GR_OP
 };
 
+// Whose axis kernels run each operator, the `kernels` column of abi/ops.def (std: var's).
+constexpr gr_op kKernelsOf[GR_OP_COUNT] = {
+#define GR_OP(NAME, name, scans, flat, result, exact, operands, keywords, identity, ufunc, zero_d_axis, param, \
+              reference, bound, kernels, ...)                                                                  \
+    GR_OP_##kernels,
+#include "abi/ops.def"
+#undef GR_OP
+};
+
 // NumPy's result dtype of each operator with dtype=None (mean of bool/ints: float64; arg*: int64).
 constexpr gr_dtype result_dtype(gr_op op, gr_dtype in) {
     if (op < 0 || op >= GR_OP_COUNT) return GR_DTYPE_COUNT;
