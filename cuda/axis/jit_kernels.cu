@@ -55,54 +55,63 @@ int each_cub_alternative(Each each, void *context) {
     }
 }
 
-template <gr_kind KIND, gr_op OP>
-int each_cub_kernel(Each each, void *context) {
+// f(input tag, result tag) for every instantiated (input, result) of operator OP's KIND family (kCub: CUB's, else
+// gpureduce's), until one returns nonzero; that value.
+template <bool kCub, gr_kind KIND, gr_op OP, class F>
+int each_pair(F &&f) {
     int stop = 0;
     for (int a = 0; a < GR_DTYPE_COUNT && !stop; a++)
         for (int b = 0; b < GR_DTYPE_COUNT && !stop; b++)
-            (void)with_segment_types<true, KIND, OP>(gr_dtype(a), gr_dtype(b), [&](auto in_tag, auto out_tag) -> gr_status {
-                using In = tag_type<decltype(in_tag)>;
-                using Out = tag_type<decltype(out_tag)>;
-                if constexpr (!is_hot_cub_kernel(KIND, OP, dtype_of<In>::value, dtype_of<Out>::value)) {
-                    if constexpr (KIND == GR_KIND_REDUCE) {
-                        stop = each_cub_alternative<OP, In, Out>(each, context);
-                    } else {
-                        const JitCubScanKernels kernels(OP, dtype_of<In>::value, dtype_of<Out>::value);
-                        for (int k = 0; k < int(CubScanKernel::COUNT) && !stop; k++) {
-                            char name[400];
-                            kernels.name(CubScanKernel(k), name, sizeof name);
-                            stop = each(context, GR_JIT_SCAN_SEGMENTS_CUB, name);
-                        }
-                    }
-                }
+            (void)with_segment_types<kCub, KIND, OP>(gr_dtype(a), gr_dtype(b), [&](auto in_tag, auto out_tag) -> gr_status {
+                stop = f(in_tag, out_tag);
                 return GR_OK;
             });
     return stop;
 }
 
+// Every kernel of a scan kernel set (JitScanKernels, JitCubScanKernels), named into PROGRAM.
+template <gr_jit_program PROGRAM, class Kind, class Kernels>
+int each_name(const Kernels &kernels, Each each, void *context) {
+    for (int k = 0; k < int(Kind::COUNT); k++) {
+        char name[400];
+        kernels.name(Kind(k), name, sizeof name);
+        if (const int stop = each(context, PROGRAM, name)) return stop;
+    }
+    return 0;
+}
+
+template <gr_kind KIND, gr_op OP>
+int each_cub_kernel(Each each, void *context) {
+    return each_pair<true, KIND, OP>([&](auto in_tag, auto out_tag) {
+        using In = tag_type<decltype(in_tag)>;
+        using Out = tag_type<decltype(out_tag)>;
+        int stop = 0;
+        if constexpr (!is_hot_cub_kernel(KIND, OP, dtype_of<In>::value, dtype_of<Out>::value)) {
+            if constexpr (KIND == GR_KIND_REDUCE)
+                stop = each_cub_alternative<OP, In, Out>(each, context);
+            else
+                stop = each_name<GR_JIT_SCAN_SEGMENTS_CUB, CubScanKernel>(
+                    JitCubScanKernels(OP, dtype_of<In>::value, dtype_of<Out>::value), each, context);
+        }
+        return stop;
+    });
+}
+
 template <gr_kind KIND, gr_op OP>
 int each_segments_kernel(Each each, void *context) {
-    int stop = 0;
-    for (int a = 0; a < GR_DTYPE_COUNT && !stop; a++)
-        for (int b = 0; b < GR_DTYPE_COUNT && !stop; b++)
-            (void)with_segment_types<false, KIND, OP>(gr_dtype(a), gr_dtype(b), [&](auto in_tag, auto out_tag) -> gr_status {
-                using In = tag_type<decltype(in_tag)>;
-                using Out = tag_type<decltype(out_tag)>;
-                if constexpr (!is_hot_kernel(KIND, OP, dtype_of<In>::value, dtype_of<Out>::value)) {
-                    if constexpr (KIND == GR_KIND_REDUCE) {
-                        stop = each_reduce_alternative<OP, In, Out>(each, context);
-                    } else {
-                        const JitScanKernels kernels(OP, dtype_of<In>::value, dtype_of<Out>::value);
-                        for (int k = 0; k < int(ScanSegKernel::COUNT) && !stop; k++) {
-                            char name[400];
-                            kernels.name(ScanSegKernel(k), name, sizeof name);
-                            stop = each(context, GR_JIT_SCAN_SEGMENTS, name);
-                        }
-                    }
-                }
-                return GR_OK;
-            });
-    return stop;
+    return each_pair<false, KIND, OP>([&](auto in_tag, auto out_tag) {
+        using In = tag_type<decltype(in_tag)>;
+        using Out = tag_type<decltype(out_tag)>;
+        int stop = 0;
+        if constexpr (!is_hot_kernel(KIND, OP, dtype_of<In>::value, dtype_of<Out>::value)) {
+            if constexpr (KIND == GR_KIND_REDUCE)
+                stop = each_reduce_alternative<OP, In, Out>(each, context);
+            else
+                stop = each_name<GR_JIT_SCAN_SEGMENTS, ScanSegKernel>(
+                    JitScanKernels(OP, dtype_of<In>::value, dtype_of<Out>::value), each, context);
+        }
+        return stop;
+    });
 }
 
 // Each kernel once: the kernels of several (operator, input, result) may be one (CUB's scan-by-key has an init

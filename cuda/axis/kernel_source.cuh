@@ -62,4 +62,15 @@ struct ReducerNames {
     }
 };
 
+// What a first-use kernel of an axis scan is instantiated with, as C++ names: the operator's functor, the input and
+// result types (gpureduce's scan kernels and CUB's scan-by-key alike).
+struct ScanNames {
+    char op[64], in[48], out[48];
+    ScanNames(gr_op o, gr_dtype in_dtype, gr_dtype out_dtype) {
+        std::snprintf(op, sizeof op, "gr::op_functor<(gr_op)%d>::type", int(o));
+        dtype_type_name(in_dtype, in, sizeof in);
+        dtype_type_name(out_dtype, out, sizeof out);
+    }
+};
+
 }  // namespace gr

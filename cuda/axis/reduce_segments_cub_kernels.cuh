@@ -4,13 +4,7 @@
 // kernel that finishes CUB's values into out.  Kernels and the types they take only, so that NVRTC compiles it
 // too (abi/jit.h: GR_JIT_REDUCE_SEGMENTS_CUB); the launches are the host half, axis/reduce_segments_cub.cuh.
 #pragma once
-#ifdef __CUDACC_RTC__
-// CUB's tuning header also declares the wrappers its host dispatch reads policies through, as host functions,
-// which NVRTC refuses: here they are device functions nothing calls, without the sub-policy getters.  Both
-// macros are CUB's own customization points (#ifndef-guarded); the policies themselves are CUB's.
-#define CUB_RUNTIME_FUNCTION __device__
-#define CUB_DEFINE_SUB_POLICY_GETTER(name)
-#endif
+#include "axis/cub_under_nvrtc.cuh"  // before CUB's headers
 #include <cub/device/dispatch/kernels/segmented_reduce.cuh>
 #include <cub/device/dispatch/tuning/tuning_reduce.cuh>
 #include "axis/divisor.cuh"

@@ -132,13 +132,8 @@ struct AotScanKernels {
 
 // The kernels compiled on first use (abi/jit.h: GR_JIT_SCAN_SEGMENTS) outside the hot set: the same templates,
 // named by the operator and the kernel types.  Host code only.
-struct JitScanKernels {
-    char op[64], in[48], out[48];
-    JitScanKernels(gr_op o, gr_dtype in_dtype, gr_dtype out_dtype) {
-        std::snprintf(op, sizeof op, "gr::op_functor<(gr_op)%d>::type", int(o));
-        dtype_type_name(in_dtype, in, sizeof in);
-        dtype_type_name(out_dtype, out, sizeof out);
-    }
+struct JitScanKernels : ScanNames {
+    using ScanNames::ScanNames;
     void name(ScanSegKernel k, char *buf, size_t size) const {
         const char *pass = k == ScanSegKernel::ROWS_TOTALS || k == ScanSegKernel::ROWS ? "scan_rows_kernel"
                            : k == ScanSegKernel::COLUMNS_TOTALS || k == ScanSegKernel::COLUMNS ? "scan_columns_kernel"

@@ -40,13 +40,8 @@ struct AotCubScanKernels {
 
 // The kernels compiled on first use (abi/jit.h: GR_JIT_SCAN_SEGMENTS_CUB) outside the hot set: the same
 // templates, named by the operator and the kernel types.  Host code only.
-struct JitCubScanKernels {
-    char op[64], in[48], out[48];
-    JitCubScanKernels(gr_op o, gr_dtype in_dtype, gr_dtype out_dtype) {
-        std::snprintf(op, sizeof op, "gr::op_functor<(gr_op)%d>::type", int(o));
-        dtype_type_name(in_dtype, in, sizeof in);
-        dtype_type_name(out_dtype, out, sizeof out);
-    }
+struct JitCubScanKernels : ScanNames {
+    using ScanNames::ScanNames;
     void name(CubScanKernel k, char *buf, size_t size) const {
         switch (k) {
         case CubScanKernel::INIT:  // of the accumulator only

@@ -6,12 +6,7 @@
 // state, as CUB's are.  Kernels and the types they take only, so that NVRTC compiles it too (abi/jit.h:
 // GR_JIT_SCAN_SEGMENTS_CUB); the launches are the host half, axis/scan_segments_cub.cuh.
 #pragma once
-#ifdef __CUDACC_RTC__
-// as in axis/reduce_segments_cub_kernels.cuh: CUB's own customization points, so that its tuning header's
-// host-side policy wrappers become device functions nothing calls
-#define CUB_RUNTIME_FUNCTION __device__
-#define CUB_DEFINE_SUB_POLICY_GETTER(name)
-#endif
+#include "axis/cub_under_nvrtc.cuh"  // before CUB's headers
 #include <cub/agent/agent_scan_by_key.cuh>
 #include <cub/device/dispatch/tuning/tuning_scan_by_key.cuh>
 #include <cuda/std/functional>
