@@ -25,10 +25,7 @@ int each_reduce_alternative(Each each, void *context) {
         const JitSegKernels kernels(OP, dtype_of<In>::value, dtype_of<Out>::value, I);
         for (int k = 0; k < int(SegKernel::COUNT); k++) {
             const SegKernel which = SegKernel(k);
-            // only what seg_run may ask for this input type (segments.cuh)
-            if (which == SegKernel::VECTOR_ROWS && !kVectorizable<In>) continue;
-            if ((which == SegKernel::PACKED_COLUMNS || which == SegKernel::PACKED_ROWS) && !kPackable<In>) continue;
-            if (which == SegKernel::PACKED_LANE_COLUMNS && kColumnPack<In, typename Red::V> == 1) continue;
+            if (!seg_types<Red, In>().uses(which)) continue;  // seg_run never asks for it (segments.cuh)
             char name[640];
             kernels.name(which, name, sizeof name);
             if (const int stop = each(context, GR_JIT_REDUCE_SEGMENTS, name)) return stop;

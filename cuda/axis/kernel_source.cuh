@@ -4,6 +4,7 @@
 // twins in axis/scan_segments.cuh) hand the handles out; this file has what they share.
 #pragma once
 #include <cstdio>
+#include <initializer_list>
 #include <cuda_runtime.h>
 #include "abi/jit.h"
 #include "axis/hot_set.cuh"
@@ -23,6 +24,17 @@ struct Launcher<void (*)(P...)> {
         return cudaLaunchKernel(kernel, grid, block, args, 0, stream);
     }
 };
+
+// A launch with its arguments given by address, cudaLaunchKernel's own form: for host code written once for many
+// element types (axis/segments.cuh), which holds a Reducer's state as its bytes.  Each address must hold a value
+// of the type the kernel declares for that parameter (cudaLaunchKernel reads each at its parameter's size).
+inline cudaError_t launch_by_address(const void *kernel, dim3 grid, dim3 block, cudaStream_t stream,
+                                     std::initializer_list<const void *> arguments) {
+    void *args[8];
+    int n = 0;
+    for (const void *a : arguments) args[n++] = const_cast<void *>(a);
+    return cudaLaunchKernel(kernel, grid, block, args, 0, stream);
+}
 
 // An ahead-of-time kernel's handle: its address, taken as the signature its launches use (a kernel of another
 // signature does not convert, so it does not compile).

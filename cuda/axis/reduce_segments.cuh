@@ -26,7 +26,8 @@ gr_status reduce_segments_op(const gr_args *a, const gr_segments *s, size_t *ws_
         return visit_reducer<OP, In, Out>(s, [&](auto red, int alternative) -> gr_status {
             using Red = decltype(red);
             const SegProblem p = seg_problem<Red>(a, s);
-            const size_t need = seg_workspace<Red, In>(p, a->sm_count);
+            constexpr SegTypes types = seg_types<Red, In>();
+            const size_t need = seg_workspace(p, a->sm_count, types);
             if (ws_bytes) {
                 *ws_bytes = need;
                 return GR_OK;
@@ -38,12 +39,13 @@ gr_status reduce_segments_op(const gr_args *a, const gr_segments *s, size_t *ws_
             const cudaStream_t stream = static_cast<cudaStream_t>(a->stream);
             unsigned *flags = static_cast<unsigned *>(a->workspace);
             // the hot set's kernels are compiled here; the others on first use (their host half only is here)
+            const typename Red::V init = Red::from_initial(s->initial);
             if constexpr (is_hot_kernel(GR_KIND_REDUCE, OP, dtype_of<In>::value, dtype_of<Out>::value)) {
-                return seg_run<Red, In>(p, s->initial, flags, scratch, a->sm_count, stream, AotSegKernels<Red, In>{},
-                                        cuda_error);
+                return seg_run(p, types, &init, flags, scratch, a->sm_count, stream, AotSegKernels<Red, In>{},
+                               cuda_error);
             } else {
                 const JitSegKernels kernels(OP, dtype_of<In>::value, dtype_of<Out>::value, alternative);
-                return seg_run<Red, In>(p, s->initial, flags, scratch, a->sm_count, stream, kernels, cuda_error);
+                return seg_run(p, types, &init, flags, scratch, a->sm_count, stream, kernels, cuda_error);
             }
         });
     });

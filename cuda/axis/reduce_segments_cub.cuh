@@ -17,12 +17,18 @@ enum class CubSegKernel { SEGMENTED_REDUCE, FINISH, COUNT };
 template <class Red>
 using FinishSignature = void (*)(SegProblem, const typename Red::V *, typename Red::V);
 
+// The arguments are what cub_segments_run passes by address for CubSegments::Signature's parameters.
+template <class Red, class In>
+constexpr bool kLaunchedUntyped = sizeof(VirtualInput<Red, In>) == sizeof(VirtualLayout) &&
+                                  cuda::std::is_empty<CombineOp<Red>>::value;
+
 // The kernels compiled here, for a hot (Reducer, input type): their addresses (instantiating them).
 template <class Red, class In>
 struct AotCubSegKernels {
     gr_status get(CubSegKernel k, const void **kernel, int *) const {
         using C = CubSegments<Red, In>;
         using V = typename Red::V;
+        static_assert(kLaunchedUntyped<Red, In>, "cub_segments_run passes a VirtualLayout and one byte of CombineOp");
         switch (k) {
         case CubSegKernel::SEGMENTED_REDUCE:
             return aot_kernel<typename C::Signature>(
@@ -62,18 +68,17 @@ struct JitCubSegKernels : ReducerNames {
 };
 
 // Bytes of workspace: CUB's value of each segment (its segmented reduction needs no temporary storage).
-template <class Red>
-size_t cub_segments_workspace(const SegProblem &p) {
-    return align_up(size_t(p.c0 * p.c1) * sizeof(typename Red::V), GR_WORKSPACE_ALIGN);
+inline size_t cub_segments_workspace(const SegProblem &p, size_t value_size) {
+    return align_up(size_t(p.c0 * p.c1) * value_size, GR_WORKSPACE_ALIGN);
 }
 
 // Runs p with the kernels of `kernels` (AotCubSegKernels or JitCubSegKernels).  Empty segments (R == 0) never
-// come here: the router sends them to the axis kernels (segments_api.cu).
-template <class Red, class In, class Kernels>
-gr_status cub_segments_run(const SegProblem &p, const void *initial, char *scratch, int sm_count, cudaStream_t stream,
-                           const Kernels &kernels, int *cuda_error) {
-    using V = typename Red::V;
-    using C = CubSegments<Red, In>;
+// come here: the router sends them to the axis kernels (segments_api.cu).  Written once for every (Reducer, input
+// type): the arguments go by address (kernel_source.cuh), Red::V's as bytes: `identity` (CUB's initial value) and
+// `init` (the state of initial=, for the finish), each value_size bytes.
+template <class Kernels>
+gr_status cub_segments_run(const SegProblem &p, size_t value_size, const void *identity, const void *init,
+                           char *scratch, int sm_count, cudaStream_t stream, const Kernels &kernels, int *cuda_error) {
     const int64_t S = p.c0 * p.c1;
     if (S == 0) return GR_OK;
     const void *k = nullptr;
@@ -83,21 +88,23 @@ gr_status cub_segments_run(const SegProblem &p, const void *initial, char *scrat
     cudaFuncAttributes attributes;
     cudaError_t e = cudaFuncGetAttributes(&attributes, k);
     if (e != cudaSuccess) return cuda_status(e, cuda_error);
-    const VirtualInput<Red, In> in{p, Divisor::of(uint64_t(p.R)), Divisor::of(uint64_t(p.c1)), 0};
-    V *values = reinterpret_cast<V *>(scratch);
+    const VirtualLayout in{p, Divisor::of(uint64_t(p.R)), Divisor::of(uint64_t(p.c1)), 0};
+    const char combine = 0;  // CombineOp<Red>, empty
     const int64_t per_launch = int64_t(INT32_MAX);  // grid.x's limit
     for (int64_t first = 0; first < S; first += per_launch) {
         const int64_t n = S - first < per_launch ? S - first : per_launch;
-        e = Launcher<typename C::Signature>::run(k, dim3(unsigned(n)), dim3(unsigned(attributes.maxThreadsPerBlock)),
-                                                 stream, in, values + first, SegmentStarts{p.R, first},
-                                                 SegmentStarts{p.R, first + 1}, CombineOp<Red>{}, Red::identity());
+        // CubSegments::Signature: (VirtualInput, V *, SegmentStarts, SegmentStarts, CombineOp, V)
+        void *values = scratch + size_t(first) * value_size;
+        const SegmentStarts begins{p.R, first}, ends{p.R, first + 1};
+        e = launch_by_address(k, dim3(unsigned(n)), dim3(unsigned(attributes.maxThreadsPerBlock)), stream,
+                              {&in, &values, &begins, &ends, &combine, identity});
         if (e != cudaSuccess) return cuda_status(e, cuda_error);
     }
     st = kernels.get(CubSegKernel::FINISH, &k, cuda_error);
     if (st != GR_OK) return st;
     const int64_t blocks = ceil_div(S, 256), cap = int64_t(sm_count) * 32;
-    e = Launcher<FinishSignature<Red>>::run(k, dim3(unsigned(blocks < cap ? blocks : cap)), dim3(256), stream, p, values,
-                                            Red::from_initial(initial));
+    const void *values = scratch;
+    e = launch_by_address(k, dim3(unsigned(blocks < cap ? blocks : cap)), dim3(256), stream, {&p, &values, init});
     return cuda_status(e, cuda_error);
 }
 
@@ -110,7 +117,8 @@ gr_status reduce_segments_cub_op(const gr_args *a, const gr_segments *s, size_t 
         return visit_reducer<OP, In, Out>(s, [&](auto red, int alternative) -> gr_status {
             using Red = decltype(red);
             const SegProblem p = seg_problem<Red>(a, s);
-            const size_t need = GR_WORKSPACE_ZEROED_BYTES + cub_segments_workspace<Red>(p);
+            using V = typename Red::V;
+            const size_t need = GR_WORKSPACE_ZEROED_BYTES + cub_segments_workspace(p, sizeof(V));
             if (ws_bytes) {
                 *ws_bytes = need;
                 return GR_OK;
@@ -121,12 +129,14 @@ gr_status reduce_segments_cub_op(const gr_args *a, const gr_segments *s, size_t 
             char *scratch = static_cast<char *>(a->workspace) + GR_WORKSPACE_ZEROED_BYTES;
             const cudaStream_t stream = static_cast<cudaStream_t>(a->stream);
             // the hot set's kernels are compiled here; the others on first use (their host half only is here)
+            const V identity = Red::identity(), init = Red::from_initial(s->initial);
             if constexpr (is_hot_cub_kernel(GR_KIND_REDUCE, OP, dtype_of<In>::value, dtype_of<Out>::value)) {
-                return cub_segments_run<Red, In>(p, s->initial, scratch, a->sm_count, stream,
-                                                 AotCubSegKernels<Red, In>{}, cuda_error);
+                return cub_segments_run(p, sizeof(V), &identity, &init, scratch, a->sm_count, stream,
+                                        AotCubSegKernels<Red, In>{}, cuda_error);
             } else {
                 const JitCubSegKernels kernels(OP, dtype_of<In>::value, dtype_of<Out>::value, alternative);
-                return cub_segments_run<Red, In>(p, s->initial, scratch, a->sm_count, stream, kernels, cuda_error);
+                return cub_segments_run(p, sizeof(V), &identity, &init, scratch, a->sm_count, stream, kernels,
+                                        cuda_error);
             }
         });
     });

@@ -12,19 +12,23 @@
 
 namespace gr {
 
-// The virtual sequence as a random-access iterator: element i is position i % R of segment i / R, loaded
-// through the same Reducer (mask, position, conversion) as the axis kernels.  Divisors, not 64-bit `/`, at
-// CUB's unrolled loads (divisor.cuh).
+// The virtual sequence: element i is position i % R of segment i / R.  Divisors, not 64-bit `/`, at CUB's
+// unrolled loads (divisor.cuh).  The same for every Reducer and input type, so the host half builds it untyped.
+struct VirtualLayout {
+    SegProblem p;
+    Divisor by_R, by_c1;
+    int64_t first;
+};
+
+// The virtual sequence as a random-access iterator, each element loaded through the same Reducer (mask, position,
+// conversion) as the axis kernels; a VirtualLayout and nothing more.
 template <class Red, class In>
-struct VirtualInput {
+struct VirtualInput : VirtualLayout {
     using iterator_category = cuda::std::random_access_iterator_tag;
     using value_type = typename Red::V;
     using difference_type = int64_t;
     using pointer = const value_type *;
     using reference = value_type;
-    SegProblem p;
-    Divisor by_R, by_c1;
-    int64_t first;
     __device__ value_type operator[](int64_t k) const {
         const int64_t i = first + k;
         const int64_t s = int64_t(by_R.quotient(uint64_t(i))), r = i - s * p.R;
@@ -32,7 +36,7 @@ struct VirtualInput {
         return seg_load<Red, In>(p, i0 * p.is0 + i1 * p.is1, i0 * p.ms0 + i1 * p.ms1, r);
     }
     __device__ value_type operator*() const { return (*this)[0]; }
-    __host__ __device__ VirtualInput operator+(int64_t k) const { return {p, by_R, by_c1, first + k}; }
+    __host__ __device__ VirtualInput operator+(int64_t k) const { return {{p, by_R, by_c1, first + k}}; }
 };
 
 // Where segment s starts in the virtual sequence (s * R), from segment `first` on.
@@ -48,6 +52,7 @@ struct SegmentStarts {
     __host__ __device__ SegmentStarts operator+(int64_t k) const { return {R, first + k}; }
 };
 
+// (empty: a kernel parameter of one byte)
 template <class Red>
 struct CombineOp {
     __host__ __device__ typename Red::V operator()(const typename Red::V &a, const typename Red::V &b) const {

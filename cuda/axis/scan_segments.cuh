@@ -77,18 +77,18 @@ inline ScanPlan scan_plan(const ScanProblem &p, int sm_count) {
     return plan;
 }
 
-template <class Op, class Out>
-size_t scan_segments_workspace(const ScanProblem &p, int sm_count) {
+// acc_size: sizeof the accumulator of the result type (a chunk's total)
+inline size_t scan_segments_workspace(const ScanProblem &p, int sm_count, size_t acc_size) {
     if (p.c0 * p.c1 == 0 || p.R == 0) return 0;
     const ScanPlan plan = scan_plan(p, sm_count);
-    using Acc = typename accumulator<Out>::type;
     // the chunks' totals after the (unread) counters; none for a one-pass plan, so a captured call is its kernel
     return plan.chunks > 1
-               ? GR_WORKSPACE_ZEROED_BYTES + align_up(size_t(p.c0 * p.c1 * plan.chunks) * sizeof(Acc), GR_WORKSPACE_ALIGN)
+               ? GR_WORKSPACE_ZEROED_BYTES + align_up(size_t(p.c0 * p.c1 * plan.chunks) * acc_size, GR_WORKSPACE_ALIGN)
                : 0;
 }
 
-// The kernels of axis/scan_segments_kernels.cuh that one (operator, input, result) launches, and their signatures.
+// The kernels of axis/scan_segments_kernels.cuh that one (operator, input, result) launches, and their signatures
+// (scan_segments_run launches them with arguments of exactly these types).
 enum class ScanSegKernel {
     ROWS_TOTALS, ROWS, COLUMNS_TOTALS, COLUMNS, INTERLEAVED_TOTALS, INTERLEAVED,  // a pass: fold chunks or write
     CHUNK_TOTALS_BLOCK, CHUNK_TOTALS_WARP, PACKED_ROWS,
@@ -165,52 +165,52 @@ struct JitScanKernels : ScanNames {
     }
 };
 
-// Runs the plan of p with the kernels of `kernels` (AotScanKernels or JitScanKernels).
-template <class In, class Out, class Kernels>
+// Runs the plan of p with the kernels of `kernels` (AotScanKernels or JitScanKernels).  Written once for every
+// (operator, input, result): the types reach the kernels only, so the arguments go by address (kernel_source.cuh)
+// and the chunks' totals as bytes.
+template <class Kernels>
 gr_status scan_segments_run(const ScanProblem &p, bool exclusive, char *scratch, int sm_count, cudaStream_t stream,
                             const Kernels &kernels, int *cuda_error) {
-    using S = ScanSignatures<In, Out>;
-    using Acc = typename S::Acc;
     const int64_t segments = p.c0 * p.c1;
     if (segments == 0 || p.R == 0) return GR_OK;
-    const void *k = nullptr;
-    auto launch = [&](ScanSegKernel which, auto signature, dim3 grid, dim3 block, auto... args) -> gr_status {
+    auto launch = [&](ScanSegKernel which, dim3 grid, dim3 block, std::initializer_list<const void *> args) {
+        const void *k = nullptr;
         const gr_status st = kernels.get(which, &k, cuda_error);
         if (st != GR_OK) return st;
-        const cudaError_t e = Launcher<decltype(signature)>::run(k, grid, block, stream, args...);
+        const cudaError_t e = launch_by_address(k, grid, block, stream, args);
         return e == cudaSuccess ? GR_OK : cuda_status(e, cuda_error);
     };
     const ScanPlan plan = scan_plan(p, sm_count);
-    if (plan.kernel == ScanKernel::packed)
-        return launch(ScanSegKernel::PACKED_ROWS, typename S::PackedRows{}, dim3(unsigned(plan.grid)), dim3(256),
-                      static_cast<const In *>(p.in), static_cast<Out *>(p.out), segments, p.R, plan.rows_per_warp,
-                      exclusive);
-    // one pass of the plan's kernel: `writes` false folds the chunks into `totals`, true writes the scan
-    auto pass = [&](bool writes, Acc *totals) {
+    if (plan.kernel == ScanKernel::packed)  // ScanSignatures::PackedRows
+        return launch(ScanSegKernel::PACKED_ROWS, dim3(unsigned(plan.grid)), dim3(256),
+                      {&p.in, &p.out, &segments, &p.R, &plan.rows_per_warp, &exclusive});
+    // one pass of the plan's kernel (ScanSignatures::Pass): `writes` false folds the chunks into `totals`, true
+    // writes the scan
+    void *totals = plan.chunks > 1 ? scratch : nullptr;  // Acc's
+    auto pass = [&](bool writes) {
         const ScanSegKernel which = plan.kernel == ScanKernel::columns
                                         ? (writes ? ScanSegKernel::COLUMNS : ScanSegKernel::COLUMNS_TOTALS)
                                     : plan.kernel == ScanKernel::interleaved
                                         ? (writes ? ScanSegKernel::INTERLEAVED : ScanSegKernel::INTERLEAVED_TOTALS)
                                         : (writes ? ScanSegKernel::ROWS : ScanSegKernel::ROWS_TOTALS);
-        return launch(which, typename S::Pass{}, dim3(unsigned(plan.grid)), dim3(256), p, plan.chunks, plan.L,
-                      exclusive, totals);
+        return launch(which, dim3(unsigned(plan.grid)), dim3(256), {&p, &plan.chunks, &plan.L, &exclusive, &totals});
     };
-    Acc *totals = plan.chunks > 1 ? reinterpret_cast<Acc *>(scratch) : nullptr;
     if (totals) {
-        gr_status st = pass(false, totals);
+        gr_status st = pass(false);
         if (st != GR_OK) return st;
+        // ScanSignatures::ChunkTotals
         if (plan.chunks > 8 * kWarp) {  // a block per segment
             const int64_t blocks = segments < 65535 ? segments : 65535;
-            st = launch(ScanSegKernel::CHUNK_TOTALS_BLOCK, typename S::ChunkTotals{}, dim3(unsigned(blocks)),
-                        dim3(kChunkTotalsBlock), totals, segments, plan.chunks);
+            st = launch(ScanSegKernel::CHUNK_TOTALS_BLOCK, dim3(unsigned(blocks)), dim3(kChunkTotalsBlock),
+                        {&totals, &segments, &plan.chunks});
         } else {  // a warp per segment
             const int64_t blocks = ceil_div(segments * kWarp, int64_t(256));
-            st = launch(ScanSegKernel::CHUNK_TOTALS_WARP, typename S::ChunkTotals{},
-                        dim3(unsigned(blocks < 4096 ? blocks : 4096)), dim3(256), totals, segments, plan.chunks);
+            st = launch(ScanSegKernel::CHUNK_TOTALS_WARP, dim3(unsigned(blocks < 4096 ? blocks : 4096)), dim3(256),
+                        {&totals, &segments, &plan.chunks});
         }
         if (st != GR_OK) return st;
     }
-    return pass(true, totals);
+    return pass(true);
 }
 
 inline ScanProblem scan_problem(const gr_args *a, const gr_segments *s) {
@@ -225,7 +225,7 @@ gr_status scan_segments_op(const gr_args *a, const gr_segments *s, size_t *ws_by
         using Out = tag_type<decltype(out_tag)>;
         using Op = typename op_functor<OP>::type;
         const ScanProblem p = scan_problem(a, s);
-        const size_t need = scan_segments_workspace<Op, Out>(p, a->sm_count);
+        const size_t need = scan_segments_workspace(p, a->sm_count, sizeof(typename accumulator<Out>::type));
         if (ws_bytes) {
             *ws_bytes = need;
             return GR_OK;
@@ -236,11 +236,11 @@ gr_status scan_segments_op(const gr_args *a, const gr_segments *s, size_t *ws_by
         const cudaStream_t stream = static_cast<cudaStream_t>(a->stream);
         // the hot set's kernels are compiled here; the others on first use (their host half only is here)
         if constexpr (is_hot_kernel(GR_KIND_SCAN, OP, dtype_of<In>::value, dtype_of<Out>::value)) {
-            return scan_segments_run<In, Out>(p, a->exclusive != 0, scratch, a->sm_count, stream,
-                                              AotScanKernels<Op, In, Out>{}, cuda_error);
+            return scan_segments_run(p, a->exclusive != 0, scratch, a->sm_count, stream, AotScanKernels<Op, In, Out>{},
+                                     cuda_error);
         } else {
-            return scan_segments_run<In, Out>(p, a->exclusive != 0, scratch, a->sm_count, stream,
-                                              JitScanKernels(OP, dtype_of<In>::value, dtype_of<Out>::value), cuda_error);
+            return scan_segments_run(p, a->exclusive != 0, scratch, a->sm_count, stream,
+                                     JitScanKernels(OP, dtype_of<In>::value, dtype_of<Out>::value), cuda_error);
         }
     });
 }

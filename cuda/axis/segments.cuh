@@ -30,26 +30,54 @@ struct SegPlan {
     int second_group = 1; // the second pass's lanes per segment
 };
 
-// kColumnPack (`pack`) where the columns' layout allows it, else 1.
-template <class In>
-int column_pack(const SegProblem &p, int pack) {
+enum class SegKernel {
+    VECTOR_ROWS, ROWS, PACKED_COLUMNS, PACKED_ROWS, BLOCK_ROWS, COLUMNS, PACKED_LANE_COLUMNS,  // read the input
+    FILL_IDENTITY, PARTIALS_BLOCK, PARTIALS_ROWS,  // Red::Partials: empty segments, the second pass
+    COUNT
+};
+
+// What the plan and the launches need to know of a (Reducer, input type): sizes, and which layouts its kernels
+// read.  The host half below is written once against this rather than once per (Reducer, input type): about
+// two hundred pairs compile on first use, and their typed host code was most of the host compiler's time.
+struct SegTypes {
+    int64_t in_size;    // sizeof(In)
+    size_t value_size;  // sizeof(Red::V), a partial's
+    bool vectorizable;  // kVectorizable<In>
+    bool packable;      // kPackable<In>
+    int column_pack;    // kColumnPack<In, V>
+    // whether seg_run may ask for kernel k (the first-use list names these only)
+    bool uses(SegKernel k) const {
+        if (k == SegKernel::VECTOR_ROWS) return vectorizable;
+        if (k == SegKernel::PACKED_COLUMNS || k == SegKernel::PACKED_ROWS) return packable;
+        if (k == SegKernel::PACKED_LANE_COLUMNS) return column_pack > 1;
+        return k != SegKernel::COUNT;
+    }
+};
+template <class Red, class In>
+constexpr SegTypes seg_types() {
+    return {int64_t(sizeof(In)), sizeof(typename Red::V), kVectorizable<In>, kPackable<In>,
+            kColumnPack<In, typename Red::V>};
+}
+
+// t.column_pack where the columns' layout allows it, else 1.
+inline int column_pack(const SegProblem &p, const SegTypes &t) {
+    const int pack = t.column_pack;
     const uintptr_t addr = reinterpret_cast<uintptr_t>(p.in);
     const bool fits = reads_in_alone(p) && p.is1 == 1 && p.c1 % pack == 0 && p.ir % pack == 0 &&
-                      (p.c0 == 1 || p.is0 % pack == 0) && addr % (pack * sizeof(In)) == 0;
+                      (p.c0 == 1 || p.is0 % pack == 0) && addr % (pack * t.in_size) == 0;
     return fits ? pack : 1;
 }
 
-template <class In>
-SegPlan seg_plan(const SegProblem &p, int sm_count, int column_pack_size) {
+inline SegPlan seg_plan(const SegProblem &p, int sm_count, const SegTypes &t) {
     SegPlan plan;
     // unit-stride rows read from `in` alone can be read as 16-byte vectors
-    constexpr int64_t elem = int64_t(sizeof(In)), vec = 16 / elem;
-    const bool contiguous = kVectorizable<In> && reads_in_alone(p) && p.ir == 1;
+    const int64_t elem = t.in_size, vec = 16 / elem;
+    const bool contiguous = t.vectorizable && reads_in_alone(p) && p.ir == 1;
     auto aligned = [](const void *ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
     const int64_t S = p.c0 * p.c1, R = p.R;
     const int64_t want_blocks = int64_t(sm_count) * 8;  // about one full wave of 256-thread blocks
     const int64_t ir = p.ir < 0 ? -p.ir : p.ir, is1 = p.is1 < 0 ? -p.is1 : p.is1;
-    if (p.c1 > 1 && kVectorizable<In> && reads_in_alone(p) && p.c0 == 1 && p.is1 == 1 && p.ir == p.c1 &&
+    if (p.c1 > 1 && t.vectorizable && reads_in_alone(p) && p.c0 == 1 && p.is1 == 1 && p.ir == p.c1 &&
         (16 / elem) % p.c1 == 0 && aligned(p.in) && R * p.c1 >= 16 / elem) {
         plan.kind = SegPlan::PACKED_COLUMNS;  // a few columns, rows back to back: whole vectors per thread
         // few blocks (4 vectors per thread), so the last block has few partials to fold
@@ -61,7 +89,7 @@ SegPlan seg_plan(const SegProblem &p, int sm_count, int column_pack_size) {
         return plan;
     } else if (p.c1 > 1 && is1 < ir) {
         plan.kind = SegPlan::COLUMNS;
-        plan.pack = column_pack<In>(p, column_pack_size);
+        plan.pack = column_pack(p, t);
         const int64_t lanes = p.c1 / plan.pack;  // threads along i1
         plan.group = pow2_at_least(lanes, 32);
         const int rows = kSegBlock / plan.group;
@@ -110,18 +138,18 @@ SegPlan seg_plan(const SegProblem &p, int sm_count, int column_pack_size) {
     return plan;
 }
 
-template <class Red, class In>
-size_t seg_workspace(const SegProblem &p, int sm_count) {
+inline size_t seg_workspace(const SegProblem &p, int sm_count, const SegTypes &t) {
     if (p.c0 * p.c1 == 0 || p.R == 0) return 0;
-    const SegPlan plan = seg_plan<In>(p, sm_count, kColumnPack<In, typename Red::V>);
+    const SegPlan plan = seg_plan(p, sm_count, t);
     const size_t partials =
-        plan.chunks > 1 ? align_up(size_t(p.c0 * p.c1 * plan.chunks) * sizeof(typename Red::V), GR_WORKSPACE_ALIGN) : 0;
+        plan.chunks > 1 ? align_up(size_t(p.c0 * p.c1 * plan.chunks) * t.value_size, GR_WORKSPACE_ALIGN) : 0;
     const bool counters = plan.kind == SegPlan::PACKED_COLUMNS;  // its last block per column finishes the column
     return partials || counters ? GR_WORKSPACE_ZEROED_BYTES + partials : 0;
 }
 
 
-// The kernels of axis/segments_kernels.cuh that one (Reducer, input type) launches, and their signatures.
+// The kernels of axis/segments_kernels.cuh that one (Reducer, input type) launches, and their signatures (seg_run
+// launches them with arguments of exactly these types, V's as its bytes).
 template <class Red>
 struct SegSignatures {
     using V = typename Red::V;
@@ -131,12 +159,6 @@ struct SegSignatures {
     using OneValue = void (*)(SegProblem, V);  // packed_rows_kernel, fill_identity_kernel, partials_block_kernel
     using BlockRows = void (*)(SegProblem, int64_t, int64_t, V *, V);
 };
-enum class SegKernel {
-    VECTOR_ROWS, ROWS, PACKED_COLUMNS, PACKED_ROWS, BLOCK_ROWS, COLUMNS, PACKED_LANE_COLUMNS,  // read the input
-    FILL_IDENTITY, PARTIALS_BLOCK, PARTIALS_ROWS,  // Red::Partials: empty segments, the second pass
-    COUNT
-};
-
 // The kernels compiled here, for a hot (Reducer, input type): their addresses (instantiating them).
 template <class Red, class In>
 struct AotSegKernels {
@@ -200,15 +222,13 @@ struct JitSegKernels : ReducerNames {
     }
 };
 
-// Runs the plan of p with the kernels of `kernels` (AotSegKernels or JitSegKernels).
-template <class Red, class In, class Kernels>
-gr_status seg_run(const SegProblem &p, const void *initial, unsigned *flags, char *scratch, int sm_count,
-                  cudaStream_t stream, const Kernels &kernels, int *cuda_error) {
-    using V = typename Red::V;
-    using S = SegSignatures<Red>;
+// Runs the plan of p with the kernels of `kernels` (AotSegKernels or JitSegKernels), of the types t; `init` is the
+// Reducer's state for initial= (Red::V's bytes), passed to every kernel.
+template <class Kernels>
+gr_status seg_run(const SegProblem &p, const SegTypes &t, const void *init, unsigned *flags, char *scratch,
+                  int sm_count, cudaStream_t stream, const Kernels &kernels, int *cuda_error) {
     const int64_t S_ = p.c0 * p.c1;
     if (S_ == 0) return GR_OK;
-    const V init = Red::from_initial(initial);
     const void *k = nullptr;
     auto take = [&](SegKernel which) { return kernels.get(which, &k, cuda_error); };
 #define GR_TAKE(WHICH)                                  \
@@ -216,10 +236,11 @@ gr_status seg_run(const SegProblem &p, const void *initial, unsigned *flags, cha
         const gr_status st_ = take(SegKernel::WHICH);   \
         if (st_ != GR_OK) return st_;                   \
     } while (0)
-#define GR_LAUNCH(SIGNATURE, GRID, BLOCK, ...)                                                                  \
-    do {                                                                                                       \
-        const cudaError_t e_ = Launcher<typename S::SIGNATURE>::run(k, GRID, BLOCK, stream, __VA_ARGS__);     \
-        if (e_ != cudaSuccess) return cuda_status(e_, cuda_error);                                             \
+    // the arguments by address, each of its SegSignatures parameter's type
+#define GR_LAUNCH(GRID, BLOCK, ...)                                                                    \
+    do {                                                                                           \
+        const cudaError_t e_ = launch_by_address(k, GRID, BLOCK, stream, {__VA_ARGS__});          \
+        if (e_ != cudaSuccess) return cuda_status(e_, cuda_error);                                 \
     } while (0)
 #define GR_CHECK_GRID(N)                                                       \
     do {                                                                       \
@@ -229,43 +250,41 @@ gr_status seg_run(const SegProblem &p, const void *initial, unsigned *flags, cha
     if (p.R == 0) {  // every segment empty: identity (with initial), mean's NaN, ...
         const int64_t blocks = ceil_div(S_, kSegBlock);
         GR_TAKE(FILL_IDENTITY);
-        GR_LAUNCH(OneValue, dim3(unsigned(blocks < 4096 ? blocks : 4096)), dim3(kSegBlock), p, init);
+        GR_LAUNCH(dim3(unsigned(blocks < 4096 ? blocks : 4096)), dim3(kSegBlock), &p, init);
         return GR_OK;
     }
-    const SegPlan plan = seg_plan<In>(p, sm_count, kColumnPack<In, V>);
-    V *partials = plan.chunks > 1 ? reinterpret_cast<V *>(scratch) : nullptr;
+    const SegPlan plan = seg_plan(p, sm_count, t);
+    void *partials = plan.chunks > 1 ? scratch : nullptr;  // V's
     switch (plan.kind) {
     case SegPlan::ROWS:
         GR_CHECK_GRID(plan.grid);
-        if constexpr (kVectorizable<In>) {
-            if (plan.vec_rows) {
-                GR_TAKE(VECTOR_ROWS);
-                GR_LAUNCH(VectorRows, dim3(unsigned(plan.grid)), dim3(kSegBlock), p, plan.group, init);
-                break;
-            }
+        if (plan.vec_rows && t.vectorizable) {
+            GR_TAKE(VECTOR_ROWS);
+            GR_LAUNCH(dim3(unsigned(plan.grid)), dim3(kSegBlock), &p, &plan.group, init);
+            break;
         }
         GR_TAKE(ROWS);
-        GR_LAUNCH(Rows, dim3(unsigned(plan.grid)), dim3(kSegBlock), p, plan.group, plan.chunks, plan.L, partials, init);
+        GR_LAUNCH(dim3(unsigned(plan.grid)), dim3(kSegBlock), &p, &plan.group, &plan.chunks, &plan.L, &partials, init);
         break;
     case SegPlan::PACKED_COLUMNS:
-        if constexpr (kPackable<In>) {
+        if (t.packable) {
             GR_CHECK_GRID(plan.grid);
             GR_TAKE(PACKED_COLUMNS);
-            GR_LAUNCH(PackedColumns, dim3(unsigned(plan.grid)), dim3(kSegBlock), p, partials, flags, init);
+            GR_LAUNCH(dim3(unsigned(plan.grid)), dim3(kSegBlock), &p, &partials, &flags, init);
             return GR_OK;  // single pass
         }
         break;
     case SegPlan::PACKED_ROWS:
-        if constexpr (kPackable<In>) {
+        if (t.packable) {
             GR_CHECK_GRID(plan.grid);
             GR_TAKE(PACKED_ROWS);
-            GR_LAUNCH(OneValue, dim3(unsigned(plan.grid)), dim3(kSegBlock), p, init);
+            GR_LAUNCH(dim3(unsigned(plan.grid)), dim3(kSegBlock), &p, init);
         }
         break;
     case SegPlan::BLOCK_ROWS:
         GR_CHECK_GRID(plan.grid);
         GR_TAKE(BLOCK_ROWS);
-        GR_LAUNCH(BlockRows, dim3(unsigned(plan.grid)), dim3(kBlockRowsThreads), p, plan.chunks, plan.L, partials, init);
+        GR_LAUNCH(dim3(unsigned(plan.grid)), dim3(kBlockRowsThreads), &p, &plan.chunks, &plan.L, &partials, init);
         break;
     case SegPlan::COLUMNS: {
         const int64_t gz = p.c0 < 65535 ? p.c0 : 65535;
@@ -273,7 +292,7 @@ gr_status seg_run(const SegProblem &p, const void *initial, unsigned *flags, cha
         const dim3 grid(unsigned(plan.grid), unsigned(plan.chunks), unsigned(gz));
         if (plan.pack > 1) GR_TAKE(PACKED_LANE_COLUMNS);
         else GR_TAKE(COLUMNS);
-        GR_LAUNCH(Rows, grid, dim3(kSegBlock), p, plan.group, plan.chunks, plan.L, partials, init);
+        GR_LAUNCH(grid, dim3(kSegBlock), &p, &plan.group, &plan.chunks, &plan.L, &partials, init);
         break;
     }
     }
@@ -287,15 +306,17 @@ gr_status seg_run(const SegProblem &p, const void *initial, unsigned *flags, cha
     q.second = nullptr;
     if (plan.chunks >= 256 && S_ <= int64_t(sm_count) * 64) {  // many partials per segment: a block each
         GR_TAKE(PARTIALS_BLOCK);
-        GR_LAUNCH(OneValue, dim3(unsigned(S_)), dim3(kSegBlock), q, init);
+        GR_LAUNCH(dim3(unsigned(S_)), dim3(kSegBlock), &q, init);
         return GR_OK;
     }
     const int64_t warps = ceil_div(S_, kWarp / plan.second_group);
     const int64_t blocks = ceil_div(warps, kSegBlock / kWarp);
     const int64_t grid = blocks < int64_t(sm_count) * 32 ? blocks : int64_t(sm_count) * 32;
     GR_TAKE(PARTIALS_ROWS);
-    GR_LAUNCH(Rows, dim3(unsigned(grid)), dim3(kSegBlock), q, plan.second_group, int64_t(1), plan.chunks,
-              static_cast<V *>(nullptr), init);
+    const int64_t one_chunk = 1;
+    void *no_partials = nullptr;
+    GR_LAUNCH(dim3(unsigned(grid)), dim3(kSegBlock), &q, &plan.second_group, &one_chunk, &plan.chunks, &no_partials,
+              init);
     return GR_OK;
 #undef GR_TAKE
 #undef GR_LAUNCH
