@@ -106,7 +106,7 @@ def check(op, got, a, form, bounds, axis, kw, case):
         bound = 64 * eps * (np.log2(longest) + 2) * (np.abs(exact) + 1)
     err = np.abs(got.astype(exact.dtype) - exact)
     both_nan = np.isnan(got) & np.isnan(exact) if got.dtype.kind != "c" else np.isnan(got) & np.isnan(exact)
-    same_inf = (got == exact)
+    same_inf = (got == exact) | ((got == want) & ~np.isfinite(want))  # NumPy's own overflow (float16 products)
     ok = (err <= bound) | both_nan | same_inf
     assert ok.all(), f"{case}: worst error {err[~ok].max()} > bound {bound[~ok].min()} at {np.argwhere(~ok)[:3]}"
 
@@ -125,7 +125,8 @@ def ranges_of(kind, n, rng, count=None):
         raise ValueError(kind)
     ends = np.minimum(np.cumsum(lengths), n)
     starts = np.concatenate([[0], ends[:-1]])
-    return starts, ends
+    keep = starts < n  # every range holds elements (max, argmax refuse empty ones)
+    return starts[keep], ends[keep]
 
 
 # ---------------------------------------------------------------- every operator x dtype, both forms
