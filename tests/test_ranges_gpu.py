@@ -137,7 +137,9 @@ def test_every_operator_and_dtype_matches_numpy(op, dtype, rng):
     if not takes(op, dtype):
         pytest.skip(f"{op} takes no {dtype}")
     n = 3001
-    a = reduction_data(rng, dtype, (n,), op)
+    a = reduction_data(rng, dtype, (n,), "prod" if op == "nanprod" else op)  # products near 1: no overflow
+    if op == "nanprod" and a.dtype.kind in "fc":
+        a[rng.random(n) < 0.05] = np.nan
     idx = np.sort(rng.choice(n, size=40, replace=False))
     idx[5], idx[6] = idx[6], idx[5]  # one reversed pair: reduceat's one-element rule
     starts = rng.integers(-n, n, size=50)

@@ -5,7 +5,8 @@
 // items are (i0, k, i1), i1 the fastest (a column layout: neighbouring lanes read neighbouring elements), then k
 // (a row layout: neighbouring ranges lie side by side).  Two kernels, the algorithms of cuda/abi/ranges.def:
 //   ranges_lanes_kernel  G = 1..32 lanes per work item: a thread per range (tiny ranges, and every column
-//                        layout), a group of lanes or a warp per range (medium ones).
+//                        layout), a group of lanes or a warp per range (medium ones); under "auto" it leaves the
+//                        ranges far longer than the mean to ranges_long_kernel, a block each (power-law lengths).
 //   ranges_block_kernel  a block per (work item, part): long ranges, each cut into `parts` equal parts when the
 //                        ranges alone cannot fill the GPU; the parts' values go to the workspace and
 //                        ranges_parts_kernel folds each item's parts in order.
@@ -87,23 +88,79 @@ __device__ __forceinline__ typename Red::V fold_range(const SegProblem &p, int64
     return fold_strided<Red, In, 4>(p, base, 0, a + lane, b, lanes, v);
 }
 
+// Where the lanes kernel leaves the ranges too long for its lanes (auto's plan, axis/ranges.cuh): from `from`
+// elements on, a range's work item is appended to `items` (the order of the appends varies, each range's fold does
+// not: ranges_long_kernel folds each with one block), `count` counting them.  from == 0: none.
+struct LongRanges {
+    int64_t from;
+    unsigned long long *count;  // in the workspace's zeroed bytes; ranges_long_kernel zeroes it again
+    int64_t *items;
+    __device__ __forceinline__ bool take(int64_t item, int64_t len, int sub) const {
+        if (from == 0 || len < from) return false;
+        if (sub == 0) items[atomicAdd(count, 1ull)] = item;
+        return true;
+    }
+};
+
+// Short ranges (G <= 16 lanes each): kItems work items per step, every item's bounds, then every item's first
+// elements in flight together, as rows_kernel does for short rows.
+template <class Red, class In>
+__device__ __forceinline__ void ranges_short(const SegProblem &p, const RangeSet &g, const LaneGroups &lg, int group,
+                                             const LongRanges &long_ranges, const typename Red::V &init) {
+    using V = typename Red::V;
+    constexpr int kItems = 4;
+    const int64_t items = p.c0 * p.c1 * g.K;
+    for (int64_t item0 = lg.first; item0 - lg.group_in_warp < items; item0 += kItems * lg.per_grid) {
+        int64_t base[kItems], len[kItems], i0[kItems], k[kItems], i1[kItems];
+#pragma unroll
+        for (int u = 0; u < kItems; u++) {
+            const int64_t item = item0 + u * lg.per_grid;
+            len[u] = -1;  // no such item
+            base[u] = i0[u] = k[u] = i1[u] = 0;
+            if (item < items) {
+                int64_t r0, r1;
+                range_item(p, g, item, i0[u], k[u], i1[u]);
+                g.bounds(k[u], p.R, r0, r1);
+                base[u] = i0[u] * p.is0 + i1[u] * p.is1 + r0 * p.ir;
+                len[u] = r1 - r0;
+                if (long_ranges.take(item, len[u], lg.sub)) len[u] = -1;
+            }
+        }
+        V v[kItems];
+#pragma unroll
+        for (int u = 0; u < kItems; u++)
+            v[u] = lg.sub < len[u] ? seg_load<Red, In>(p, base[u], 0, lg.sub) : Red::identity();
+#pragma unroll
+        for (int u = 0; u < kItems; u++) {
+            for (int64_t r = lg.sub + group; r < len[u]; r += group) v[u] = Red::combine(v[u], seg_load<Red, In>(p, base[u], 0, r));
+            fold_lanes<Red>(v[u], group);
+            if (len[u] >= 0 && lg.sub == 0) range_store<Red>(p, g, i0[u], k[u], i1[u], v[u], init);
+        }
+    }
+}
+
 // G = `group` lanes (a power of two up to the warp) per work item.
 template <class Red, class In>
 __global__ void __launch_bounds__(kSegBlock) ranges_lanes_kernel(SegProblem p, RangeSet g, int group,
-                                                                 typename Red::V init) {
+                                                                 LongRanges long_ranges, typename Red::V init) {
     using V = typename Red::V;
     const LaneGroups lg(group);
+    if (group <= 16) {
+        ranges_short<Red, In>(p, g, lg, group, long_ranges, init);
+        return;
+    }
     const int64_t items = p.c0 * p.c1 * g.K;
     for (int64_t item = lg.first; item - lg.group_in_warp < items; item += lg.per_grid) {
         // every lane of the warp stays in the loop until the whole warp is done, for the shuffles
-        const bool live = item < items;
+        bool live = item < items;
         V v = Red::identity();
         int64_t i0 = 0, k = 0, i1 = 0;
         if (live) {
             range_item(p, g, item, i0, k, i1);
             int64_t r0, r1;
             g.bounds(k, p.R, r0, r1);
-            v = fold_range<Red, In, kWarp>(p, i0 * p.is0 + i1 * p.is1 + r0 * p.ir, 0, r1 - r0, lg.sub, group, v);
+            if (long_ranges.take(item, r1 - r0, lg.sub)) live = false;
+            else v = fold_range<Red, In, kWarp>(p, i0 * p.is0 + i1 * p.is1 + r0 * p.ir, 0, r1 - r0, lg.sub, group, v);
         }
         fold_lanes<Red>(v, group);
         if (live && lg.sub == 0) range_store<Red>(p, g, i0, k, i1, v, init);
@@ -133,6 +190,33 @@ __global__ void __launch_bounds__(kRangeBlock) ranges_block_kernel(SegProblem p,
             else partials[w] = v;
         }
         __syncthreads();  // block_fold_warps' shared memory is reused by the next item
+    }
+}
+
+// The long ranges the lanes kernel left (LongRanges): a block each, whole.  The last block to finish zeroes the
+// count and its own ticket, so the workspace's zeroed bytes are zero again after the call.
+template <class Red, class In>
+__global__ void __launch_bounds__(kRangeBlock) ranges_long_kernel(SegProblem p, RangeSet g, LongRanges long_ranges,
+                                                                  unsigned *ticket, typename Red::V init) {
+    using V = typename Red::V;
+    const int64_t count = int64_t(*long_ranges.count);
+    for (int64_t e = blockIdx.x; e < count; e += gridDim.x) {
+        const int64_t item = long_ranges.items[e];
+        int64_t i0, k, i1, r0, r1;
+        range_item(p, g, item, i0, k, i1);
+        g.bounds(k, p.R, r0, r1);
+        V v = fold_range<Red, In, kRangeBlock>(p, i0 * p.is0 + i1 * p.is1 + r0 * p.ir, 0, r1 - r0, threadIdx.x,
+                                               kRangeBlock, Red::identity());
+        v = block_fold_warps<Red, kRangeBlock>(v);
+        if (threadIdx.x == 0) range_store<Red>(p, g, i0, k, i1, v, init);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        __threadfence();
+        if (atomicAdd(ticket, 1u) == gridDim.x - 1) {  // every block has read the count
+            *long_ranges.count = 0;
+            *ticket = 0;
+        }
     }
 }
 

@@ -40,7 +40,7 @@ gr_status reduce_ranges(const gr_args *a, const gr_segments *s, const SegProblem
         if (!segment_args_ok<In, typename Red::Result>(a, writes, writes && p.R > 0, need))
             return GR_ERR_INVALID_ARGUMENT;
         const V init = Red::from_initial(s->initial);
-        return range_run(p, g, s->reduce_out_stride, &init, static_cast<char *>(a->workspace) + GR_WORKSPACE_ZEROED_BYTES,
+        return range_run(p, g, s->reduce_out_stride, &init, static_cast<char *>(a->workspace),
                          a->sm_count, static_cast<cudaStream_t>(a->stream),
                          JitRangeKernels(OP, dtype_of<In>::value, dtype_of<Out>::value, alternative), cuda_error);
     }

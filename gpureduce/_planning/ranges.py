@@ -24,7 +24,7 @@ import numpy as np
 from .. import _core
 from .._registry import OPERATORS, REDUCE_OPS
 from .layout import c_strides, plan as segments_plan
-from .numpy_rules import NoValue, given, operator_for_dtype
+from .numpy_rules import NoValue, check_like_numpy, given, operator_for_dtype
 from .operands import cast, copy_plan, default_dtype, dtype_code, dtype_kind, intake, to_host
 from .plan import (Plan, fresh_result, initial_bytes, out_operand, post_for, run, segments_supported,
                    variant_for)
@@ -110,6 +110,41 @@ def _lengths(form, starts, stops, n):
     return np.maximum(b - a, 0)
 
 
+def _device_checks(objs, form, n):
+    """((shortest, total) of the ranges' lengths, the first reduceat index out of [0, n) or None) of device bounds,
+    computed in place by their own library on its current stream, CuPy's or PyTorch's, with one small wait; None
+    for bounds of another library (the caller copies them to the host then)."""
+    library = type(objs[0]).__module__.partition(".")[0]
+    if library == "cupy":
+        import cupy as xp
+        arrays = [v.astype(xp.int64) for v in objs]
+        as64, clip, floor0 = (lambda v: v.astype(xp.int64)), xp.clip, (lambda v: xp.maximum(v, 0))
+        at_end = lambda like: xp.full(1, n, dtype=xp.int64)  # noqa: E731
+        home = lambda v: v.get()  # noqa: E731
+    elif library == "torch":
+        import torch as xp
+        arrays = [v.to(xp.int64) for v in objs]
+        as64, clip, floor0 = (lambda v: v.to(xp.int64)), xp.clamp, (lambda v: v.clamp(min=0))
+        at_end = lambda like: xp.full((1,), n, dtype=xp.int64, device=like.device)  # noqa: E731
+        home = lambda v: v.cpu().numpy()  # noqa: E731
+    else:
+        return None
+    if arrays[0].shape[0] == 0:
+        return (0, 0), None
+    if form == _core.RANGES_REDUCEAT:
+        (idx,) = arrays
+        bad = (idx < 0) | (idx >= n)
+        ends = xp.concatenate([idx[1:], at_end(idx)])
+        lengths = xp.where(ends > idx, ends - idx, 1)
+        any_bad, first_bad, shortest, total = (int(v) for v in home(xp.stack(
+            [as64(bad.any()), idx[bad.argmax()], lengths.min(), lengths.sum()])))
+        return (shortest, total), (first_bad if any_bad else None)
+    starts, stops = (clip(xp.where(v < 0, v + n, v), 0, n) for v in arrays)
+    lengths = floor0(stops - starts)
+    shortest, total = (int(v) for v in home(xp.stack([lengths.min(), lengths.sum()])))
+    return (shortest, total), None
+
+
 def _axis(axis, ndim, fn):
     if ndim == 0:
         raise TypeError(f"cannot {fn} on a scalar")
@@ -185,15 +220,29 @@ def prepare_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoVa
     # NumPy's refusals and warnings, from the bounds on the host (device bounds copied only where one applies)
     needs_lengths = form == _core.RANGES_REDUCEAT or not record.identity or initial is None \
         or record.result in ("INDEX", "MEAN", "VAR")
-    host = [_host_int64(p) for p in parts] if all(p.host for p in parts) or (needs_lengths and count) else None
-    lengths = None
+    on_host = all(p.host for p in parts)
+    host = [_host_int64(p) for p in parts] if on_host else None
+    summary = None  # (shortest, total) of the ranges' lengths, where known
     if host is not None:
         if form == _core.RANGES_REDUCEAT:
             bad = host[0][(host[0] < 0) | (host[0] >= n)]
             if bad.size:
                 raise IndexError(f"index {int(bad[0])} out-of-bounds in {_ufunc_name(op)}.reduceat [0, {n})")
         lengths = _lengths(form, host[0], host[1] if len(host) > 1 else None, n)
-    some_empty = lengths is not None and math.prod(rshape) > 0 and bool(np.any(lengths == 0))
+        summary = (int(lengths.min()), int(lengths.sum())) if lengths.size else (0, 0)
+    elif needs_lengths and count:
+        checked = _device_checks([p.obj for p in parts], form, n)
+        if checked is None:  # no CuPy or PyTorch here: the bounds come to the host
+            host_bounds = [_host_int64(p) for p in parts]
+            if form == _core.RANGES_REDUCEAT and ((host_bounds[0] < 0) | (host_bounds[0] >= n)).any():
+                checked = (None, int(host_bounds[0][(host_bounds[0] < 0) | (host_bounds[0] >= n)][0]))
+            else:
+                lengths = _lengths(form, host_bounds[0], host_bounds[1] if len(host_bounds) > 1 else None, n)
+                checked = ((int(lengths.min()), int(lengths.sum())), None)
+        summary, first_bad = checked
+        if first_bad is not None:
+            raise IndexError(f"index {first_bad} out-of-bounds in {_ufunc_name(op)}.reduceat [0, {n})")
+    some_empty = summary is not None and count > 0 and math.prod(rshape) > 0 and summary[0] == 0
     if some_empty and record.result == "INDEX":
         raise ValueError(f"attempt to get {op.removeprefix('nan')} of an empty sequence (an empty segment of {fn})")
     if some_empty and (not record.identity or initial is None) and not has_initial:
@@ -201,8 +250,8 @@ def prepare_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoVa
                          "identity, so to allow empty segments one has to specify 'initial'")
     if some_empty and record.result == "MEAN":
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=4)
-    if record.result == "VAR" and lengths is not None and lengths.size and math.prod(rshape) > 0 \
-            and int(lengths.min()) - parameter <= 0:
+    if record.result == "VAR" and summary is not None and count and math.prod(rshape) > 0 \
+            and summary[0] - parameter <= 0:
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=4)
 
     # the bounds operand: host bounds as one host array (the runner uploads them for a device input)
@@ -212,7 +261,7 @@ def prepare_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoVa
         if any(p.host for p in parts):  # one on the host, one on the device: both on the device
             raise TypeError(f"{fn}: starts and stops must both be host arrays or both device arrays")
         bounds_operand = _device_bounds(parts)
-    mean_length = int(round(float(lengths.mean()))) if lengths is not None and lengths.size else 0
+    mean_length = round(summary[1] / count) if summary is not None and count else 0
 
     # the input in a (input, result) pair the kernels have, else cast first (as NumPy's buffered casts)
     v = variant_for("reduce", "sum", "auto")  # the axis machinery; the algorithm travels in `ranges`
@@ -243,4 +292,10 @@ def prepare_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoVa
 def reduce_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoValue, variant="auto", ddof=None,
                   ord=None):
     """The call of prepare_ranges' arguments, run."""
-    return run(prepare_ranges(fn, op, a, bounds, axis, dtype, out, initial, variant, ddof, ord))
+    x = intake(a)
+    result = run(prepare_ranges(fn, op, x, bounds, axis, dtype, out, initial, variant, ddof, ord))
+    if operator_for_dtype(op, x.dtype) in ("nanargmin", "nanargmax", "nanmin", "nanmax"):
+        # NumPy's ValueError of an all-NaN range (nanargmin, nanargmax: read from the result, one wait) and
+        # RuntimeWarning (nanmin, nanmax of a host input), as the whole-axis calls give them
+        check_like_numpy(op, x, result, None, True, 0)
+    return result
