@@ -40,8 +40,8 @@ def reduceat(op: str, a, indices, axis=0, dtype=None, out=None, *, variant: str 
         The input: a NumPy array (or anything ``numpy.asarray`` takes), or a device array read in place (CuPy,
         PyTorch, JAX, anything with DLPack or ``__cuda_array_interface__``).
     indices : array_like of ints or device array
-        The ranges' starts, 1-d, each in ``[0, a.shape[axis])`` (NumPy's rule: no negative index).  Host indices
-        are checked here; device indices are copied to the host for the check (one wait).
+        The ranges' starts, 1-d, each in ``[0, a.shape[axis])`` (NumPy's rule: no negative index).  Device indices
+        are checked by their smallest and largest value (two small reductions and one wait).
     axis : int or None, optional
         The axis of the ranges (default 0; negative counts from the end; None for a 1-d `a`).
     dtype : dtype, optional
@@ -106,8 +106,10 @@ def segmented_reduce(op: str, a, starts, stops, axis=0, dtype=None, out=None, in
     PR 32243: result ``i`` is the reduction of ``a[starts[i]:stops[i]]`` along `axis`, with slice rules (a
     negative bound counts from the end, bounds are clipped to the axis, ``stop <= start`` is an empty range).
     Ranges may overlap, leave elements out and come in any order.  CSR offsets ``o`` are ``starts=o[:-1],
-    stops=o[1:]``.  An empty range gives `initial`, else the operator's identity (0 for sum, NaN for mean); an
-    operator without one (min, max, argmax, ...) refuses an empty range unless `initial` is given (min and max).
+    stops=o[1:]``.  An empty range gives `initial`, else the operator's identity (0 for sum, NaN for mean); with
+    host bounds, an operator without one (min, max, argmax, ...) refuses an empty range unless `initial` is given
+    (min and max), as NumPy; device bounds are not read on the host (no wait), so there an empty range gives -inf
+    for max of floats (the lowest value of an integer dtype), +inf for min, -1 for argmin and argmax.
 
     Parameters
     ----------
@@ -158,8 +160,7 @@ def segmented_reduce(op: str, a, starts, stops, axis=0, dtype=None, out=None, in
 
     Notes
     -----
-    Empty ranges are found from the bounds on the host: device bounds are copied there (one wait) only where an
-    operator without an identity, argmin/argmax, mean or var needs the check; otherwise nothing waits.  The
+    Empty ranges are found from host bounds, as NumPy finds them; device bounds are never waited for.  The
     variants, each deterministic (the same bits on every run; floating results of different variants may differ
     in their last bits, their folds being ordered differently):
 

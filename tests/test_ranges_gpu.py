@@ -146,6 +146,12 @@ def test_every_operator_and_dtype_matches_numpy(op, dtype, rng):
     stops = starts + rng.integers(1, 400, size=50)
     kw = {}
     for x, where in ((a, "host"), (cp.asarray(a), "cupy")):
+        try:
+            reference(op, a, "reduceat", (idx,), 0, kw)
+        except ValueError:  # NumPy's "All-NaN slice encountered" of nanargmin/nanargmax: ours too
+            with pytest.raises(ValueError, match="All-NaN slice encountered"):
+                gpureduce.reduceat(op, x, idx)
+            continue
         got = gpureduce.reduceat(op, x, idx, **kw)
         check(op, got, a, "reduceat", (idx,), 0, kw, f"reduceat {op} {dtype} {where}")
         if op in NO_IDENTITY:  # no empty range: starts within the axis, stops beyond them
@@ -154,6 +160,12 @@ def test_every_operator_and_dtype_matches_numpy(op, dtype, rng):
             bounds = (s, e)
         else:
             bounds = (starts, stops)
+        try:
+            reference(op, a, "segmented_reduce", bounds, 0, kw)
+        except ValueError:
+            with pytest.raises(ValueError, match="All-NaN slice encountered"):
+                gpureduce.segmented_reduce(op, x, *bounds)
+            continue
         got = gpureduce.segmented_reduce(op, x, *bounds)
         check(op, got, a, "segmented_reduce", bounds, 0, kw, f"segmented_reduce {op} {dtype} {where}")
 
@@ -299,6 +311,15 @@ def test_device_bounds(bounds_dtype, rng):
     strided = cp.asarray(np.repeat(starts, 2))[::2]  # a strided device array of bounds
     got = gpureduce.segmented_reduce("sum", x, strided, cp.asarray(stops))
     check("sum", got, a, "segmented_reduce", (starts.astype(np.int64), stops.astype(np.int64)), 0, {}, "strided")
+
+
+def test_empty_device_ranges_give_the_identity():
+    a = cp.asarray(np.arange(8.0))
+    starts, stops = cp.asarray([0, 4]), cp.asarray([4, 4])
+    assert gpureduce.segmented_reduce("max", a, starts, stops).get().tolist() == [3.0, -np.inf]
+    assert gpureduce.segmented_reduce("argmax", a, starts, stops).get().tolist() == [3, -1]
+    assert gpureduce.segmented_reduce("sum", a, starts, stops).get().tolist() == [6.0, 0.0]
+    assert gpureduce.segmented_reduce("max", cp.arange(8), starts, stops).get().tolist() == [3, np.iinfo(np.int64).min]
 
 
 def test_device_indices_out_of_range_are_an_index_error():

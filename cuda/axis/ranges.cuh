@@ -42,6 +42,9 @@ struct RangePlan {
     int64_t long_from = 0;  // auto's lanes: ranges from this length on go to the LONG kernel (0: none)
 };
 
+// Auto: a thread per range up to this mean length (H100, 2^26 float32, lengths 1-16: a thread 388 us, 16 lanes
+// 1141 us; about 1000: a thread 470 us, a warp 120 us).
+constexpr int64_t kRangeThreadTo = 32;
 // Ranges shorter than this get lanes, longer ones a block: a warp reads a 2048-element float32 range in 16 steps of
 // 16-byte loads, where a block's fold and its shared-memory step cost about as much as the reads.
 constexpr int64_t kRangeBlockFrom = 2048;
@@ -59,7 +62,9 @@ inline RangePlan range_plan(const SegProblem &p, const gr_ranges &g, int sm_coun
     const bool columns = p.c1 > 1 && is1 < ir;  // neighbouring work items read neighbouring elements
     int algorithm = g.algorithm;
     if (algorithm == GR_RANGES_AUTO)
-        algorithm = columns || mean < 4 ? GR_RANGES_THREAD : mean < kRangeBlockFrom ? GR_RANGES_LANES : GR_RANGES_BLOCK;
+        algorithm = columns || mean <= kRangeThreadTo ? GR_RANGES_THREAD
+                    : mean < kRangeBlockFrom               ? GR_RANGES_LANES
+                                                           : GR_RANGES_BLOCK;
     if (algorithm == GR_RANGES_BLOCK) {
         plan.kernel = RangeKernel::BLOCK;
         // cut the ranges when they are too few to give every SM a few blocks: about four waves of 256-thread

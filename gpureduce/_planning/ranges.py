@@ -7,8 +7,10 @@ in the axis' place (``Segments.reduce_out_stride`` is the result's stride along 
 (cuda/axis/ranges_kernels.cuh) apply NumPy's rules to the bounds themselves (slice rules, reduceat's one-element
 rule); what NumPy refuses is refused here, with NumPy's exceptions, before anything runs: reduceat's indices out of
 ``[0, n)``, an empty range of an operator without an identity and without `initial`, mismatched starts and stops.
-Those checks read the bounds on the host: a device array of bounds is copied to the host for them (one wait) only
-where the operator needs them; otherwise nothing waits.
+Host bounds are checked in full.  Device bounds are not brought to the host: reduceat's indices are checked by two
+of gpureduce's own reductions (their smallest and largest, one small wait), device starts and stops not at all, so
+an empty range among them gives the operator's identity (-inf for max of floats, the lowest integer, -1 for
+argmax, NaN for mean), as JAX's segment_max and torch.segment_reduce give, instead of NumPy's ValueError.
 
 The algorithm is picked by name among cuda/abi/ranges.def's (``_core.range_algorithms``); ``"auto"`` chooses by
 the ranges' mean length, measured here for host bounds (else estimated by the kernels as ``n / count``).
@@ -26,8 +28,8 @@ from .._registry import OPERATORS, REDUCE_OPS
 from .layout import c_strides, plan as segments_plan
 from .numpy_rules import NoValue, check_like_numpy, given, operator_for_dtype
 from .operands import cast, copy_plan, default_dtype, dtype_code, dtype_kind, intake, to_host
-from .plan import (Plan, fresh_result, initial_bytes, out_operand, post_for, run, segments_supported,
-                   variant_for)
+from .plan import (Plan, fresh_result, initial_bytes, out_operand, post_for, prepare_reduce, run,
+                   segments_supported, variant_for)
 
 try:  # NumPy >= 2.0
     from numpy.lib.array_utils import normalize_axis_index
@@ -110,39 +112,11 @@ def _lengths(form, starts, stops, n):
     return np.maximum(b - a, 0)
 
 
-def _device_checks(objs, form, n):
-    """((shortest, total) of the ranges' lengths, the first reduceat index out of [0, n) or None) of device bounds,
-    computed in place by their own library on its current stream, CuPy's or PyTorch's, with one small wait; None
-    for bounds of another library (the caller copies them to the host then)."""
-    library = type(objs[0]).__module__.partition(".")[0]
-    if library == "cupy":
-        import cupy as xp
-        arrays = [v.astype(xp.int64) for v in objs]
-        as64, clip, floor0 = (lambda v: v.astype(xp.int64)), xp.clip, (lambda v: xp.maximum(v, 0))
-        at_end = lambda like: xp.full(1, n, dtype=xp.int64)  # noqa: E731
-        home = lambda v: v.get()  # noqa: E731
-    elif library == "torch":
-        import torch as xp
-        arrays = [v.to(xp.int64) for v in objs]
-        as64, clip, floor0 = (lambda v: v.to(xp.int64)), xp.clamp, (lambda v: v.clamp(min=0))
-        at_end = lambda like: xp.full((1,), n, dtype=xp.int64, device=like.device)  # noqa: E731
-        home = lambda v: v.cpu().numpy()  # noqa: E731
-    else:
-        return None
-    if arrays[0].shape[0] == 0:
-        return (0, 0), None
-    if form == _core.RANGES_REDUCEAT:
-        (idx,) = arrays
-        bad = (idx < 0) | (idx >= n)
-        ends = xp.concatenate([idx[1:], at_end(idx)])
-        lengths = xp.where(ends > idx, ends - idx, 1)
-        any_bad, first_bad, shortest, total = (int(v) for v in home(xp.stack(
-            [as64(bad.any()), idx[bad.argmax()], lengths.min(), lengths.sum()])))
-        return (shortest, total), (first_bad if any_bad else None)
-    starts, stops = (clip(xp.where(v < 0, v + n, v), 0, n) for v in arrays)
-    lengths = floor0(stops - starts)
-    shortest, total = (int(v) for v in home(xp.stack([lengths.min(), lengths.sum()])))
-    return (shortest, total), None
+def _device_index_range(idx):
+    """(smallest, largest) of a device array of reduceat's indices: two of gpureduce's own reductions, one wait."""
+    low = run(prepare_reduce("min", idx))
+    high = run(prepare_reduce("max", idx))
+    return int(to_host(low)), int(to_host(high))
 
 
 def _axis(axis, ndim, fn):
@@ -218,8 +192,6 @@ def prepare_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoVa
     has_initial = given(initial) and initial is not None
 
     # NumPy's refusals and warnings, from the bounds on the host (device bounds copied only where one applies)
-    needs_lengths = form == _core.RANGES_REDUCEAT or not record.identity or initial is None \
-        or record.result in ("INDEX", "MEAN", "VAR")
     on_host = all(p.host for p in parts)
     host = [_host_int64(p) for p in parts] if on_host else None
     summary = None  # (shortest, total) of the ranges' lengths, where known
@@ -230,18 +202,11 @@ def prepare_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoVa
                 raise IndexError(f"index {int(bad[0])} out-of-bounds in {_ufunc_name(op)}.reduceat [0, {n})")
         lengths = _lengths(form, host[0], host[1] if len(host) > 1 else None, n)
         summary = (int(lengths.min()), int(lengths.sum())) if lengths.size else (0, 0)
-    elif needs_lengths and count:
-        checked = _device_checks([p.obj for p in parts], form, n)
-        if checked is None:  # no CuPy or PyTorch here: the bounds come to the host
-            host_bounds = [_host_int64(p) for p in parts]
-            if form == _core.RANGES_REDUCEAT and ((host_bounds[0] < 0) | (host_bounds[0] >= n)).any():
-                checked = (None, int(host_bounds[0][(host_bounds[0] < 0) | (host_bounds[0] >= n)][0]))
-            else:
-                lengths = _lengths(form, host_bounds[0], host_bounds[1] if len(host_bounds) > 1 else None, n)
-                checked = ((int(lengths.min()), int(lengths.sum())), None)
-        summary, first_bad = checked
-        if first_bad is not None:
-            raise IndexError(f"index {first_bad} out-of-bounds in {_ufunc_name(op)}.reduceat [0, {n})")
+    elif form == _core.RANGES_REDUCEAT and count:  # device indices: their range only, one small wait
+        low, high = _device_index_range(parts[0])
+        if low < 0 or high >= n:
+            raise IndexError(f"index {low if low < 0 else high} out-of-bounds in {_ufunc_name(op)}.reduceat [0, {n})")
+    # device starts and stops are not read here (no wait): an empty range gives the operator's identity
     some_empty = summary is not None and count > 0 and math.prod(rshape) > 0 and summary[0] == 0
     if some_empty and record.result == "INDEX":
         raise ValueError(f"attempt to get {op.removeprefix('nan')} of an empty sequence (an empty segment of {fn})")
