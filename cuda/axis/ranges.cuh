@@ -39,7 +39,8 @@ struct RangePlan {
     int group = 1;        // lanes per range
     int64_t parts = 1;    // BLOCK: parts per range (> 1: their values in the workspace, then the PARTS kernel)
     int64_t grid = 1;
-    int64_t long_from = 0;  // auto's lanes: ranges from this length on go to the LONG kernel (0: none)
+    int64_t long_from = 0;   // auto's lanes: ranges from this length on go to the LONG kernel (0: none), a warp
+    int64_t block_from = 0;  // each, from this length on a block each
 };
 
 // Auto: a thread per range up to this mean length (H100, 2^26 float32, lengths 1-16: a thread 388 us, 16 lanes
@@ -50,8 +51,9 @@ constexpr int64_t kRangeThreadTo = 32;
 constexpr int64_t kRangeBlockFrom = 2048;
 // A part of a cut range is at least this long, so its block reads enough to hide its start.
 constexpr int64_t kRangePartMin = 8192;
-// Under auto, a range this many times the mean length (and at least kRangeBlockFrom) leaves the lanes for a block
-// of its own: a few huge ranges among many small ones (power-law lengths) would hold up their warps' SMs.
+// Under auto, a range this many times the mean length (and at least a warp's 32 elements) leaves the lanes for a
+// warp of its own, from kRangeBlockFrom on for a block: among many small ranges a few long ones (power-law
+// lengths) would hold up their warps (H100, 2^26 float32, Pareto(1.2) lengths: 1269 us with the blocks alone).
 constexpr int64_t kRangeLongFactor = 8;
 
 inline RangePlan range_plan(const SegProblem &p, const gr_ranges &g, int sm_count) {
@@ -81,7 +83,8 @@ inline RangePlan range_plan(const SegProblem &p, const gr_ranges &g, int sm_coun
     plan.group = algorithm == GR_RANGES_WARP ? kWarp : algorithm == GR_RANGES_LANES ? pow2_at_least(mean, kWarp) : 1;
     if (g.algorithm == GR_RANGES_AUTO) {
         const int64_t from = mean * kRangeLongFactor;
-        plan.long_from = from > kRangeBlockFrom ? from : kRangeBlockFrom;
+        plan.long_from = from > kWarp ? from : kWarp;
+        plan.block_from = plan.long_from > kRangeBlockFrom ? plan.long_from : kRangeBlockFrom;
     }
     const int64_t blocks = ceil_div(items * plan.group, int64_t(kSegBlock)), cap = int64_t(sm_count) * 32;
     plan.grid = blocks < cap ? blocks : cap;
@@ -120,11 +123,11 @@ gr_status range_run(const SegProblem &p, const gr_ranges &g, int64_t ok, const v
     // the arguments of each kernel's signature in axis/ranges_kernels.cuh, in order, by address
     if (plan.kernel == RangeKernel::LANES) {
         // ranges_kernels.cuh: LongRanges; the count at the zeroed bytes' start, the LONG kernel's ticket after it
-        const LongRanges long_ranges{plan.long_from, reinterpret_cast<unsigned long long *>(workspace),
-                                     plan.long_from ? reinterpret_cast<int64_t *>(scratch) : nullptr};
+        const LongRanges long_ranges{plan.long_from, plan.block_from, reinterpret_cast<unsigned long long *>(workspace),
+                                     plan.long_from ? reinterpret_cast<int64_t *>(scratch) : nullptr, items};
         gr_status st = launch(RangeKernel::LANES, plan.grid, kSegBlock, {&p, &set, &plan.group, &long_ranges, init});
         if (st != GR_OK || plan.long_from == 0) return st;
-        unsigned *ticket = reinterpret_cast<unsigned *>(workspace + 8);
+        unsigned *ticket = reinterpret_cast<unsigned *>(workspace + 16);
         return launch(RangeKernel::LONG, int64_t(sm_count) * 8, kRangeBlock, {&p, &set, &long_ranges, &ticket, init});
     }
     void *partials = plan.parts > 1 ? scratch : nullptr;  // Red::V's

@@ -89,15 +89,20 @@ __device__ __forceinline__ typename Red::V fold_range(const SegProblem &p, int64
 }
 
 // Where the lanes kernel leaves the ranges too long for its lanes (auto's plan, axis/ranges.cuh): from `from`
-// elements on, a range's work item is appended to `items` (the order of the appends varies, each range's fold does
-// not: ranges_long_kernel folds each with one block), `count` counting them.  from == 0: none.
+// elements on a range's work item is appended to the warps' list, from `block_from` on to the blocks' (the order
+// of the appends varies, each range's fold does not: ranges_long_kernel folds each with one warp or one block, by
+// its length).  from == 0: none.  The lists share `items`, the warps' from the front, the blocks' from the back.
 struct LongRanges {
-    int64_t from;
-    unsigned long long *count;  // in the workspace's zeroed bytes; ranges_long_kernel zeroes it again
+    int64_t from, block_from;
+    unsigned long long *count;  // [warps' count, blocks' count] in the workspace's zeroed bytes, zeroed again
     int64_t *items;
+    int64_t capacity;           // work items: every range may be long
     __device__ __forceinline__ bool take(int64_t item, int64_t len, int sub) const {
         if (from == 0 || len < from) return false;
-        if (sub == 0) items[atomicAdd(count, 1ull)] = item;
+        if (sub == 0) {
+            if (len < block_from) items[atomicAdd(&count[0], 1ull)] = item;
+            else items[capacity - 1 - int64_t(atomicAdd(&count[1], 1ull))] = item;
+        }
         return true;
     }
 };
@@ -193,15 +198,28 @@ __global__ void __launch_bounds__(kRangeBlock) ranges_block_kernel(SegProblem p,
     }
 }
 
-// The long ranges the lanes kernel left (LongRanges): a block each, whole.  The last block to finish zeroes the
-// count and its own ticket, so the workspace's zeroed bytes are zero again after the call.
+// The long ranges the lanes kernel left (LongRanges): a warp each for the warps' list, a block each, whole, for
+// the blocks'.  The last block to finish zeroes the counts and its own ticket, so the workspace's zeroed bytes are
+// zero again after the call.
 template <class Red, class In>
 __global__ void __launch_bounds__(kRangeBlock) ranges_long_kernel(SegProblem p, RangeSet g, LongRanges long_ranges,
                                                                   unsigned *ticket, typename Red::V init) {
     using V = typename Red::V;
-    const int64_t count = int64_t(*long_ranges.count);
+    const int64_t warp_count = int64_t(long_ranges.count[0]), count = int64_t(long_ranges.count[1]);
+    const int lane = threadIdx.x % kWarp;
+    const int64_t warps = int64_t(gridDim.x) * (kRangeBlock / kWarp);
+    for (int64_t e = int64_t(blockIdx.x) * (kRangeBlock / kWarp) + threadIdx.x / kWarp; e < warp_count; e += warps) {
+        const int64_t item = long_ranges.items[e];  // the whole warp takes the same entry: no divergence around shuffles
+        int64_t i0, k, i1, r0, r1;
+        range_item(p, g, item, i0, k, i1);
+        g.bounds(k, p.R, r0, r1);
+        V v = fold_range<Red, In, kWarp>(p, i0 * p.is0 + i1 * p.is1 + r0 * p.ir, 0, r1 - r0, lane, kWarp,
+                                         Red::identity());
+        fold_lanes<Red>(v, kWarp);
+        if (lane == 0) range_store<Red>(p, g, i0, k, i1, v, init);
+    }
     for (int64_t e = blockIdx.x; e < count; e += gridDim.x) {
-        const int64_t item = long_ranges.items[e];
+        const int64_t item = long_ranges.items[long_ranges.capacity - 1 - e];
         int64_t i0, k, i1, r0, r1;
         range_item(p, g, item, i0, k, i1);
         g.bounds(k, p.R, r0, r1);
@@ -214,7 +232,7 @@ __global__ void __launch_bounds__(kRangeBlock) ranges_long_kernel(SegProblem p, 
     if (threadIdx.x == 0) {
         __threadfence();
         if (atomicAdd(ticket, 1u) == gridDim.x - 1) {  // every block has read the count
-            *long_ranges.count = 0;
+            long_ranges.count[0] = long_ranges.count[1] = 0;
             *ticket = 0;
         }
     }
