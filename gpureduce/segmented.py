@@ -14,6 +14,16 @@ from ._planning.ranges import ALGORITHM_DOCS, ALGORITHMS, OPS, reduce_ranges
 __all__ = ["reduceat", "segmented_reduce", "segmented_variants"]
 
 _OPERATORS = ", ".join(f'"{op}"' for op in OPS)
+# the docstrings' shared parts
+_OP_AND_A = f"""    op : str
+        The reduction, named as ``gpureduce.reduce`` names it: {_OPERATORS}.
+    a : array_like or device array
+        The input: a NumPy array (or anything ``numpy.asarray`` takes), or a device array read in place (CuPy,
+        PyTorch, JAX, anything with DLPack or ``__cuda_array_interface__``)."""
+_ERRORS = """    numpy.exceptions.AxisError
+        `axis` is out of range.
+    gpureduce.CudaError
+        The device failed."""
 _VARIANTS = "\n".join(f"        * ``{name}``: {doc}" for name, doc in ALGORITHM_DOCS.items())
 
 
@@ -34,11 +44,7 @@ def reduceat(op: str, a, indices, axis=0, dtype=None, out=None, *, variant: str 
 
     Parameters
     ----------
-    op : str
-        The reduction, named as ``gpureduce.reduce`` names it: {operators}.
-    a : array_like or device array
-        The input: a NumPy array (or anything ``numpy.asarray`` takes), or a device array read in place (CuPy,
-        PyTorch, JAX, anything with DLPack or ``__cuda_array_interface__``).
+{op_and_a}
     indices : array_like of ints or device array
         The ranges' starts, 1-d, each in ``[0, a.shape[axis])`` (NumPy's rule: no negative index).  Device indices
         are checked by their smallest and largest value (two small reductions and one wait).
@@ -65,10 +71,7 @@ def reduceat(op: str, a, indices, axis=0, dtype=None, out=None, *, variant: str 
         `a` is 0-d, `indices` are not integers, `dtype` is not one the operator takes, or `a` is a Dask array.
     ValueError
         An unknown operator or variant, `indices` not 1-d, or `axis` None for an `a` of several dimensions.
-    numpy.exceptions.AxisError
-        `axis` is out of range.
-    gpureduce.CudaError
-        The device failed.
+{errors}
 
     See Also
     --------
@@ -113,10 +116,7 @@ def segmented_reduce(op: str, a, starts, stops, axis=0, dtype=None, out=None, in
 
     Parameters
     ----------
-    op : str
-        The reduction, named as ``gpureduce.reduce`` names it: {operators}.
-    a : array_like or device array
-        The input: a NumPy array (or anything ``numpy.asarray`` takes), or a device array read in place.
+{op_and_a}
     starts : array_like of ints or device array
         The ranges' first positions, 1-d.
     stops : array_like of ints or device array
@@ -148,10 +148,7 @@ def segmented_reduce(op: str, a, starts, stops, axis=0, dtype=None, out=None, in
     ValueError
         An unknown operator or variant, bounds not 1-d or of different lengths, an empty range without an
         identity or `initial` (NumPy's words), or `axis` None for an `a` of several dimensions.
-    numpy.exceptions.AxisError
-        `axis` is out of range.
-    gpureduce.CudaError
-        The device failed.
+{errors}
 
     See Also
     --------
@@ -201,4 +198,5 @@ def segmented_variants():
 
 
 for _f in (reduceat, segmented_reduce):
-    _f.__doc__ = _f.__doc__.replace("{operators}", _OPERATORS).replace("{variants}", _VARIANTS)
+    _f.__doc__ = (_f.__doc__.replace("{op_and_a}", _OP_AND_A).replace("{errors}", _ERRORS)
+                  .replace("{variants}", _VARIANTS))

@@ -185,3 +185,11 @@ def test_default_dtypes_are_the_operators():
     assert plan_of("reduceat", "argmax", np.arange(8.0), ([0],)).result_dtype == _core.dtype_names.index("int64")
     assert plan_of("reduceat", "sum", np.arange(8, dtype=np.int8), ([0],), dtype=np.int8).result_dtype == \
         _core.dtype_names.index("int8")
+
+
+def test_a_masked_array_is_refused_not_read_as_plain_data():
+    m = np.ma.masked_array(np.arange(8.0), mask=[0, 1, 0, 0, 0, 0, 0, 0])
+    with pytest.raises(TypeError, match="MaskedArray"):
+        gpureduce.reduceat("sum", m, [0, 4])
+    with pytest.raises(TypeError, match="MaskedArray"):
+        gpureduce.segmented_reduce("sum", m, [0], [4])

@@ -257,6 +257,9 @@ def prepare_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoVa
 def reduce_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoValue, variant="auto", ddof=None,
                   ord=None):
     """The call of prepare_ranges' arguments, run."""
+    if isinstance(a, np.ma.MaskedArray):  # its mask would be read as data: a silent wrong answer
+        raise TypeError(f"{fn} of a numpy.ma.MaskedArray is not supported (its masked elements would count); pass "
+                        "a.filled(value) or the data and a where-free layout of your own")
     x = intake(a)
     result = run(prepare_ranges(fn, op, x, bounds, axis, dtype, out, initial, variant, ddof, ord))
     if operator_for_dtype(op, x.dtype) in ("nanargmin", "nanargmax", "nanmin", "nanmax"):
