@@ -324,7 +324,11 @@ typedef struct gr_plan {
     gr_op op;
     gr_dtype out_dtype;
     const gr_operand *in, *second, *mask, *out; /* in the plan's Operand objects; in is NULL in a template */
-    gr_segments s;              /* reduce, scan: the layout (its mask, second and initial pointers unset) */
+    gr_segments s;              /* reduce, scan: the layout (its mask, second, initial and ranges pointers unset) */
+    int has_ranges;             /* a segmented reduction (issue 40): one result per range of the reduced dimension */
+    const gr_operand *bounds;   /* ... the ranges' int64 bounds (the Operand in the plan's `ranges` tuple) */
+    gr_ranges ranges;           /* ... their count, form, algorithm and mean length; `bounds` unset (the runner's
+                                   device address of element 0) */
     int copy_ndim;              /* copy: the layout */
     int64_t copy_shape[GR_COPY_MAX_NDIM], copy_in[GR_COPY_MAX_NDIM], copy_out[GR_COPY_MAX_NDIM];
     int res_ndim;

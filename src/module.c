@@ -115,6 +115,27 @@ cub_hot_set_tuple(void)
     return result;
 }
 
+/* range_algorithms: ((name, doc), ...) of cuda/abi/ranges.def in gr_range_algorithm's order (a plan's ranges
+ * name one by its index): the `variant=` of gpureduce's segmented reductions. */
+static PyObject *
+range_algorithms_tuple(void)
+{
+    static const struct { const char *name, *doc; } rows[] = {
+#define GR_RANGE_ALGORITHM(NAME, name, doc) {#name, doc},
+#include "abi/ranges.def"
+#undef GR_RANGE_ALGORITHM
+    };
+    _Static_assert(sizeof rows / sizeof rows[0] == GR_RANGE_ALGORITHM_COUNT, "one row per gr_range_algorithm");
+    const Py_ssize_t n = (Py_ssize_t)(sizeof rows / sizeof rows[0]);
+    PyObject *result = PyTuple_New(n);
+    for (Py_ssize_t i = 0; result && i < n; i++) {
+        PyObject *row = Py_BuildValue("(ss)", rows[i].name, rows[i].doc);
+        if (!row) Py_CLEAR(result);
+        else PyTuple_SET_ITEM(result, i, row);
+    }
+    return result;
+}
+
 /* Module objects alive that share the process's CUDA resources (streams, execs, pools: exec.c, keepalive.c,
  * pinned_results.c).  A re-import (the module dropped from sys.modules and imported again) makes a second one
  * while the first may still be referenced: the resources go only with the last. */
@@ -156,6 +177,7 @@ core_exec(PyObject *module)
     if (add_owned(module, "dtype_names", gr_names_tuple(dtype_names, GR_DTYPE_COUNT)) < 0) return -1;
     if (add_owned(module, "hot_set", hot_set_dict()) < 0) return -1;
     if (add_owned(module, "cub_hot_set", cub_hot_set_tuple()) < 0) return -1;
+    if (add_owned(module, "range_algorithms", range_algorithms_tuple()) < 0) return -1;
     int n_fields;
     const char *const *fields = gr_plan_segment_fields(&n_fields);
     if (add_owned(module, "SEGMENT_FIELDS", gr_names_tuple(fields, n_fields)) < 0) return -1;
@@ -165,6 +187,8 @@ core_exec(PyObject *module)
         PyModule_AddIntConstant(module, "LAUNCH_FLAT", GR_LAUNCH_FLAT) < 0 ||
         PyModule_AddIntConstant(module, "LAUNCH_AXIS", GR_LAUNCH_AXIS) < 0 ||
         PyModule_AddIntConstant(module, "LAUNCH_COPY", GR_LAUNCH_COPY) < 0 ||
+        PyModule_AddIntConstant(module, "RANGES_STARTS_STOPS", GR_RANGES_STARTS_STOPS) < 0 ||
+        PyModule_AddIntConstant(module, "RANGES_REDUCEAT", GR_RANGES_REDUCEAT) < 0 ||
         PyModule_AddIntConstant(module, "PROP_DETERMINISTIC", GR_PROP_DETERMINISTIC) < 0 ||
         PyModule_AddIntConstant(module, "PROP_BASELINE", GR_PROP_BASELINE) < 0 ||
         PyModule_AddIntConstant(module, "PROP_DEFAULT", GR_PROP_DEFAULT) < 0 ||

@@ -1,7 +1,7 @@
 /* plan.c -- _core.Plan: one call's device work as gpureduce/_planning/plan.py decided it, read once.
  *
  * Python builds a plan by keyword (kind, variant, op, result_dtype, a, second, mask, out, layout, shape,
- * parameter, initial, exclusive, launcher); this file parses it into a gr_plan (ext.h) and verifies what the
+ * parameter, initial, ranges, exclusive, launcher); this file parses it into a gr_plan (ext.h) and verifies what the
  * runner relies on: the variant runs the operator, the launcher fits the plan, operands sit where the operator
  * reads them, values are one result element.  Python chose everything, the launcher included (a classic variant
  * is refused while planning, with NumPy's words); C only verifies, so a wrong plan is a TypeError or ValueError
@@ -22,6 +22,7 @@ typedef struct {
     PyObject *a, *second, *mask, *out; /* _core.Operand or None */
     PyObject *layout, *shape;          /* the tuples as given (the getters hand them back) */
     PyObject *parameter, *initial;     /* bytes or None */
+    PyObject *ranges;                  /* (bounds Operand, form, algorithm, mean_length) or None, as given */
 } PlanObject;
 
 #define PLAN(o) ((PlanObject *)(o))
@@ -143,13 +144,113 @@ flat_fits(const gr_plan *p, const char **why)
     return *why == NULL;
 }
 
+/* ranges=(bounds, form, algorithm, mean_length): a segmented reduction (issue 40, gr_ranges in
+ * cuda/abi/gpureduce.h), read into p->has_ranges, p->bounds and p->ranges.  What the kernels rely on is checked
+ * here, the operands' places included: bounds are read as `count` (or twice `count`) int64 in a row, and every
+ * (i0, i1, range) writes one result element.  The bounds' values are the planner's to check (the kernels clip
+ * them, so no read leaves the input).  0, or -1 with an exception. */
+static int
+check_ranges(PyObject *module, gr_plan *p, PlanObject *self)
+{
+    p->has_ranges = 0;
+    p->bounds = NULL;
+    memset(&p->ranges, 0, sizeof(p->ranges));
+    if (self->ranges == Py_None) return 0;
+    PyObject *t = self->ranges;
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 4) {
+        if (PyTuple_Check(t))
+            PyErr_Format(PyExc_TypeError, "Plan: ranges must be None or a tuple (bounds, form, algorithm, mean_length), "
+                                          "not a tuple of %zd items", PyTuple_GET_SIZE(t));
+        else
+            PyErr_Format(PyExc_TypeError, "Plan: ranges must be None or a tuple (bounds, form, algorithm, mean_length), "
+                                          "not %.200s", Py_TYPE(t)->tp_name);
+        return -1;
+    }
+    static const char *const names[] = {"form", "algorithm", "mean_length"};
+    int64_t v[3];
+    for (int i = 0; i < 3; i++) {
+        PyObject *item = PyTuple_GET_ITEM(t, i + 1);
+        if (!PyLong_Check(item)) {
+            PyErr_Format(PyExc_TypeError, "Plan: ranges' %s must be an int, not %.200s", names[i],
+                         Py_TYPE(item)->tp_name);
+            return -1;
+        }
+        v[i] = PyLong_AsLongLong(item);
+        if (v[i] == -1 && PyErr_Occurred()) return -1;
+    }
+    const int64_t form = v[0], algorithm = v[1], mean_length = v[2];
+    if (p->kind != GR_KIND_REDUCE || p->launcher != GR_LAUNCH_AXIS) {
+        PyErr_SetString(PyExc_ValueError, "Plan: ranges are a reduction's, run by the axis kernels (kind KIND_REDUCE, "
+                                          "launcher LAUNCH_AXIS)");
+        return -1;
+    }
+    if (self->mask != Py_None || self->second != Py_None) {
+        PyErr_SetString(PyExc_ValueError, "Plan: a reduction over ranges takes no where= mask and no second operand");
+        return -1;
+    }
+    if (form != GR_RANGES_STARTS_STOPS && form != GR_RANGES_REDUCEAT) {
+        PyErr_Format(PyExc_ValueError, "Plan: ranges' form %lld is not RANGES_STARTS_STOPS or RANGES_REDUCEAT",
+                     (long long)form);
+        return -1;
+    }
+    if (algorithm < 0 || algorithm >= GR_RANGE_ALGORITHM_COUNT) {
+        PyErr_Format(PyExc_ValueError, "Plan: ranges' algorithm %lld is not an index of range_algorithms (0 to %d)",
+                     (long long)algorithm, GR_RANGE_ALGORITHM_COUNT - 1);
+        return -1;
+    }
+    if (mean_length < 0) {
+        PyErr_Format(PyExc_ValueError, "Plan: ranges' mean_length must be >= 0 (0: the kernels estimate it), not %lld",
+                     (long long)mean_length);
+        return -1;
+    }
+    const gr_operand *b = gr_operand_of(module, PyTuple_GET_ITEM(t, 0), "the ranges' bounds");
+    if (!b) return -1;
+    if (b->dtype != GR_INT64) {
+        PyErr_Format(PyExc_TypeError, "Plan: the ranges' bounds must be int64, not %s", gr_dtype_name(b->dtype));
+        return -1;
+    }
+    if (b->ndim != 1) {
+        PyErr_Format(PyExc_ValueError, "Plan: the ranges' bounds must be a 1-d array, not %d-d", b->ndim);
+        return -1;
+    }
+    if (b->size > 1 && b->strides[0] != 1) { /* the kernels read bounds[k] at k */
+        PyErr_Format(PyExc_ValueError, "Plan: the ranges' bounds must be contiguous (unit stride), not of stride %lld "
+                                       "elements", (long long)b->strides[0]);
+        return -1;
+    }
+    if (form == GR_RANGES_STARTS_STOPS && b->size % 2) {
+        PyErr_Format(PyExc_ValueError, "Plan: RANGES_STARTS_STOPS bounds are the starts, then as many stops: an even "
+                                       "number, not %lld", (long long)b->size);
+        return -1;
+    }
+    const int64_t count = form == GR_RANGES_STARTS_STOPS ? b->size / 2 : b->size;
+    /* one result element per (i0, i1, range): a new result is made of plan.shape, and the kernels write them all */
+    const int64_t writes = p->s.count[0] * p->s.count[1] * count;
+    if (p->res_size != writes) {
+        PyErr_Format(PyExc_ValueError, "Plan: a reduction over %lld ranges of %lld x %lld segments writes %lld values, "
+                                       "but shape has %lld", (long long)count, (long long)p->s.count[0],
+                     (long long)p->s.count[1], (long long)writes, (long long)p->res_size);
+        return -1;
+    }
+    p->has_ranges = 1;
+    p->bounds = b;
+    p->ranges = (gr_ranges){.bounds = NULL, .count = count, .form = (int)form, .algorithm = (int)algorithm,
+                            .mean_length = mean_length};
+    return 0;
+}
+
 /* What needs the operands: where they sit and what the launcher reads.  0, or -1 with an exception. */
 static int
 check_operands(PyObject *module, gr_plan *p, PlanObject *self)
 {
     p->in = p->second = p->mask = p->out = NULL;
+    if (check_ranges(module, p, self) < 0) return -1; /* a template's too: it keeps them (with_operands) */
     if (self->a == Py_None) return 0; /* a template */
     if (!(p->in = gr_operand_of(module, self->a, "the input"))) return -1;
+    if (p->bounds && p->in->is_host && !p->bounds->is_host) { /* a host call stages its host operands, no others */
+        PyErr_SetString(PyExc_ValueError, "Plan: the ranges' bounds must be a host (NumPy) array when the input is one");
+        return -1;
+    }
     if (self->second != Py_None && !(p->second = gr_operand_of(module, self->second, "the second operand")))
         return -1;
     if (self->mask != Py_None && !(p->mask = gr_operand_of(module, self->mask, "where="))) return -1;
@@ -236,17 +337,18 @@ plan_alloc(PyTypeObject *type)
     self->shape = Py_NewRef(Py_None);
     self->parameter = Py_NewRef(Py_None);
     self->initial = Py_NewRef(Py_None);
+    self->ranges = Py_NewRef(Py_None);
     return self;
 }
 
 /* The keywords a Plan is built with, in the order of Plan()'s signature. */
 enum {
     F_KIND, F_LAUNCHER, F_VARIANT, F_OP, F_RESULT_DTYPE, F_A, F_SECOND, F_MASK, F_OUT, F_LAYOUT, F_SHAPE, F_PARAMETER,
-    F_INITIAL, F_EXCLUSIVE, F_COUNT
+    F_INITIAL, F_RANGES, F_EXCLUSIVE, F_COUNT
 };
 static const char *const kFieldNames[F_COUNT] = {"kind", "launcher", "variant", "op", "result_dtype", "a", "second",
                                                  "mask", "out", "layout", "shape", "parameter", "initial",
-                                                 "exclusive"};
+                                                 "ranges", "exclusive"};
 static PyObject *g_field_names[F_COUNT]; /* interned once (gr_plan_type_new): a call's keywords are these */
 
 /* Which field the keyword `name` is, or -1: by identity first (the planner's keywords are interned), else by text. */
@@ -304,8 +406,9 @@ plan_build(PyTypeObject *type, PyObject *const *values)
     p->exclusive = exclusive;
     PyObject **slots[] = {[F_A] = &self->a, [F_SECOND] = &self->second, [F_MASK] = &self->mask,
                           [F_OUT] = &self->out, [F_LAYOUT] = &self->layout, [F_SHAPE] = &self->shape,
-                          [F_PARAMETER] = &self->parameter, [F_INITIAL] = &self->initial};
-    for (int f = F_A; f <= F_INITIAL; f++)
+                          [F_PARAMETER] = &self->parameter, [F_INITIAL] = &self->initial,
+                          [F_RANGES] = &self->ranges};
+    for (int f = F_A; f <= F_RANGES; f++)
         if (values[f]) Py_SETREF(*slots[f], Py_NewRef(values[f]));
     PyObject *layout = self->layout, *parameter = self->parameter, *initial = self->initial;
     if (check_fields(p, kind, variant, op, out_dtype, launcher) < 0) goto fail;
@@ -419,6 +522,7 @@ Plan_with_operands(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyOb
     Py_SETREF(copy->shape, Py_NewRef(PLAN(self)->shape));
     Py_SETREF(copy->parameter, Py_NewRef(PLAN(self)->parameter));
     Py_SETREF(copy->initial, Py_NewRef(PLAN(self)->initial));
+    Py_SETREF(copy->ranges, Py_NewRef(PLAN(self)->ranges)); /* a tuple: immutable, shared as is */
     if (check_operands(module, &copy->p, copy) < 0) {
         Py_DECREF(copy);
         return NULL;
@@ -432,7 +536,8 @@ Plan_dealloc(PyObject *self)
     PyTypeObject *type = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
     PlanObject *p = PLAN(self);
-    PyObject **held[] = {&p->a, &p->second, &p->mask, &p->out, &p->layout, &p->shape, &p->parameter, &p->initial};
+    PyObject **held[] = {&p->a,     &p->second,    &p->mask,    &p->out,   &p->layout,
+                         &p->shape, &p->parameter, &p->initial, &p->ranges};
     for (size_t i = 0; i < sizeof(held) / sizeof(held[0]); i++) Py_CLEAR(*held[i]);
     type->tp_free(self);
     Py_DECREF(type);
@@ -446,6 +551,7 @@ Plan_traverse(PyObject *self, visitproc visit, void *arg)
     Py_VISIT(PLAN(self)->second);
     Py_VISIT(PLAN(self)->mask);
     Py_VISIT(PLAN(self)->out);
+    Py_VISIT(PLAN(self)->ranges);
     return 0;
 }
 
@@ -453,11 +559,12 @@ static PyObject *
 Plan_repr(PyObject *self)
 {
     const gr_plan *p = &PLAN(self)->p;
-    return PyUnicode_FromFormat("<gpureduce._core.Plan %s, launcher %s, variant %s, op %s, result %s, shape %R%s>",
+    return PyUnicode_FromFormat("<gpureduce._core.Plan %s, launcher %s, variant %s, op %s, result %s, shape %R%s%s>",
                                 p->kind == GR_KIND_REDUCE ? "reduce" : p->kind == GR_KIND_SCAN ? "scan" : "copy",
                                 kLauncherNames[p->launcher], p->info ? p->info->name : "-",
                                 p->kind == GR_KIND_COPY ? "-" : gr_op_name(p->op), gr_dtype_name(p->out_dtype),
-                                PLAN(self)->shape, PLAN(self)->a == Py_None ? ", a template" : "");
+                                PLAN(self)->shape, p->has_ranges ? ", over ranges" : "",
+                                PLAN(self)->a == Py_None ? ", a template" : "");
 }
 
 #define INT_GETTER(field, expr)                                                                                        \
@@ -483,6 +590,7 @@ OBJ_GETTER(layout)
 OBJ_GETTER(shape)
 OBJ_GETTER(parameter)
 OBJ_GETTER(initial)
+OBJ_GETTER(ranges)
 
 static PyObject *
 Plan_get_exclusive(PyObject *self, void *closure)
@@ -505,6 +613,11 @@ static PyGetSetDef Plan_getset[] = {
     FIELD(shape, "The result's shape (a new result is C-ordered)."),
     FIELD(parameter, "The operator's parameter (ddof, ord, conjugation, weighted result) as one result value."),
     FIELD(initial, "initial= as the bytes of one result value, or None."),
+    FIELD(ranges, "A segmented reduction (issue 40): (bounds, form, algorithm, mean_length), or None (all of the\n"
+                  "reduced dimension).  bounds: a 1-d contiguous int64 Operand, for RANGES_STARTS_STOPS the starts then\n"
+                  "as many stops, for RANGES_REDUCEAT the starts (NumPy's reduceat); algorithm: an index of\n"
+                  "range_algorithms; mean_length: a range's expected length (0: reduce_count / count).  One result per\n"
+                  "(i0, i1, range), at range * the layout's `or` stride."),
     FIELD(exclusive, "An exclusive scan."),
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -519,7 +632,7 @@ static PyMethodDef Plan_methods[] = {
 
 static PyType_Slot Plan_slots[] = {
     {Py_tp_doc, (void *)"Plan(*, kind, launcher, variant, op, result_dtype, a, second, mask, out, layout, shape, "
-                        "parameter, initial, exclusive)\n--\n\n"
+                        "parameter, initial, ranges, exclusive)\n--\n\n"
                         "One call's device work, as gpureduce/_planning/plan.py decided it (src/plan.c): read once, "
                         "verified, run by _core.run."},
     {Py_tp_new, Plan_new},

@@ -39,6 +39,10 @@
  *
  * The plan: a _core.Plan (src/plan.c), read and verified once when gpureduce/_planning/plan.py built it; the
  * launcher is the planner's choice.
+ *
+ * A segmented reduction (the plan's ranges, issue 40) reads one more operand, the ranges' int64 bounds, which
+ * travels as where= does: a host one is staged whole on the work stream (pool memory, freed after), a device one
+ * is checked for its device and waited for on its stream, and kept alive with the others.
  */
 #include "job.h"
 
@@ -71,10 +75,20 @@ overlaps(const host_span *a, const host_span *b)
 }
 
 /* out= sharing memory with the input: the kernels read a copy of the input, as NumPy does, except for the
- * one overlap the flat scans allow (exactly in place, element for element). */
+ * one overlap the flat scans allow (exactly in place, element for element).  out= sharing memory with a device
+ * array of ranges' bounds is refused. */
 static int
 plan_aside(PyObject *module, gr_job *j)
 {
+    if (j->out && j->bounds && !j->bounds->is_host) { /* the kernels would write over ranges they have yet to read */
+        host_span bounds, out;
+        span_of(j->bounds, &bounds);
+        span_of(j->out, &out);
+        if (overlaps(&bounds, &out)) {
+            PyErr_SetString(PyExc_ValueError, "out= shares memory with the ranges' bounds: pass a copy of them");
+            return -1;
+        }
+    }
     if (!j->out || j->in->is_host || j->in->size == 0) return 0;
     host_span in, out;
     span_of(j->in, &in);
@@ -135,7 +149,7 @@ check_capture(PyObject *module, gr_job *j)
         return -1;
     }
     j->captured = status != cudaStreamCaptureStatusNone;
-    if (j->captured && (j->in->is_host || (j->mask && j->mask->is_host))) {
+    if (j->captured && (j->in->is_host || (j->mask && j->mask->is_host) || (j->bounds && j->bounds->is_host))) {
         PyErr_SetString(PyExc_TypeError,
                         "a host (NumPy) array cannot be reduced under CUDA graph capture: its copy to the device and "
                         "the wait for the result cannot be replayed; capture calls on device arrays");
@@ -260,6 +274,25 @@ plan_uploads(PyObject *module, gr_job *j)
             j->s.mask = NULL;
         }
     }
+    if (j->bounds) { /* the ranges' bounds: 1-d and contiguous (plan.c), so the span is the array */
+        if (j->bounds->is_host) {
+            span_of(j->bounds, &j->up_bounds);
+            if (gr_check_device_memory_limit(module, j->up_bounds.bytes, "the host ranges' bounds, staged whole") < 0)
+                return -1;
+            if (j->up_bounds.bytes &&
+                gr_device_alloc(module, j->device, j->up_bounds.bytes, j->stream, &j->up_bounds.device) < 0)
+                return -1;
+            j->up_bounds.pooled = 1;
+            j->ranges.bounds = j->up_bounds.device
+                                   ? (const int64_t *)((const char *)j->up_bounds.device + j->up_bounds.first)
+                                   : NULL; /* no range: nothing is read */
+            j->sync = 1;
+        }
+        else {
+            j->ranges.bounds = j->bounds->ptr;
+            if (j->bounds->has_stream && j->bounds->stream != j->stream) j->waits[j->n_waits++] = j->bounds->stream;
+        }
+    }
     /* Each transfer wants its own pinned memory: the small ones the exec's buffer, sized for the larger of the
      * two; the large ones its ring of staging chunks (transfer.c). */
     if (gr_exec_reserve_transfer(module, j->ex, j->in->is_host ? j->up_in.bytes : 0) < 0) return -1;
@@ -277,8 +310,10 @@ job_free(gr_job *j)
     if (j->graph_workspace) (void)cudaFreeAsync(j->graph_workspace, j->stream);
     if (j->up_in.pooled && j->up_in.device) (void)cudaFreeAsync(j->up_in.device, j->stream);
     if (j->up_mask.pooled && j->up_mask.device) (void)cudaFreeAsync(j->up_mask.device, j->stream);
+    if (j->up_bounds.pooled && j->up_bounds.device) (void)cudaFreeAsync(j->up_bounds.device, j->stream);
     if (j->device_result) (void)cudaFreeAsync(j->device_result, j->stream);
-    if (j->aside || j->graph_workspace || j->up_mask.pooled || j->up_in.pooled || j->device_result)
+    if (j->aside || j->graph_workspace || j->up_mask.pooled || j->up_bounds.pooled || j->up_in.pooled ||
+        j->device_result)
         (void)cudaGetLastError();
     if (j->ex) {
         if (!gr_outcome_ok(&j->outcome) || PyErr_Occurred()) j->ex->dirty = 1;
@@ -313,6 +348,13 @@ gr_job_prepare(PyObject *module, PyObject *plan)
     if (j->kind != GR_KIND_COPY) {
         j->s = p->s;
         if (p->has_value) j->s.initial = p->value;
+        if (p->has_ranges) { /* set before the workspace is sized (by count, algorithm, mean length) and before
+                                streaming is planned (it refuses ranges); the bounds' address once it is known */
+            j->bounds = p->bounds;
+            j->ranges = p->ranges;
+            j->ranges.bounds = NULL;
+            j->s.ranges = &j->ranges;
+        }
         gr_stream_plan(j);
         j->a.n = j->s.count[0] * j->s.count[1] != 0 ? j->s.reduce_count : 0; /* an empty scan plans no segment */
     }
@@ -323,6 +365,9 @@ gr_job_prepare(PyObject *module, PyObject *plan)
                                               : j->s.count[0] * j->s.count[1] * j->s.reduce_count > 0;
     if (reads && gr_check_operand_device(module, j->in, j->device, "the input") < 0) goto fail;
     if (j->mask && reads && gr_check_operand_device(module, j->mask, j->device, second_role) < 0) goto fail;
+    if (j->bounds && j->s.count[0] * j->s.count[1] > 0 &&
+        gr_check_operand_device(module, j->bounds, j->device, "the ranges' bounds") < 0)
+        goto fail;
     if (j->out && j->res_size > 0 && gr_check_operand_device(module, j->out, j->device, "out=") < 0) goto fail;
     if (!(j->ex = gr_exec_acquire(module, j->device))) goto fail;
     j->a.sm_count = gr_device_sm_count(j->device);
@@ -336,6 +381,7 @@ gr_job_prepare(PyObject *module, PyObject *plan)
     /* stream=: after the streams the operands were made on, and an out='s own stream after the work */
     if (j->in->has_after && j->in->after != j->stream) j->waits[j->n_waits++] = j->in->after;
     if (j->mask && j->mask->has_after && j->mask->after != j->stream) j->waits[j->n_waits++] = j->mask->after;
+    if (j->bounds && j->bounds->has_after && j->bounds->after != j->stream) j->waits[j->n_waits++] = j->bounds->after;
     if (j->out && j->out->has_after && j->out->after != j->stream) {
         j->waits[j->n_waits++] = j->out->after;
         j->releases[j->n_releases++] = j->out->after;
@@ -400,6 +446,7 @@ gr_job_enqueue(gr_job *j)
                         "zeroing the workspace");
     upload(j, &j->up_in, "copying the input to the device");
     upload(j, &j->up_mask, "copying where= to the device");
+    upload(j, &j->up_bounds, "copying the ranges' bounds to the device");
     if (gr_outcome_ok(o) && j->aside)
         gr_outcome_keep(o, cudaMemcpyAsync(j->aside, j->aside_src, j->aside_bytes, cudaMemcpyDeviceToDevice, j->stream),
                         "copying the input aside (out= overlaps it)");
@@ -451,7 +498,8 @@ gr_job_finish(PyObject *module, gr_job *j)
     /* An asynchronous call whose operands another allocator could free under the kernels: the plan holds them
      * until the stream has passed the work (keepalive.c). */
     if (gr_outcome_ok(&j->outcome) && !j->sync && !j->captured &&
-        !(freed_in_order(j->in, j->stream) && freed_in_order(j->mask, j->stream) && freed_in_order(j->out, j->stream)) &&
+        !(freed_in_order(j->in, j->stream) && freed_in_order(j->mask, j->stream) &&
+          freed_in_order(j->bounds, j->stream) && freed_in_order(j->out, j->stream)) &&
         gr_keep_until_done(module, j->plan, j->stream) < 0) {
         job_free(j);
         return NULL;

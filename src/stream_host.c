@@ -191,7 +191,8 @@ gr_stream_plan(gr_job *j)
     gr_streaming *st = &j->streamed;
     const gr_segments *s = &j->s;
     memset(st, 0, sizeof(*st));
-    if (j->kind == GR_KIND_COPY || !j->in->is_host || j->mask || j->out) return;
+    /* streamed without a mask, out= or ranges alone (a segmented reduction's results are not one per row) */
+    if (j->kind == GR_KIND_COPY || !j->in->is_host || j->mask || j->out || j->s.ranges) return;
     const gr_dtype out = j->a.out_dtype;
     st->work_dtype = work_dtype_of(j);
     st->initial = j->s.initial;

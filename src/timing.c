@@ -258,7 +258,9 @@ gr_py_time_device(PyObject *module, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Oi|ip:time_device", kwlist, &plan, &repeats, &warmup, &flush_l2))
         return NULL;
     const gr_plan *p = gr_plan_of(module, plan);
-    if (p && (p->in->is_host || (p->mask && p->mask->is_host) || (p->second && p->second->is_host))) {
+    /* a plan's ranges (a segmented reduction) travel in its job: the timed launches read the bounds it placed */
+    if (p && (p->in->is_host || (p->mask && p->mask->is_host) || (p->second && p->second->is_host) ||
+              (p->bounds && p->bounds->is_host))) {
         PyErr_SetString(PyExc_TypeError, "time_device times plans of device arrays: pass a DeviceArray "
                                          "(_core.to_device) or a CuPy/PyTorch/Numba array");
         return NULL;

@@ -36,7 +36,9 @@ WITH_VARIANTS = {"reduce": ("reduce", None), "scan": ("scan", None),
                  **{op: ("reduce", op) for op in _registry.REDUCE_OPS},
                  **{function: ("scan", op) for function, op in _registry.SCAN_FUNCTIONS.items()}}
 # examples that need no device
-CPU_EXAMPLES = ("variants", "device_count")
+CPU_EXAMPLES = ("variants", "device_count", "segmented_variants")
+# functions whose examples need a device, beyond the reductions and scans of WITH_VARIANTS
+GPU_EXAMPLES = ("reduceat", "segmented_reduce")
 
 PACKAGE = pathlib.Path(gpureduce.__file__).parent
 STUB = PACKAGE / "_core.pyi"
@@ -284,6 +286,6 @@ def test_examples_that_need_no_device(name):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", sorted(WITH_VARIANTS))
+@pytest.mark.parametrize("name", sorted(WITH_VARIANTS) + list(GPU_EXAMPLES))
 def test_examples_on_the_gpu(name):
     _run_examples(name)

@@ -142,6 +142,35 @@ gr_status gr_scan(const gr_args *a, int *cuda_error);
  * ARGMIN/ARGMAX give the position r of the first extreme element (NaN counts as extreme), as int64.
  * MEAN divides by the number of elements taken (NaN where none is).  Variants: auto (gpureduce's axis kernels)
  * and cub (CUB's segmented reduce / scan-by-key over the same strided layout). */
+/* ---- segmented reductions (issue 40): ranges of the reduced dimension ----
+ * With gr_segments.ranges set, a reduction gives one value per range k < count of r instead of one per (i0, i1):
+ *     out[i0*out_stride[0] + i1*out_stride[1] + k*reduce_out_stride] = op over r in range k of in[...]
+ * Range k is, by `form`:
+ *   GR_RANGES_STARTS_STOPS  [starts[k], stops[k]) with slice rules (NumPy's segmented_reduce): a negative bound
+ *                           counts from the end (+ reduce_count), then both are clipped to [0, reduce_count];
+ *                           stop <= start is empty (the identity, initial= folded in, or mean's NaN)
+ *   GR_RANGES_REDUCEAT      [starts[k], starts[k + 1]) (the last up to reduce_count), one element where
+ *                           starts[k + 1] <= starts[k] (NumPy's reduceat); the caller checks
+ *                           0 <= starts[k] < reduce_count (the kernels clip, so no read leaves the array anyway)
+ * Positions (argmin, argmax) count from the range's start.  No mask and no second operand.  The algorithm is one of
+ * abi/ranges.def (GR_RANGES_AUTO chooses by mean_length); each is deterministic (the same bits run after run, the
+ * order of the folds fixed by a range's length), but they fold in different orders, so floating sums may differ in
+ * their last bits from one algorithm to another. */
+typedef enum gr_range_form { GR_RANGES_STARTS_STOPS = 0, GR_RANGES_REDUCEAT = 1 } gr_range_form;
+typedef enum gr_range_algorithm {
+#define GR_RANGE_ALGORITHM(NAME, name, doc) GR_RANGES_##NAME,
+#include "abi/ranges.def"
+#undef GR_RANGE_ALGORITHM
+    GR_RANGE_ALGORITHM_COUNT
+} gr_range_algorithm;
+typedef struct gr_ranges {
+    const int64_t *bounds; /* device int64: the starts (count), then for GR_RANGES_STARTS_STOPS the stops (count) */
+    int64_t count;
+    int form;              /* gr_range_form */
+    int algorithm;         /* gr_range_algorithm */
+    int64_t mean_length;   /* the caller's estimate of a range's mean length; 0: reduce_count / count */
+} gr_ranges;
+
 typedef struct gr_segments {
     int64_t count[2];
     int64_t in_stride[2];
@@ -155,6 +184,7 @@ typedef struct gr_segments {
     const void *initial;       /* host pointer to one value of out_dtype folded into every result; NULL = none */
     const void *second;        /* an operator of two operands (ops.def: TWO, dot): the second's in_dtype elements at
                                   the mask strides (such an operator takes no mask); NULL otherwise */
+    const gr_ranges *ranges;   /* reductions: the ranges of r to reduce each (above); NULL: all of r */
 } gr_segments;
 
 /* Whether `variant` runs (op, in, out) along axes without a cast first.  auto: the result dtype above, `in`

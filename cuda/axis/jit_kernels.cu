@@ -1,13 +1,14 @@
 // jit_kernels.cu -- the list of every kernel compiled on first use (abi/jit.h: gr_jit_each_kernel), which
 // `python -m gpureduce warm` compiles: the casts between dtypes outside the hot set, and the axis reductions' and
 // scans' kernels of every instantiated (operator, input, result) outside it, each kernel its plans may launch,
-// and CUB's baselines of the axis reductions and scans outside it.  Host code only: the names come from the same
-// kernel sets the runs use (JitSegKernels, JitScanKernels, JitCubSegKernels, JitCubScanKernels).
+// CUB's baselines of the axis reductions and scans outside it, and every segmented reduction's kernels.  Host code only: the names come from the same
+// kernel sets the runs use (JitSegKernels, JitScanKernels, JitCubSegKernels, JitCubScanKernels, JitRangeKernels).
 #include <set>
 #include <string>
 #include <utility>
 #include "abi/jit.h"
 #include "axis/reduce_segments.cuh"
+#include "axis/ranges.cuh"
 #include "axis/reduce_segments_cub.cuh"
 #include "axis/scan_segments.cuh"
 #include "axis/scan_segments_cub.cuh"
@@ -31,6 +32,26 @@ int each_reduce_alternative(Each each, void *context) {
             if (const int stop = each(context, GR_JIT_REDUCE_SEGMENTS, name)) return stop;
         }
         return each_reduce_alternative<OP, In, Out, I + 1>(each, context);
+    } else {
+        return 0;
+    }
+}
+
+// The segmented reductions' kernels of Reducer alternative I and those after it (never ahead of time; no
+// operator of two operands: dot has no segmented form).
+template <gr_op OP, class In, class Out, int I = 0>
+int each_range_alternative(Each each, void *context) {
+    if constexpr (I < reducer_choice<OP, In, Out>::kCount) {
+        using Red = typename reducer_alternative<OP, In, Out, I>::type;
+        if constexpr (!takes_second<Red>::value) {
+            const JitRangeKernels kernels(OP, dtype_of<In>::value, dtype_of<Out>::value, I);
+            for (int k = 0; k < int(RangeKernel::COUNT); k++) {
+                char name[640];
+                kernels.name(RangeKernel(k), name, sizeof name);
+                if (const int stop = each(context, GR_JIT_REDUCE_RANGES, name)) return stop;
+            }
+        }
+        return each_range_alternative<OP, In, Out, I + 1>(each, context);
     } else {
         return 0;
     }
@@ -111,6 +132,13 @@ int each_segments_kernel(Each each, void *context) {
     });
 }
 
+template <gr_op OP>
+int each_range_kernel(Each each, void *context) {
+    return each_pair<false, GR_KIND_REDUCE, OP>([&](auto in_tag, auto out_tag) {
+        return each_range_alternative<OP, tag_type<decltype(in_tag)>, tag_type<decltype(out_tag)>>(each, context);
+    });
+}
+
 // Each kernel once: the kernels of several (operator, input, result) may be one (CUB's scan-by-key has an init
 // kernel per accumulator).
 struct Once {
@@ -139,7 +167,8 @@ extern "C" int gr_jit_each_kernel(int (*each_listed)(void *, gr_jit_program, con
                 stop = each(context, GR_JIT_COPY_STRIDED, name);
 #define GR_EACH_REDUCE(OP)                                                               \
     if (!stop) stop = each_segments_kernel<GR_KIND_REDUCE, GR_OP_##OP>(each, context);     \
-    if (!stop) stop = each_cub_kernel<GR_KIND_REDUCE, GR_OP_##OP>(each, context);
+    if (!stop) stop = each_cub_kernel<GR_KIND_REDUCE, GR_OP_##OP>(each, context);        \
+    if (!stop) stop = each_range_kernel<GR_OP_##OP>(each, context);
 #define GR_EACH_SCAN(OP)                                                                 \
     if (!stop) stop = each_segments_kernel<GR_KIND_SCAN, GR_OP_##OP>(each, context);       \
     if (!stop) stop = each_cub_kernel<GR_KIND_SCAN, GR_OP_##OP>(each, context);

@@ -3,6 +3,7 @@
 // compiled there (abi/hot_set.def); the rest of an operator's (input, result) pairs are its host half, whose
 // kernels compile on first use.
 #pragma once
+#include "axis/ranges.cuh"
 #include "axis/segments.cuh"
 #include "axis/segments_dispatch.cuh"
 
@@ -16,6 +17,35 @@ SegProblem seg_problem(const gr_args *a, const gr_segments *s) {
                       s->reduce_count, a->in, s->mask, s->second, a->out, param_of<Red>(a->op, s->initial)};
 }
 
+// Plans (ws_bytes != nullptr) or runs the segmented reduction of s->ranges (axis/ranges.cuh) with Reducer Red,
+// whose kernels always compile on first use.
+template <gr_op OP, class Red, class In, class Out>
+gr_status reduce_ranges(const gr_args *a, const gr_segments *s, const SegProblem &p, int alternative,
+                        size_t *ws_bytes, int *cuda_error) {
+    if constexpr (takes_second<Red>::value) {
+        return GR_ERR_UNSUPPORTED_OP;  // dot: no segmented form
+    } else {
+        const gr_ranges &g = *s->ranges;
+        if (g.count < 0 || (g.count > 0 && !g.bounds && !ws_bytes) || g.algorithm < 0 ||
+            g.algorithm >= GR_RANGE_ALGORITHM_COUNT || (g.form != GR_RANGES_STARTS_STOPS && g.form != GR_RANGES_REDUCEAT) ||
+            s->mask || s->second)
+            return GR_ERR_INVALID_ARGUMENT;
+        using V = typename Red::V;
+        const size_t need = range_workspace(p, g, sizeof(V), a->sm_count);
+        if (ws_bytes) {
+            *ws_bytes = need;
+            return GR_OK;
+        }
+        const bool writes = p.c0 * p.c1 * g.count > 0;
+        if (!segment_args_ok<In, typename Red::Result>(a, writes, writes && p.R > 0, need))
+            return GR_ERR_INVALID_ARGUMENT;
+        const V init = Red::from_initial(s->initial);
+        return range_run(p, g, s->reduce_out_stride, &init, static_cast<char *>(a->workspace),
+                         a->sm_count, static_cast<cudaStream_t>(a->stream),
+                         JitRangeKernels(OP, dtype_of<In>::value, dtype_of<Out>::value, alternative), cuda_error);
+    }
+}
+
 // Plans (ws_bytes != nullptr) or runs the reduction `OP` described by a and s.
 template <gr_op OP>
 gr_status reduce_segments_op(const gr_args *a, const gr_segments *s, size_t *ws_bytes, int *cuda_error) {
@@ -26,6 +56,7 @@ gr_status reduce_segments_op(const gr_args *a, const gr_segments *s, size_t *ws_
         return visit_reducer<OP, In, Out>(s, [&](auto red, int alternative) -> gr_status {
             using Red = decltype(red);
             const SegProblem p = seg_problem<Red>(a, s);
+            if (s->ranges) return reduce_ranges<OP, Red, In, Out>(a, s, p, alternative, ws_bytes, cuda_error);
             constexpr SegTypes types = seg_types<Red, In>();
             const size_t need = seg_workspace(p, a->sm_count, types);
             if (ws_bytes) {

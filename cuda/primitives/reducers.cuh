@@ -100,7 +100,8 @@ struct ArgReducer {
         if (strictly_better(b.value, a.value)) return b;
         return a.index <= b.index ? a : b;
     }
-    __host__ __device__ __forceinline__ static int64_t finish(const V &v) { return v.index; }
+    // an empty range of a segmented argmin (cuda/axis/ranges_kernels.cuh) has no position: -1, as Awkward's
+    __host__ __device__ __forceinline__ static int64_t finish(const V &v) { return v.index == INT64_MAX ? -1 : v.index; }
     __host__ __device__ static V from_initial(const void *) { return identity(); }
 
   protected:

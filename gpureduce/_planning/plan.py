@@ -69,7 +69,7 @@ _FLAT_LAUNCH, _AXIS_LAUNCH = _core.LAUNCH_FLAT, _core.LAUNCH_AXIS
 
 
 @lru_cache(maxsize=None)
-def _supported(kind, variant, op, in_code, out_code):
+def segments_supported(kind, variant, op, in_code, out_code):
     return _core.segments_supported(kind, variant, op, in_code, out_code)
 
 
@@ -105,7 +105,7 @@ def takes_axes(op, variant):
     return "axes" in variant_for("reduce", op, variant).properties
 
 
-def _post(a, out, out_desc, direct):
+def post_for(a, out, out_desc, direct):
     """What turns the runner's result into the call's, or None when it is that already (out= written in place,
     a NumPy scalar or array of a host input)."""
     if out is not None:
@@ -113,7 +113,7 @@ def _post(a, out, out_desc, direct):
     return in_kind_of(a)
 
 
-def _fresh_result(a, x, shape, dtype):
+def fresh_result(a, x, shape, dtype):
     """(array, its out= Operand) of the result of device input `a` from `a`'s own library, written in place by the
     kernels (results.allocate_in_kind), or (None, None) where the runner makes a DeviceArray.  The Operand is read
     from the input's (Operand.result_like: the same stream and device, no DLPack handshake) where the input came
@@ -221,7 +221,7 @@ def _fewest_taken(red_count, mask, where, x, axes, rshape):
     return int(np.broadcast_to(np.asarray(where, dtype=bool), tuple(x.shape)).sum(axis=axes).min())
 
 
-def _out(out, shape, what):
+def out_operand(out, shape, what):
     """out= as an Operand, checked against the result's shape (ValueError, as NumPy) and writability."""
     o = intake(out, "out=")
     if tuple(o.shape) != tuple(shape):
@@ -272,7 +272,7 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
         cached = _WHOLE.get(key)
         if cached is not None:
             template, writes_fresh = cached
-            fresh, fresh_desc = _fresh_result(a, x, (), DTYPES[template.result_dtype]) if writes_fresh \
+            fresh, fresh_desc = fresh_result(a, x, (), DTYPES[template.result_dtype]) if writes_fresh \
                 else (None, None)
             if (fresh_desc is not None) == writes_fresh:  # else the library made none this time: plan anew
                 return template.with_operands(x, None, None, fresh_desc), \
@@ -314,7 +314,7 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
             raise ValueError("zero-size array to reduction operation minimum which has no identity")
     elif ord is not None:
         raise TypeError(f"{op}() got an unexpected keyword argument 'ord'")
-    out_desc = _out(out, rshape, f"the result of {op}") if out is not None else None
+    out_desc = out_operand(out, rshape, f"the result of {op}") if out is not None else None
     if dtype is not None:
         rt = np.dtype(dtype)
         dtype_code(rt)
@@ -347,14 +347,14 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
         raise TypeError(f"mean with an integer or bool dtype= ({rt}) has no single plan; gpureduce.mean runs it")
 
     op_code = _OP_CODES[op]
-    if "axes" in v.properties and not _supported(_REDUCE, v.index, op_code, x.code, dtype_code(rt)):
+    if "axes" in v.properties and not segments_supported(_REDUCE, v.index, op_code, x.code, dtype_code(rt)):
         x = cast(x, np.dtype(np.bool_) if op in _TRUTH_OPS else rt)
     # an axis variant writes a device out= of the result dtype in place (a device input's result too, made by
     # its own library where that can); the classic variants' flat kernels write one scalar, copied into out=
     # afterwards
     fresh = None
     if out is None and "axes" in v.properties:
-        fresh, out_desc = _fresh_result(a, x, tuple(rshape), rt)
+        fresh, out_desc = fresh_result(a, x, tuple(rshape), rt)
     direct = out_desc is not None and not out_desc.host and out_desc.dtype == rt and "axes" in v.properties
     x, read_along, seg, direct = _reduce_layout(op, x, axes, weights if weights is not None else mask,
                                                 out_desc if direct else None)
@@ -362,17 +362,17 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
     rt_code = dtype_code(rt)
     plan = Plan(kind=_REDUCE, variant=v.index, op=op_code, result_dtype=rt_code, a=x, second=second, mask=mask,
                 out=out_desc if direct else None, layout=seg.as_tuple(), shape=tuple(rshape),
-                parameter=None if parameter is None else _initial_bytes(parameter, rt),
-                initial=_initial_bytes(initial, rt) if has_initial else None,
+                parameter=None if parameter is None else initial_bytes(parameter, rt),
+                initial=initial_bytes(initial, rt) if has_initial else None,
                 launcher=launcher_for(_REDUCE, v, op, x, rt_code, seg,
                                       read_along is not None or has_initial or parameter is not None, len(rshape),
                                       out_desc if direct else None))
     if whole and x.obj is a and red_count > 0:
         _remember(key, (plan.with_operands(None), plan.out is not None))
-    return plan, _post(a, out if fresh is None else fresh, out_desc, direct)
+    return plan, post_for(a, out if fresh is None else fresh, out_desc, direct)
 
 
-def _initial_bytes(initial, rt):
+def initial_bytes(initial, rt):
     """initial= as the bytes of one `rt` value, converted as NumPy converts it: a Python int or float into an
     integer dtype is truncated to an int and must fit (OverflowError, NumPy's words); anything else is cast (into
     bool: nonzero is True, 0.25 too)."""
@@ -472,7 +472,7 @@ def prepare_dot(a, b, *, conj, flatten, out=None, variant="auto"):
     v = variant_for("reduce", "dot", variant)
     fresh = None
     if out is None and "axes" in v.properties:
-        fresh, out_desc = _fresh_result(a, x, (), rt)
+        fresh, out_desc = fresh_result(a, x, (), rt)
     direct = out_desc is not None and not out_desc.host and "axes" in v.properties
     x, y, seg, direct = _reduce_layout("dot", x, (0,), y, out_desc if direct else None)
     conj_flag = np.ones((), rt).tobytes() if conj and rt.kind == "c" else None
@@ -480,7 +480,7 @@ def prepare_dot(a, b, *, conj, flatten, out=None, variant="auto"):
     plan = Plan(kind=_REDUCE, variant=v.index, op=_OP_CODES["dot"], result_dtype=rt_code, a=x, second=y,
                 out=out_desc if direct else None, layout=seg.as_tuple(), shape=(), parameter=conj_flag,
                 launcher=launcher_for(_REDUCE, v, "dot", x, rt_code, seg, True, 0, out_desc if direct else None))
-    return plan, _post(a, out if fresh is None else fresh, out_desc, direct)
+    return plan, post_for(a, out if fresh is None else fresh, out_desc, direct)
 
 
 def reduce_plan(op, a, *args, **kwargs):
@@ -500,7 +500,7 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
         cached = _WHOLE.get(key)
         if cached is not None:
             template, writes_fresh, view = cached
-            fresh, fresh_desc = _fresh_result(a, x, (x.size,), DTYPES[template.result_dtype])
+            fresh, fresh_desc = fresh_result(a, x, (x.size,), DTYPES[template.result_dtype])
             if (fresh_desc is not None) == writes_fresh:  # else the library made none this time: plan anew
                 return template.with_operands(x.view(*view), None, None, fresh_desc), \
                     (in_kind_of(a) if fresh is None else None)
@@ -521,7 +521,7 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
         rt = default_dtype(op, x.dtype, _SCAN)
     op_code = _OP_CODES[op]
     axes_variant = "axes" in v.properties
-    if axes_variant and not _supported(_SCAN, v.index, op_code, x.code, dtype_code(rt)):
+    if axes_variant and not segments_supported(_SCAN, v.index, op_code, x.code, dtype_code(rt)):
         x = cast(x, rt)
     if ax is None:
         if not is_c_contiguous(x):
@@ -530,10 +530,10 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
         ax = 0
     rshape = tuple(x.shape)
     what = "the result (the flattened input's scan)" if axis is None else f"the result (the scan along axis {ax})"
-    out_desc = _out(out, rshape, what) if out is not None else None
+    out_desc = out_operand(out, rshape, what) if out is not None else None
     fresh = None
     if out is None:  # a device input's result from its own library, where that can
-        fresh, out_desc = _fresh_result(a, x, rshape, rt)
+        fresh, out_desc = fresh_result(a, x, rshape, rt)
     direct = out_desc is not None and not out_desc.host and out_desc.dtype == rt
     out_strides = out_desc.strides if direct else c_strides(rshape)
     seg = segments_plan(x.shape, x.strides, {ax}, out_strides=out_strides, scan=True)
@@ -549,7 +549,7 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
                 launcher=launcher_for(_SCAN, v, op, x, rt_code, seg, False, len(rshape), out_desc if direct else None))
     if whole and x.obj is a:
         _remember(key, (plan.with_operands(None), plan.out is not None, (x.shape, x.strides)))
-    return plan, _post(a, out if fresh is None else fresh, out_desc, direct)
+    return plan, post_for(a, out if fresh is None else fresh, out_desc, direct)
 
 
 def scan_plan(op, a, *args, **kwargs):

@@ -1,0 +1,269 @@
+"""Segmented reductions (issue 40): NumPy's ``ufunc.reduceat`` and ``ufunc.segmented_reduce`` (numpy/numpy PR
+32243) as one plan each.
+
+The ranges of one axis travel as one int64 operand beside the input (its "bounds": reduceat's indices, or the
+starts followed by the stops), and the layout is a reduction's over that axis whose result holds the ranges' count
+in the axis' place (``Segments.reduce_out_stride`` is the result's stride along it).  The kernels
+(cuda/axis/ranges_kernels.cuh) apply NumPy's rules to the bounds themselves (slice rules, reduceat's one-element
+rule); what NumPy refuses is refused here, with NumPy's exceptions, before anything runs: reduceat's indices out of
+``[0, n)``, an empty range of an operator without an identity and without `initial`, mismatched starts and stops.
+Host bounds are checked in full.  Device bounds are not brought to the host: reduceat's indices are checked by two
+of gpureduce's own reductions (their smallest and largest, one small wait), device starts and stops not at all, so
+an empty range among them gives the operator's identity (-inf for max of floats, the lowest integer, -1 for
+argmax, NaN for mean), as JAX's segment_max and torch.segment_reduce give, instead of NumPy's ValueError.
+
+The algorithm is picked by name among cuda/abi/ranges.def's (``_core.range_algorithms``); ``"auto"`` chooses by
+the ranges' mean length, measured here for host bounds (else estimated by the kernels as ``n / count``).
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import replace
+
+import numpy as np
+
+from .. import _core
+from .._registry import OPERATORS, REDUCE_OPS
+from .layout import c_strides, plan as segments_plan
+from .numpy_rules import NoValue, check_like_numpy, given, operator_for_dtype
+from .operands import cast, copy_plan, default_dtype, dtype_code, dtype_kind, intake, to_host
+from .plan import (Plan, fresh_result, initial_bytes, out_operand, post_for, prepare_reduce, run,
+                   segments_supported, variant_for)
+
+try:  # NumPy >= 2.0
+    from numpy.lib.array_utils import normalize_axis_index
+except ImportError:  # NumPy 1.x
+    from numpy.core.multiarray import normalize_axis_index
+
+# The algorithms, the one list of cuda/abi/ranges.def: a segmented call's `variant=`
+ALGORITHMS = tuple(name for name, _doc in _core.range_algorithms)
+ALGORITHM_DOCS = dict(_core.range_algorithms)
+FORMS = {"reduceat": _core.RANGES_REDUCEAT, "segmented_reduce": _core.RANGES_STARTS_STOPS}
+
+_BY_NAME = {op.name: op for op in OPERATORS}
+# every reduction of one array (dot and vdot read two: they have no segmented form)
+OPS = tuple(op for op in REDUCE_OPS if _BY_NAME[op].operands != "TWO")
+_OP_CODES = {op.name: op.code for op in OPERATORS}
+_REDUCE = _core.KIND_REDUCE
+
+
+def _ufunc_name(op):
+    """The name NumPy's messages give the operation: its ufunc's (add for sum), else the function's."""
+    return _BY_NAME[op].ufunc or op
+
+
+def _bounds(v, what, fn):
+    """`v` as a 1-d array of integer bounds, NumPy's conversion (``PyArray_FromAny(v, intp, 1, 1)``): a list or
+    tuple of numbers is converted (floats truncated, as NumPy does); an array must cast safely to int64.  A NumPy
+    array (host) or an Operand (device)."""
+    if isinstance(v, (list, tuple, range)) or np.isscalar(v):
+        try:
+            arr = np.array(v, dtype=np.intp)
+        except ValueError as e:
+            if "sequence" in str(e):
+                raise ValueError("setting an array element with a sequence. The requested array would exceed the "
+                                 f"maximum number of dimension of 1 ({what} of {fn} is one list of ints).") from None
+            raise
+        o = intake(arr, what)
+    else:
+        o = intake(v, what)
+    dt = np.dtype(o.dtype)
+    if dt.kind not in "biu" or dt == np.uint64:
+        raise TypeError(f"Cannot cast array data from {dt!r} to dtype('int64') according to the rule 'safe' "
+                        f"({what} of {fn} must be integers)")
+    if len(o.shape) == 0:
+        raise ValueError(f"object of too small depth for desired array ({what} of {fn} must be 1-dimensional)")
+    if len(o.shape) > 1:
+        raise ValueError("setting an array element with a sequence. The requested array would exceed the maximum "
+                         f"number of dimension of 1 ({what} of {fn} must be 1-dimensional, not {len(o.shape)})")
+    return o
+
+
+def _host_int64(o):
+    """A host Operand's elements as a contiguous int64 NumPy array."""
+    return np.ascontiguousarray(np.asarray(to_host(o.obj) if not o.host else o.array), dtype=np.int64).reshape(-1)
+
+
+def _device_bounds(parts):
+    """One contiguous int64 device operand holding the device Operands `parts` (one or two 1-d arrays of one
+    length) back to back, cast with NumPy's rules: two strided copies, no wait."""
+    k = parts[0].shape[0]
+    if len(parts) == 1:
+        o = parts[0]
+        if np.dtype(o.dtype) == np.int64 and (k <= 1 or o.strides[0] == 1):
+            return o
+        return intake(_core.run(copy_plan(o, np.dtype(np.int64), (k,), o.strides)))
+    starts, stops = parts
+    # the stops into both rows of a (2, k) array, then the starts over its first row
+    both = intake(_core.run(copy_plan(stops, np.dtype(np.int64), (2, k), (0, stops.strides[0]))))
+    first_row = both.view((k,), (1,))
+    _core.run(copy_plan(starts, np.dtype(np.int64), (k,), starts.strides, first_row, (1,)))
+    return both.view((2 * k,), (1,))
+
+
+def _lengths(form, starts, stops, n):
+    """Each range's length after NumPy's rules (the kernels' RangeSet::bounds), from host int64 bounds."""
+    if form == _core.RANGES_REDUCEAT:
+        ends = np.append(starts[1:], n)
+        return np.where(ends > starts, ends - starts, 1)
+    a = np.clip(np.where(starts < 0, starts + n, starts), 0, n)
+    b = np.clip(np.where(stops < 0, stops + n, stops), 0, n)
+    return np.maximum(b - a, 0)
+
+
+def _device_index_range(idx):
+    """(smallest, largest) of a device array of reduceat's indices: two of gpureduce's own reductions, one wait."""
+    low = run(prepare_reduce("min", idx))
+    high = run(prepare_reduce("max", idx))
+    return int(to_host(low)), int(to_host(high))
+
+
+def _axis(axis, ndim, fn):
+    if ndim == 0:
+        raise TypeError(f"cannot {fn} on a scalar")
+    if axis is None:
+        if ndim != 1:
+            raise ValueError(f"{fn} does not allow multiple axes")
+        return 0
+    if isinstance(axis, (tuple, list)):
+        if len(axis) != 1:
+            raise ValueError(f"{fn} does not allow multiple axes")
+        axis = axis[0]
+    return normalize_axis_index(axis, ndim)
+
+
+def prepare_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoValue, variant="auto", ddof=None,
+                   ord=None):
+    """(plan, post) of ``reduceat(op, a, indices, ...)`` (fn "reduceat", bounds (indices,)) or
+    ``segmented_reduce(op, a, starts, stops, ...)`` (fn "segmented_reduce", bounds (starts, stops)), with NumPy's
+    exceptions and warnings for bad arguments."""
+    if not isinstance(op, str):
+        raise TypeError(f"op must be an operator's name (a str), not {type(op).__name__}")
+    if op not in OPS:
+        raise ValueError(f"{fn}: unknown operator {op!r}; operators are {', '.join(OPS)}")
+    if not isinstance(variant, str):
+        raise TypeError(f"variant must be a str, not {type(variant).__name__}")
+    if variant not in ALGORITHMS:
+        raise ValueError(f"{fn}: unknown variant {variant!r}; the segmented reductions' variants are "
+                         f"{', '.join(ALGORITHMS)} (see gpureduce.segmented_variants())")
+    x = intake(a)
+    a = x.obj
+    op = operator_for_dtype(op, x.dtype)  # no NaN in integers and bool: nansum is sum there
+    record = _BY_NAME[op]
+    form = FORMS[fn]
+    ax = _axis(axis, len(x.shape), fn)
+    n = x.shape[ax]
+    parts = [_bounds(b, what, fn) for b, what in zip(bounds, ("indices",) if fn == "reduceat" else ("starts", "stops"))]
+    if len(parts) == 2 and parts[0].shape[0] != parts[1].shape[0]:
+        raise ValueError(f"'starts' and 'stops' must have the same length, got {parts[0].shape[0]} and "
+                         f"{parts[1].shape[0]}")
+    if x.host and not all(p.host for p in parts):
+        raise TypeError(f"{fn}: the bounds are a device array but the input is on the host; pass host bounds or a "
+                        "device input")
+    count = parts[0].shape[0]
+    rshape = tuple(count if i == ax else e for i, e in enumerate(x.shape))
+
+    # NumPy's keyword rules of the operator's function
+    if dtype is not None and "dtype" not in record.keywords:
+        raise TypeError(f"{op}() got an unexpected keyword argument 'dtype'")
+    if initial is not NoValue and "initial" not in record.keywords:
+        raise TypeError(f"{op}() got an unexpected keyword argument 'initial'")
+    parameter = None
+    if record.param == "DDOF":
+        if dtype is not None and dtype_kind(np.dtype(dtype)) != "f":
+            raise TypeError(f"{op}() with dtype={np.dtype(dtype)}: gpureduce computes a variance in a floating dtype")
+        parameter = 0 if ddof is None else ddof
+    elif ddof is not None:
+        raise TypeError(f"{op}() got an unexpected keyword argument 'ddof'")
+    if op == "vector_norm":
+        parameter = 2.0 if ord is None else ord
+    elif ord is not None:
+        raise TypeError(f"{op}() got an unexpected keyword argument 'ord'")
+    if op == "ptp" and x.dtype == np.bool_:
+        raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` "
+                        "operator, or the logical_xor function instead.")
+    if op in ("mean", "nanmean") and dtype is not None and dtype_kind(np.dtype(dtype)) not in "fc":
+        raise TypeError(f"{fn} of {op} with an integer or bool dtype= ({np.dtype(dtype)}) is not supported; "
+                        "reduce with dtype=float64 and cast the result")
+    rt = np.dtype(dtype) if dtype is not None else default_dtype(op, x.dtype)
+    dtype_code(rt)
+    out_desc = out_operand(out, rshape, f"the result of {fn}") if out is not None else None
+    has_initial = given(initial) and initial is not None
+
+    # NumPy's refusals and warnings, from the bounds on the host (device bounds copied only where one applies)
+    on_host = all(p.host for p in parts)
+    host = [_host_int64(p) for p in parts] if on_host else None
+    summary = None  # (shortest, total) of the ranges' lengths, where known
+    if host is not None:
+        if form == _core.RANGES_REDUCEAT:
+            bad = host[0][(host[0] < 0) | (host[0] >= n)]
+            if bad.size:
+                raise IndexError(f"index {int(bad[0])} out-of-bounds in {_ufunc_name(op)}.reduceat [0, {n})")
+        lengths = _lengths(form, host[0], host[1] if len(host) > 1 else None, n)
+        summary = (int(lengths.min()), int(lengths.sum())) if lengths.size else (0, 0)
+    elif form == _core.RANGES_REDUCEAT and count:  # device indices: their range only, one small wait
+        low, high = _device_index_range(parts[0])
+        if low < 0 or high >= n:
+            raise IndexError(f"index {low if low < 0 else high} out-of-bounds in {_ufunc_name(op)}.reduceat [0, {n})")
+    # device starts and stops are not read here (no wait): an empty range gives the operator's identity
+    some_empty = summary is not None and count > 0 and math.prod(rshape) > 0 and summary[0] == 0
+    if some_empty and record.result == "INDEX":
+        raise ValueError(f"attempt to get {op.removeprefix('nan')} of an empty sequence (an empty segment of {fn})")
+    if some_empty and (not record.identity or initial is None) and not has_initial:
+        raise ValueError(f"zero-size segment in reduction operation '{_ufunc_name(op)}' which does not have an "
+                         "identity, so to allow empty segments one has to specify 'initial'")
+    if some_empty and record.result == "MEAN":
+        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=4)
+    if record.result == "VAR" and summary is not None and count and math.prod(rshape) > 0 \
+            and summary[0] - parameter <= 0:
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=4)
+
+    # the bounds operand: host bounds as one host array (the runner uploads them for a device input)
+    if all(p.host for p in parts):
+        bounds_operand = intake(np.concatenate(host) if len(host) > 1 else host[0], "the bounds")
+    else:
+        if any(p.host for p in parts):  # one on the host, one on the device: both on the device
+            raise TypeError(f"{fn}: starts and stops must both be host arrays or both device arrays")
+        bounds_operand = _device_bounds(parts)
+    mean_length = round(summary[1] / count) if summary is not None and count else 0
+
+    # the input in a (input, result) pair the kernels have, else cast first (as NumPy's buffered casts)
+    v = variant_for("reduce", "sum", "auto")  # the axis machinery; the algorithm travels in `ranges`
+    op_code = _OP_CODES[op]
+    if not segments_supported(_REDUCE, v.index, op_code, x.code, dtype_code(rt)):
+        x = cast(x, np.dtype(np.bool_) if record.result in ("BOOL", "COUNT") else rt)
+    fresh = None
+    if out is None:
+        fresh, out_desc = fresh_result(a, x, rshape, rt)
+    direct = out_desc is not None and not out_desc.host and out_desc.dtype == rt
+    out_strides = tuple(out_desc.strides) if direct else c_strides(rshape)
+    seg = segments_plan(x.shape, x.strides, {ax}, out_strides=out_strides)
+    if seg is None and direct:
+        direct, out_strides = False, c_strides(rshape)
+        seg = segments_plan(x.shape, x.strides, {ax}, out_strides=out_strides)
+    if seg is None:  # C order: the kept axes before and after the reduced one merge into one each
+        x = cast(x, x.dtype)
+        seg = segments_plan(x.shape, x.strides, {ax}, out_strides=out_strides)
+    seg = replace(seg, reduce_out_stride=out_strides[ax] if count > 1 else 0)
+    plan = Plan(kind=_REDUCE, variant=v.index, op=op_code, result_dtype=dtype_code(rt), a=x,
+                out=out_desc if direct else None, layout=seg.as_tuple(), shape=rshape,
+                parameter=None if parameter is None else initial_bytes(parameter, rt),
+                initial=initial_bytes(initial, rt) if has_initial else None, launcher=_core.LAUNCH_AXIS,
+                ranges=(bounds_operand, form, ALGORITHMS.index(variant), mean_length))
+    return plan, post_for(a, out if fresh is None else fresh, out_desc, direct)
+
+
+def reduce_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoValue, variant="auto", ddof=None,
+                  ord=None):
+    """The call of prepare_ranges' arguments, run."""
+    if isinstance(a, np.ma.MaskedArray):  # its mask would be read as data: a silent wrong answer
+        raise TypeError(f"{fn} of a numpy.ma.MaskedArray is not supported (its masked elements would count); pass "
+                        "a.filled(value) or the data and a where-free layout of your own")
+    x = intake(a)
+    result = run(prepare_ranges(fn, op, x, bounds, axis, dtype, out, initial, variant, ddof, ord))
+    if operator_for_dtype(op, x.dtype) in ("nanargmin", "nanargmax", "nanmin", "nanmax"):
+        # NumPy's ValueError of an all-NaN range (nanargmin, nanargmax: read from the result, one wait) and
+        # RuntimeWarning (nanmin, nanmax of a host input), as the whole-axis calls give them
+        check_like_numpy(op, x, result, None, True, 0)
+    return result
