@@ -3,10 +3,11 @@
 // Over the layout of the axis reductions (SegProblem: kept dimensions (i0, i1), reduced r), K ranges of r: range k
 // is [r0, r1) (RangeSet::bounds, NumPy's rules), and its value goes to out[i0 * os0 + i1 * os1 + k * ok].  Work
 // items are (i0, k, i1), i1 the fastest (a column layout: neighbouring lanes read neighbouring elements), then k
-// (a row layout: neighbouring ranges lie side by side).  Two kernels, the algorithms of cuda/abi/ranges.def:
+// (a row layout: neighbouring ranges lie side by side).  The algorithms of cuda/abi/ranges.def run two kernels:
 //   ranges_lanes_kernel  G = 1..32 lanes per work item: a thread per range (tiny ranges, and every column
 //                        layout), a group of lanes or a warp per range (medium ones); under "auto" it leaves the
-//                        ranges far longer than the mean to ranges_long_kernel, a block each (power-law lengths).
+//                        ranges far longer than the mean to ranges_long_kernel, a warp or a block each
+//                        (power-law lengths).
 //   ranges_block_kernel  a block per (work item, part): long ranges, each cut into `parts` equal parts when the
 //                        ranges alone cannot fill the GPU; the parts' values go to the workspace and
 //                        ranges_parts_kernel folds each item's parts in order.
@@ -20,23 +21,16 @@
 
 namespace gr {
 
-// How the ranges are given (gr_ranges.form, cuda/abi/gpureduce.h).
-enum RangeForm : int {
-    kRangesStartsStops = 0,  // segmented_reduce: [starts[k], stops[k]) as slices (negative + R, then clipped)
-    kRangesReduceat = 1,     // reduceat: [indices[k], indices[k + 1]) (the last to R); one element where the next
-                             // index is not larger
-};
-
 struct RangeSet {
     const int64_t *starts, *stops;  // K each; reduceat: the indices in starts
     int64_t K;
     int64_t ok;  // the output stride of k
-    int form;
+    int form;  // gr_range_form (abi/gpureduce.h): NumPy's segmented_reduce's slices, or reduceat's indices
     // [r0, r1) of range k within [0, R).  The caller checked reduceat's indices (0 <= index < R); the clips here
     // keep every read in bounds whatever the offsets hold.
     __host__ __device__ __forceinline__ void bounds(int64_t k, int64_t R, int64_t &r0, int64_t &r1) const {
         int64_t a = starts[k], b;
-        if (form == kRangesReduceat) {
+        if (form == GR_RANGES_REDUCEAT) {
             b = k + 1 < K ? starts[k + 1] : R;
             a = a < 0 ? 0 : a > R ? R : a;
             if (b <= a) b = a + 1;

@@ -289,31 +289,11 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
     else:
         rshape = tuple(1 if i in axes else e for i, e in enumerate(x.shape)) if keepdims else \
             tuple(e for i, e in enumerate(x.shape) if i not in axes)
-    if dtype is not None and op in _NO_DTYPE:
-        raise TypeError(f"{op}() got an unexpected keyword argument 'dtype'")
-    if initial is not NoValue and op in _NO_INITIAL:
-        raise TypeError(f"{op}() got an unexpected keyword argument 'initial'")
-    if where is not True and op in _NO_WHERE:
-        raise TypeError(f"{op}() got an unexpected keyword argument 'where'")
-    if op == "ptp" and x.dtype == np.bool_:
-        raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` "
-                        "operator, or the logical_xor function instead.")
-    parameter = None  # the operator's (cuda/abi/ops.def: param), one value of the result dtype in the plan
-    if op in _MOMENTS:
-        if dtype is not None and dtype_kind(np.dtype(dtype)) != "f":
-            raise TypeError(f"{op}() with dtype={np.dtype(dtype)}: gpureduce computes a variance in a floating dtype "
-                            "(float16, float32 or float64)")
-        parameter = 0 if ddof is None else ddof
-    elif ddof is not None:
-        raise TypeError(f"{op}() got an unexpected keyword argument 'ddof'")
+    parameter = operator_parameter(op, x.dtype, dtype, initial, where, ddof, ord)
     if weights is not None:
         parameter = WEIGHTED_RESULTS[weighted_result]
-    if op == "vector_norm":
-        parameter = 2.0 if ord is None else ord
-        if parameter == -math.inf and math.prod(x.shape[i] for i in axes) == 0:  # NumPy's abs(x).min(axis)
-            raise ValueError("zero-size array to reduction operation minimum which has no identity")
-    elif ord is not None:
-        raise TypeError(f"{op}() got an unexpected keyword argument 'ord'")
+    if op == "vector_norm" and parameter == -math.inf and math.prod(x.shape[i] for i in axes) == 0:
+        raise ValueError("zero-size array to reduction operation minimum which has no identity")  # abs(x).min(axis)
     out_desc = out_operand(out, rshape, f"the result of {op}") if out is not None else None
     if dtype is not None:
         rt = np.dtype(dtype)
@@ -370,6 +350,34 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
     if whole and x.obj is a and red_count > 0:
         _remember(key, (plan.with_operands(None), plan.out is not None))
     return plan, post_for(a, out if fresh is None else fresh, out_desc, direct)
+
+
+def operator_parameter(op, in_dtype, dtype, initial, where, ddof, ord):
+    """NumPy's keyword rules of `op`'s function, a TypeError naming a keyword it does not take (dtype=, initial=,
+    where=, ddof=, ord=, ptp of bool), and the operator's parameter (cuda/abi/ops.def: param; one value of the
+    result dtype in the plan): ddof for the variances (default 0), ord for vector_norm (default 2), else None."""
+    if dtype is not None and op in _NO_DTYPE:
+        raise TypeError(f"{op}() got an unexpected keyword argument 'dtype'")
+    if initial is not NoValue and op in _NO_INITIAL:
+        raise TypeError(f"{op}() got an unexpected keyword argument 'initial'")
+    if where is not True and op in _NO_WHERE:
+        raise TypeError(f"{op}() got an unexpected keyword argument 'where'")
+    if op == "ptp" and in_dtype == np.bool_:
+        raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` "
+                        "operator, or the logical_xor function instead.")
+    parameter = None
+    if op in _MOMENTS:
+        if dtype is not None and dtype_kind(np.dtype(dtype)) != "f":
+            raise TypeError(f"{op}() with dtype={np.dtype(dtype)}: gpureduce computes a variance in a floating dtype "
+                            "(float16, float32 or float64)")
+        parameter = 0 if ddof is None else ddof
+    elif ddof is not None:
+        raise TypeError(f"{op}() got an unexpected keyword argument 'ddof'")
+    if op == "vector_norm":
+        parameter = 2.0 if ord is None else ord
+    elif ord is not None:
+        raise TypeError(f"{op}() got an unexpected keyword argument 'ord'")
+    return parameter
 
 
 def initial_bytes(initial, rt):

@@ -28,8 +28,8 @@ from .._registry import OPERATORS, REDUCE_OPS
 from .layout import c_strides, plan as segments_plan
 from .numpy_rules import NoValue, check_like_numpy, given, operator_for_dtype
 from .operands import cast, copy_plan, default_dtype, dtype_code, dtype_kind, intake, to_host
-from .plan import (Plan, fresh_result, initial_bytes, out_operand, post_for, prepare_reduce, run,
-                   segments_supported, variant_for)
+from .plan import (Plan, fresh_result, initial_bytes, operator_parameter, out_operand, post_for, prepare_reduce,
+                   run, segments_supported, variant_for)
 
 try:  # NumPy >= 2.0
     from numpy.lib.array_utils import normalize_axis_index
@@ -82,7 +82,7 @@ def _bounds(v, what, fn):
 
 def _host_int64(o):
     """A host Operand's elements as a contiguous int64 NumPy array."""
-    return np.ascontiguousarray(np.asarray(to_host(o.obj) if not o.host else o.array), dtype=np.int64).reshape(-1)
+    return np.ascontiguousarray(o.array, dtype=np.int64).reshape(-1)
 
 
 def _device_bounds(parts):
@@ -158,31 +158,16 @@ def prepare_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoVa
     if len(parts) == 2 and parts[0].shape[0] != parts[1].shape[0]:
         raise ValueError(f"'starts' and 'stops' must have the same length, got {parts[0].shape[0]} and "
                          f"{parts[1].shape[0]}")
-    if x.host and not all(p.host for p in parts):
+    on_host = all(p.host for p in parts)
+    if x.host and not on_host:
         raise TypeError(f"{fn}: the bounds are a device array but the input is on the host; pass host bounds or a "
                         "device input")
+    if not on_host and any(p.host for p in parts):
+        raise TypeError(f"{fn}: starts and stops must both be host arrays or both device arrays")
     count = parts[0].shape[0]
     rshape = tuple(count if i == ax else e for i, e in enumerate(x.shape))
 
-    # NumPy's keyword rules of the operator's function
-    if dtype is not None and "dtype" not in record.keywords:
-        raise TypeError(f"{op}() got an unexpected keyword argument 'dtype'")
-    if initial is not NoValue and "initial" not in record.keywords:
-        raise TypeError(f"{op}() got an unexpected keyword argument 'initial'")
-    parameter = None
-    if record.param == "DDOF":
-        if dtype is not None and dtype_kind(np.dtype(dtype)) != "f":
-            raise TypeError(f"{op}() with dtype={np.dtype(dtype)}: gpureduce computes a variance in a floating dtype")
-        parameter = 0 if ddof is None else ddof
-    elif ddof is not None:
-        raise TypeError(f"{op}() got an unexpected keyword argument 'ddof'")
-    if op == "vector_norm":
-        parameter = 2.0 if ord is None else ord
-    elif ord is not None:
-        raise TypeError(f"{op}() got an unexpected keyword argument 'ord'")
-    if op == "ptp" and x.dtype == np.bool_:
-        raise TypeError("numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` "
-                        "operator, or the logical_xor function instead.")
+    parameter = operator_parameter(op, x.dtype, dtype, initial, True, ddof, ord)  # NumPy's keyword rules
     if op in ("mean", "nanmean") and dtype is not None and dtype_kind(np.dtype(dtype)) not in "fc":
         raise TypeError(f"{fn} of {op} with an integer or bool dtype= ({np.dtype(dtype)}) is not supported; "
                         "reduce with dtype=float64 and cast the result")
@@ -191,8 +176,7 @@ def prepare_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoVa
     out_desc = out_operand(out, rshape, f"the result of {fn}") if out is not None else None
     has_initial = given(initial) and initial is not None
 
-    # NumPy's refusals and warnings, from the bounds on the host (device bounds copied only where one applies)
-    on_host = all(p.host for p in parts)
+    # NumPy's refusals and warnings, from host bounds (device starts and stops are not read: no wait)
     host = [_host_int64(p) for p in parts] if on_host else None
     summary = None  # (shortest, total) of the ranges' lengths, where known
     if host is not None:
@@ -220,12 +204,8 @@ def prepare_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoVa
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=4)
 
     # the bounds operand: host bounds as one host array (the runner uploads them for a device input)
-    if all(p.host for p in parts):
-        bounds_operand = intake(np.concatenate(host) if len(host) > 1 else host[0], "the bounds")
-    else:
-        if any(p.host for p in parts):  # one on the host, one on the device: both on the device
-            raise TypeError(f"{fn}: starts and stops must both be host arrays or both device arrays")
-        bounds_operand = _device_bounds(parts)
+    bounds_operand = intake(np.concatenate(host) if len(host) > 1 else host[0], "the bounds") if on_host \
+        else _device_bounds(parts)
     mean_length = round(summary[1] / count) if summary is not None and count else 0
 
     # the input in a (input, result) pair the kernels have, else cast first (as NumPy's buffered casts)
