@@ -32,7 +32,22 @@ ROOT = Path(__file__).resolve().parent
 # bench/.  Every #include inside cuda/ is written relative to cuda/ ("primitives/warp.cuh"), so nvcc gets -I cuda.
 CUDA_DIR = ROOT / "cuda"
 CUDA_ABI_DIR = CUDA_DIR / "abi"  # the C extension's `#include "gpureduce.h"` (src/ext.h)
-CUDA_SOURCES = sorted(str(p.relative_to(ROOT)) for p in CUDA_DIR.rglob("*.cu"))
+# The whole-array variants (cuda/variants/), a file per algorithm for the reader, compile as one translation unit
+# per kind, written by setup.py: nvcc's fixed cost per unit (two preprocessings, cudafe++, the host compiler and
+# cicc reading the same headers: about 3.4 s of 2 cores' time each) was a third of their time.  CUB's baselines
+# stay units of their own (CUB's headers are most of their time, and they compile beside the bundles).
+VARIANT_BUNDLES = {"variants_reduce": "reduce_", "variants_scan": "scan_"}  # unit -> the stems it includes
+
+
+def bundle_members(prefix):
+    """The cuda/variants/ files of bundle `prefix`, relative to cuda/."""
+    return sorted(str(p.relative_to(CUDA_DIR)) for p in (CUDA_DIR / "variants").glob(f"{prefix}*.cu")
+                  if "cub" not in p.stem)
+
+
+BUNDLED = {f"cuda/{m}" for prefix in VARIANT_BUNDLES.values() for m in bundle_members(prefix)}
+CUDA_SOURCES = sorted(str(p.relative_to(ROOT)) for p in CUDA_DIR.rglob("*.cu")
+                      if str(p.relative_to(ROOT)) not in BUNDLED)
 # The axis kernels, one translation unit per (family, operator) so they compile in parallel, are written from the
 # one list of operators (cuda/abi/ops.def): every operator reduces, those whose `scans` column is YES scan too.
 OPS_DEF = CUDA_ABI_DIR / "ops.def"
@@ -191,6 +206,22 @@ def write_axis_sources(folder):
     return paths
 
 
+def write_variant_bundles(folder):
+    """The whole-array variants' translation units (VARIANT_BUNDLES), in `folder`/variants/ (rewritten only when
+    their text changes); their paths.  nvcc -MD lists the files each includes, so an edit rebuilds its bundle."""
+    (folder / "variants").mkdir(parents=True, exist_ok=True)
+    paths = []
+    for unit, prefix in VARIANT_BUNDLES.items():
+        path = folder / "variants" / f"{unit}.cu"
+        text = (f"// {path.name} -- written by setup.py (VARIANT_BUNDLES): the whole-array variants cuda/variants/"
+                f"{prefix}*.cu, CUB's aside, as one translation unit.\n"
+                + "".join(f'#include "{m}"\n' for m in bundle_members(prefix)))
+        if not path.exists() or path.read_text() != text:
+            path.write_text(text)
+        paths.append(str(path))
+    return paths
+
+
 # Kernels compiled on first use (src/jit.c): the programs of cuda/abi/jit.h's gr_jit_program enum, each the text of
 # one device header, and the cuda/ headers they include, embedded in the module so that NVRTC needs only the
 # toolkit's own headers at run time.  NVRTC has no C library: the few standard headers the cuda/ headers include
@@ -278,7 +309,7 @@ class BuildExtWithNvcc(build_ext):
         cu = [s for s in ext.sources if s.endswith(".cu")]
         ext.sources = [s for s in ext.sources if not s.endswith(".cu")]
         generated = Path(self.build_temp).resolve() / "generated"
-        cu += write_axis_sources(generated)
+        cu += write_variant_bundles(generated) + write_axis_sources(generated)
         # src/jit.c's programs: a rebuilt jit.c when a header it embeds changes
         jit_sources = write_jit_sources(generated)
         ext.include_dirs = list(ext.include_dirs) + [str(generated)]
@@ -326,10 +357,11 @@ class BuildExtWithNvcc(build_ext):
         print(f"gpureduce: nvcc for sm_{', sm_'.join(archs)} (+ PTX compute_{archs[-1]}), chosen by {origin}; "
               f"{len(sources)} CUDA files, {jobs} at a time", flush=True)
         # The heaviest files first, so the parallel jobs finish together instead of one long file starting last:
-        # CUB's units (its headers alone are seconds of nvcc), the axis units (the hot set's kernels), then the rest.
+        # the variants' bundles, CUB's units (its headers alone are seconds of nvcc), the axis units (the hot set's
+        # kernels), then the rest.
         def weight(s):
             stem, axis = Path(s).stem, Path(s).parent.name == "axis"
-            return 2 if "cub" in stem else 1 if axis else 0
+            return 3 if stem in VARIANT_BUNDLES else 2 if "cub" in stem else 1 if axis else 0
         order = sorted(sources, key=weight, reverse=True)
         done_count = [0]
         records = {}  # translation unit -> its record (kernels per architecture, seconds)
@@ -351,11 +383,13 @@ class BuildExtWithNvcc(build_ext):
                     raise RuntimeError(f"nvcc failed on {src}:\n{' '.join(cmd)}\n{run.stdout}{run.stderr}")
                 record = {"kernels": kernels_compiled(run.stdout + run.stderr),
                           "seconds": round(time.monotonic() - t0, 1)}
+                if src_path.stem in VARIANT_BUNDLES:  # the cuda/ files it compiles
+                    record["includes"] = bundle_members(VARIANT_BUNDLES[src_path.stem])
                 obj.with_suffix(".json").write_text(json.dumps(record))
             records[str(rel)] = json.loads(obj.with_suffix(".json").read_text())
             done_count[0] += 1
             how = "cached" if cached and not self.force else f"{time.monotonic() - t0:5.1f} s"
-            shown = src if not Path(src).is_absolute() else f"{rel} (written from ops.def)"
+            shown = src if not Path(src).is_absolute() else f"{rel} (written by setup.py)"
             print(f"gpureduce: [{done_count[0]:2}/{len(sources)}] {shown} ({how})", flush=True)
             return str(obj)
 

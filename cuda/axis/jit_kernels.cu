@@ -73,20 +73,6 @@ int each_cub_alternative(Each each, void *context) {
     }
 }
 
-// f(input tag, result tag) for every instantiated (input, result) of operator OP's KIND family (kCub: CUB's, else
-// gpureduce's), until one returns nonzero; that value.
-template <bool kCub, gr_kind KIND, gr_op OP, class F>
-int each_pair(F &&f) {
-    int stop = 0;
-    for (int a = 0; a < GR_DTYPE_COUNT && !stop; a++)
-        for (int b = 0; b < GR_DTYPE_COUNT && !stop; b++)
-            (void)with_segment_types<kCub, KIND, OP>(gr_dtype(a), gr_dtype(b), [&](auto in_tag, auto out_tag) -> gr_status {
-                stop = f(in_tag, out_tag);
-                return GR_OK;
-            });
-    return stop;
-}
-
 // Every kernel of a scan kernel set (JitScanKernels, JitCubScanKernels), named into PROGRAM.
 template <gr_jit_program PROGRAM, class Kind, class Kernels>
 int each_name(const Kernels &kernels, Each each, void *context) {
@@ -100,7 +86,7 @@ int each_name(const Kernels &kernels, Each each, void *context) {
 
 template <gr_kind KIND, gr_op OP>
 int each_cub_kernel(Each each, void *context) {
-    return each_pair<true, KIND, OP>([&](auto in_tag, auto out_tag) {
+    return each_segment_types<true, KIND, OP>([&](auto in_tag, auto out_tag) {
         using In = tag_type<decltype(in_tag)>;
         using Out = tag_type<decltype(out_tag)>;
         int stop = 0;
@@ -117,7 +103,7 @@ int each_cub_kernel(Each each, void *context) {
 
 template <gr_kind KIND, gr_op OP>
 int each_segments_kernel(Each each, void *context) {
-    return each_pair<false, KIND, OP>([&](auto in_tag, auto out_tag) {
+    return each_segment_types<false, KIND, OP>([&](auto in_tag, auto out_tag) {
         using In = tag_type<decltype(in_tag)>;
         using Out = tag_type<decltype(out_tag)>;
         int stop = 0;
@@ -134,7 +120,7 @@ int each_segments_kernel(Each each, void *context) {
 
 template <gr_op OP>
 int each_range_kernel(Each each, void *context) {
-    return each_pair<false, GR_KIND_REDUCE, OP>([&](auto in_tag, auto out_tag) {
+    return each_segment_types<false, GR_KIND_REDUCE, OP>([&](auto in_tag, auto out_tag) {
         return each_range_alternative<OP, tag_type<decltype(in_tag)>, tag_type<decltype(out_tag)>>(each, context);
     });
 }

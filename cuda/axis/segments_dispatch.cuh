@@ -136,17 +136,64 @@ constexpr bool instantiated(bool cub, gr_kind kind, gr_op op, gr_dtype in, gr_dt
            ((rule == GR_RESULT_VAR || rule == GR_RESULT_NORM) && real_dtype(in) == out);
 }
 
+// The instantiated (input, result) pairs of operator OP's KIND family (kCub: CUB's, else gpureduce's), a table
+// computed at compile time: the dispatch below instantiates its callee for these pairs only (a switch over the
+// input and then the result type would instantiate a lambda for each of the 15 x 15, the host compiler's time in
+// the units that serve many operators).
+template <bool kCub, gr_kind KIND, gr_op OP>
+struct PairTable {
+    static constexpr int count() {
+        int n = 0;
+        for (int a = 0; a < GR_DTYPE_COUNT; a++)
+            for (int b = 0; b < GR_DTYPE_COUNT; b++) n += instantiated(kCub, KIND, OP, gr_dtype(a), gr_dtype(b));
+        return n;
+    }
+    static constexpr int kCount = count();
+    struct Table {
+        KernelTypes at[kCount > 0 ? kCount : 1];
+    };
+    static constexpr Table table() {
+        Table t{};
+        int n = 0;
+        for (int a = 0; a < GR_DTYPE_COUNT; a++)
+            for (int b = 0; b < GR_DTYPE_COUNT; b++)
+                if (instantiated(kCub, KIND, OP, gr_dtype(a), gr_dtype(b))) t.at[n++] = {gr_dtype(a), gr_dtype(b)};
+        return t;
+    }
+    static constexpr Table kTable = table();
+    template <int K> using In = typename dtype_type<kTable.at[K].in>::type;
+    template <int K> using Out = typename dtype_type<kTable.at[K].out>::type;
+};
+
+template <class Pairs, class F, size_t... K>
+gr_status with_listed_pair(gr_dtype in, gr_dtype out, F &f, cuda::std::index_sequence<K...>) {
+    gr_status status = GR_ERR_UNSUPPORTED_DTYPE;
+    (void)((Pairs::kTable.at[K].in == in && Pairs::kTable.at[K].out == out
+                ? (status = f(tag<typename Pairs::template In<K>>{}, tag<typename Pairs::template Out<K>>{}), true)
+                : false) ||
+           ...);
+    return status;
+}
+
 // Calls f(tag<In>{}, tag<Out>{}) for an instantiated (op, in, out) triple of `kind`, instantiating only those.
 template <bool kCub, gr_kind KIND, gr_op OP, class F>
 gr_status with_segment_types(gr_dtype in, gr_dtype out, F &&f) {
-    return with_dtype(in, [&](auto in_tag) {
-        using In = tag_type<decltype(in_tag)>;
-        return with_dtype(out, [&](auto out_tag) -> gr_status {
-            using Out = tag_type<decltype(out_tag)>;
-            if constexpr (instantiated(kCub, KIND, OP, dtype_of<In>::value, dtype_of<Out>::value)) return f(in_tag, out_tag);
-            else return GR_ERR_UNSUPPORTED_DTYPE;
-        });
-    });
+    using Pairs = PairTable<kCub, KIND, OP>;
+    return with_listed_pair<Pairs>(in, out, f, cuda::std::make_index_sequence<Pairs::kCount>{});
+}
+
+// f(tag<In>{}, tag<Out>{}) for every instantiated (op, in, out) triple of `kind` in turn, until one returns
+// nonzero; that value (`python -m gpureduce warm`'s list, axis/jit_kernels.cu).
+template <bool kCub, gr_kind KIND, gr_op OP, class F, size_t... K>
+int each_listed_pair(F &f, cuda::std::index_sequence<K...>) {
+    using Pairs = PairTable<kCub, KIND, OP>;
+    int stop = 0;
+    ((stop = stop ? stop : f(tag<typename Pairs::template In<K>>{}, tag<typename Pairs::template Out<K>>{})), ...);
+    return stop;
+}
+template <bool kCub, gr_kind KIND, gr_op OP, class F>
+int each_segment_types(F &&f) {
+    return each_listed_pair<kCub, KIND, OP>(f, cuda::std::make_index_sequence<PairTable<kCub, KIND, OP>::kCount>{});
 }
 
 // The check every axis entry makes before it runs: data pointers where data moves, enough workspace, pointers

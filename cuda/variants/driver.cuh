@@ -53,6 +53,10 @@ __global__ void store_identity_kernel(T *out) { *out = Op::template identity<T>(
 template <class Acc, class Out>
 __global__ void convert_one_kernel(const Acc *in, Out *out) { *out = static_cast<Out>(*in); }
 
+// The block of the seeds' reduction kernels (every whole-array reduction variant's, auto's too): 256 threads, as
+// the notes use.  Declared once: the variants compile as one translation unit (setup.py: VARIANT_BUNDLES).
+constexpr int kBlock = 256;
+
 // ---- multi-pass tree driver (Harris's scheme: launch the per-tile kernel again on the partials) ----
 // A Tile policy provides:
 //   kBlock, kScratchPerBlock (Acc values of global scratch each block may use, usually 0),

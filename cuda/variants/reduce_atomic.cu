@@ -16,8 +16,6 @@
 namespace gr {
 namespace {
 
-constexpr int kBlock = 256;
-
 template <class In, class Acc, class Op>
 __global__ void __launch_bounds__(kBlock) atomic_block_kernel(const In *in, Acc *result, int64_t n) {
     __shared__ Acc sdata[kBlock];

@@ -16,7 +16,6 @@
 namespace gr {
 namespace {
 
-constexpr int kBlock = 256;
 constexpr int kUnroll = 4;
 constexpr int kBlocksPerSm = 4;  // 1024 threads x 64 B in flight per SM: well past Little's law on H200
 

@@ -10,7 +10,6 @@
 namespace gr {
 namespace {
 
-constexpr int kBlock = 256;
 constexpr int kTile = 2048;  // seed 002: one block handles 2048 elements
 
 template <class In, class Acc, class Op>

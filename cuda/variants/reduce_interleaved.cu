@@ -12,8 +12,6 @@
 namespace gr {
 namespace {
 
-constexpr int kBlock = 256;
-
 template <class Op, class Acc, class In>
 __device__ __forceinline__ void load_tile(Acc *sdata, const In *in, int64_t n) {
     sdata[threadIdx.x] = load_or_identity<Op, Acc>(in, int64_t(blockIdx.x) * kBlock + threadIdx.x, n);

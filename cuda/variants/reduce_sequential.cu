@@ -12,8 +12,6 @@
 namespace gr {
 namespace {
 
-constexpr int kBlock = 256;
-
 // The convergent shared-memory tree both kernels end with.
 template <class Op, class Acc>
 __device__ __forceinline__ void sequential_tree(Acc *sdata) {

@@ -13,8 +13,6 @@
 namespace gr {
 namespace {
 
-constexpr int kBlock = 256;
-
 template <class In, class Acc, class Op>
 __global__ void __launch_bounds__(kBlock) shuffle_kernel(const In *in, Acc *out, int64_t n) {
     __shared__ Acc warp_partials[kBlock / kWarp];

@@ -10,7 +10,6 @@
 namespace gr {
 namespace {
 
-constexpr int kBlock = 256;
 constexpr int kMaxPartials = 1024;  // = level-2 block size
 
 template <class Acc, class Op>
