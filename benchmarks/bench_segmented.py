@@ -1,6 +1,9 @@
 """Segmented reductions (issue 40): gpureduce.segmented_reduce over four range-length distributions against
-torch.segment_reduce, PyTorch's index_add_ over segment ids (sums) and NumPy's reduceat on the host, all on the
-same data in one process.
+CUB's DeviceSegmentedReduce (sum and max, through CCCL's own Python, cuda.compute.make_segmented_reduce, where
+cuda-cccl is installed: CUB's kernels compiled by NVRTC, called with their temporary storage allocated once),
+torch.segment_reduce, PyTorch's index_add_ over segment ids (sums), Awkward Array's reducers on its CUDA backend
+(ak.sum / ak.max / ak.argmax along the ragged axis, CUB's segmented reduction under Awkward's Python; where awkward,
+awkward-cuda-kernels and CCCL's cuda.compute are installed) and NumPy's reduceat on the host, all on the same data in one process.
 
     python benchmarks/bench_segmented.py --out benchmarks/results       # on the GPU machine
     python benchmarks/bench_segmented.py --log2 24 --repeat 10 --ops sum --variants
@@ -15,7 +18,8 @@ Each call is timed with CUDA events on CuPy's current stream, a 256 MiB scratch 
 "GB/s" counts the bytes that must move: the input, the offsets (8 bytes a bound) and the results; "% read" is that
 over the device's measured read bandwidth (gpureduce.device_info()["read_gbps"]).  Every result is checked against
 a float64 reference (sums: max |error| / sum |x| over a range < 1e-5; max and argmax exactly).
-torch.segment_reduce takes floating data only and has no argmax; index_add_ sums only ("n/a" otherwise).
+torch.segment_reduce takes floating data only and has no argmax; index_add_ sums only ("n/a" otherwise).  Awkward's
+max and argmax are called with mask_identity=False (no mask built for empty lists), as gpureduce's answer.
 """
 from __future__ import annotations
 
@@ -84,6 +88,16 @@ def main(argv=None):
         import torch
     except ImportError:
         torch = None
+    try:
+        import awkward as ak
+        import awkward_cuda_kernels  # noqa: F401  (Awkward's reducers on the GPU: its kernels, and CUB's
+        import cuda.compute  # noqa: F401          segmented reduction through CCCL's cuda.compute)
+    except ImportError:
+        ak = None
+    try:
+        import cuda.compute as cub  # CCCL's Python: CUB's algorithms
+    except ImportError:
+        cub = None
     info = gpureduce.device_info()
     read_gbps = info.get("read_gbps") or float("nan")
     rng = np.random.default_rng(0)
@@ -103,6 +117,10 @@ def main(argv=None):
             d_starts, d_stops = cp.asarray(starts), cp.asarray(stops)
             lengths_t = torch.from_dlpack(cp.asarray(stops - starts)) if t is not None else None
             ids_t = torch.repeat_interleave(torch.arange(k, device="cuda"), lengths_t) if t is not None else None
+            ragged = None
+            if ak is not None:  # the same buffers as a ragged array on Awkward's CUDA backend
+                ragged = ak.Array(ak.contents.ListOffsetArray(ak.index.Index64(cp.asarray(offsets)),
+                                                              ak.contents.NumpyArray(x)))
             for op in args.ops.split(","):
                 moved = n * host.itemsize + 16 * k + k * (8 if op == "argmax" else host.itemsize)
                 row = {"dtype": dtype, "distribution": kind, "op": op, "segments": k, "n": n}
@@ -126,6 +144,22 @@ def main(argv=None):
                     failed += not ok
                     row[name] = timed(cp, call, scratch, args.repeat)
                     row[name + " ok"] = ok
+                if cub is not None and op in ("sum", "max"):
+                    found = cp.empty(k, dtype=x.dtype)
+                    cub_op = cub.OpKind.PLUS if op == "sum" else cub.OpKind.MAXIMUM
+                    lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+                    init = np.array([0 if op == "sum" else lowest], dtype=x.dtype)
+                    parts = dict(d_in=x, d_out=found, start_offsets_in=d_starts, end_offsets_in=d_stops, h_init=init)
+                    reducer = cub.make_segmented_reduce(op=cub_op, **parts)
+                    storage = cp.empty(max(1, reducer(temp_storage=None, num_segments=k, op=cub_op, **parts)), cp.uint8)
+                    run_cub = lambda: reducer(temp_storage=storage, num_segments=k, op=cub_op, **parts)  # noqa: E731
+                    run_cub()
+                    got = cp.asnumpy(found)
+                    ok = bool(np.all(np.abs(got - ref) <= 1e-5 * scale + 1e-30)) if op == "sum" else \
+                        bool(np.array_equal(got, ref))
+                    failed += not ok
+                    row["CUB DeviceSegmentedReduce"] = timed(cp, run_cub, scratch, args.repeat)
+                    row["CUB DeviceSegmentedReduce ok"] = ok
                 if t is not None and dtype.startswith("float") and op in ("sum", "max"):
                     row["torch.segment_reduce"] = timed(
                         cp, lambda: torch.segment_reduce(t, op, lengths=lengths_t), scratch, args.repeat)
@@ -133,6 +167,14 @@ def main(argv=None):
                     def index_add():
                         return torch.zeros(k, dtype=t.dtype, device="cuda").index_add_(0, ids_t, t)
                     row["torch index_add_"] = timed(cp, index_add, scratch, args.repeat)
+                if ragged is not None:
+                    func = getattr(ak, op)
+                    kwargs = {"axis": -1} if op == "sum" else {"axis": -1, "mask_identity": False}
+                    try:
+                        func(ragged, **kwargs)
+                        row["awkward (cuda)"] = timed(cp, lambda: func(ragged, **kwargs), scratch, args.repeat)
+                    except Exception as e:  # a dtype or operator its CUDA kernels lack
+                        print(f"awkward {op} {dtype}: {type(e).__name__}: {e}", file=sys.stderr)
                 if args.numpy and op in ("sum", "max"):
                     import time
                     ufunc = np.add if op == "sum" else np.maximum
@@ -143,13 +185,14 @@ def main(argv=None):
                 rows.append(row)
                 print(json.dumps({key: (round(val, 1) if isinstance(val, float) else val) for key, val in row.items()}),
                       flush=True)
-    peers = ["torch.segment_reduce", "torch index_add_", "numpy reduceat (host)"]
+    peers = ["CUB DeviceSegmentedReduce", "torch.segment_reduce", "torch index_add_", "awkward (cuda)",
+             "numpy reduceat (host)"]
     names = ["gpureduce"] + [f"gpureduce[{v}]" for v in variants if v != "auto"]
     header = ["dtype", "op", "lengths", "segments"] + [f"{c} (us)" for c in names + peers] + ["% read", "gr / best peer"]
     lines = [f"Segmented reductions on {info.get('name', '?')}, n = 2^{args.log2}, medians of {args.repeat}, cold L2; "
              f"commit {commit()}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in rows:
-        best = min((r[p] for p in peers[:2] if p in r), default=None)
+        best = min((r[p] for p in peers[:4] if p in r), default=None)
         cells = [r["dtype"], r["op"], r["distribution"], str(r["segments"])]
         cells += [f"{r[c]:.1f}" + ("" if r.get(c + " ok", True) else " (wrong)") if c in r else "n/a" for c in names + peers]
         cells += [f"{r['% read']:.0f}%", f"{r['gpureduce'] / best:.2f}" if best else "n/a"]
