@@ -126,7 +126,7 @@ def route(kind, op, names, args, kwargs):
     """The call of public function (`kind`, `op`; `op` None for reduce() and scan(), which take it first) with
     parameter `names` as an operator call while Dynamo traces, or NotImplemented where the operators cannot
     carry it (not a tensor, out=, where=, initial=, an argument they lack, unregistered)."""
-    if not _REGISTERED:
+    if not _REGISTERED or kind not in ("reduce", "scan"):  # (the segmented reductions: no operator yet)
         return NotImplemented
     import torch
     from ._planning.numpy_rules import NoValue

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ._planning.numpy_rules import NoValue as _NoValue
 from ._planning.operands import is_dask_array
 from ._planning.ranges import ALGORITHM_DOCS, ALGORITHMS, OPS, reduce_ranges
+from ._streams import takes_stream
 
 __all__ = ["reduceat", "segmented_reduce", "segmented_variants"]
 
@@ -198,5 +199,10 @@ def segmented_variants():
 
 
 for _f in (reduceat, segmented_reduce):
-    _f.__doc__ = (_f.__doc__.replace("{op_and_a}", _OP_AND_A).replace("{errors}", _ERRORS)
-                  .replace("{variants}", _VARIANTS))
+    if _f.__doc__:  # None under python -OO
+        _f.__doc__ = (_f.__doc__.replace("{op_and_a}", _OP_AND_A).replace("{errors}", _ERRORS)
+                      .replace("{variants}", _VARIANTS))
+# stream= as every public function takes it (gpureduce/_streams.py): the bounds' cast, the check of device
+# indices and the reduction all run on it
+reduceat = takes_stream(reduceat, "segmented")
+segmented_reduce = takes_stream(segmented_reduce, "segmented")

@@ -124,8 +124,27 @@ def test_no_wait_for_the_device_on_a_torch_0d_result():
 
 # ---------------------------------------------------------------- the caller's stream and stream=
 
+def _bounds_like(x, values):
+    """`values` as an int64 device array of x's library, made on its current stream."""
+    if type(x).__module__.startswith("torch"):
+        import torch
+        return torch.as_tensor(values, dtype=torch.int64, device=x.device)
+    return _cupy().asarray(values, dtype=np.int64)
+
+
+# the segmented reductions, with device bounds of the input's library: (call, gpureduce's, NumPy's)
+_SEGMENTED = {
+    "segmented_reduce": (lambda x, **k: gpureduce.segmented_reduce("sum", x, _bounds_like(x, [0, 100, 5]),
+                                                                   _bounds_like(x, [100, 257, 5]), **k),
+                         lambda h: np.stack([h[0:100].sum(axis=0), h[100:257].sum(axis=0), np.zeros(h.shape[1])])),
+    # device indices are checked by two reductions and one wait, on the call's stream too
+    "reduceat": (lambda x, **k: gpureduce.reduceat("max", x, _bounds_like(x, [0, 10, 200]), **k),
+                 lambda h: np.maximum.reduceat(h, [0, 10, 200], axis=0)),
+}
+
+
 @pytest.mark.parametrize("out_kind", [None, "same", "other"])
-@pytest.mark.parametrize("call", ["sum_axis0", "cumsum", "sum", "argmax"])
+@pytest.mark.parametrize("call", ["sum_axis0", "cumsum", "sum", "argmax", *_SEGMENTED])
 @pytest.mark.parametrize("kind", ["cupy", "torch"])
 def test_a_non_blocking_producer_stream_orders_the_work(kind, call, out_kind, rng):
     """The input is written on a non-blocking stream held back by a spin; the call (and out=) on that stream sees
@@ -135,8 +154,10 @@ def test_a_non_blocking_producer_stream_orders_the_work(kind, call, out_kind, rn
     torch = _torch() if kind == "torch" or out_kind == "other" else None
     host = rng.integers(-50, 50, (257, 33)).astype(np.float64)
     fn = {"sum_axis0": lambda x, **k: gpureduce.sum(x, axis=0, **k), "cumsum": lambda x, **k: gpureduce.cumsum(x, **k),
-          "sum": lambda x, **k: gpureduce.sum(x, **k), "argmax": lambda x, **k: gpureduce.argmax(x, **k)}[call]
-    want = {"sum_axis0": host.sum(axis=0), "cumsum": np.cumsum(host), "sum": host.sum(), "argmax": host.argmax()}[call]
+          "sum": lambda x, **k: gpureduce.sum(x, **k), "argmax": lambda x, **k: gpureduce.argmax(x, **k),
+          **{name: f for name, (f, _) in _SEGMENTED.items()}}[call]
+    want = {"sum_axis0": host.sum(axis=0), "cumsum": np.cumsum(host), "sum": host.sum(), "argmax": host.argmax(),
+            **{name: reference(host) for name, (_, reference) in _SEGMENTED.items()}}[call]
     if kind == "cupy":
         s = cp.cuda.Stream(non_blocking=True)
         ctx, raw = s, s
@@ -180,6 +201,26 @@ def test_stream_keyword_runs_the_call_there(how, rng):
     assert not s.done
     s.synchronize()
     np.testing.assert_allclose(_host(r), host.sum(axis=1))
+
+
+@pytest.mark.parametrize("call", list(_SEGMENTED))
+def test_stream_keyword_runs_the_segmented_reductions_there(call, rng):
+    """stream= of reduceat and segmented_reduce: the bounds' cast, the indices' check and the reduction are
+    queued on it (behind a spin) while CuPy's current stream is another."""
+    cp = _cupy()
+    s = cp.cuda.Stream(non_blocking=True)
+    fn, reference = _SEGMENTED[call]
+    host = rng.integers(-50, 50, (257, 33)).astype(np.float64)
+    x = cp.asarray(host)
+    fn(x)
+    cp.cuda.Device().synchronize()
+    if call == "segmented_reduce":  # (reduceat's check of device indices waits for its two reductions on s)
+        _spin(cp, s)
+    r = fn(x, stream=s)
+    if call == "segmented_reduce":
+        assert not s.done
+    s.synchronize()
+    np.testing.assert_array_equal(_host(r), reference(host))
 
 
 class _Protocol:

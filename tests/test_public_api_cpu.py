@@ -53,6 +53,25 @@ def test_the_public_face_is_unchanged(module_name):
                          "python tests/test_public_api_cpu.py --write)")
 
 
+# the public functions that run no reduction or scan: what they take is not an array to work on
+NO_DEVICE_WORK = {"variants", "segmented_variants", "device_count", "device_info", "benchmark", "register_torch_ops"}
+
+
+def test_every_function_that_works_on_arrays_takes_stream():
+    """Issue 38: an explicit stream= keyword on every public function (None: the input library's current
+    stream), the segmented reductions included."""
+    import gpureduce
+    lacking = []
+    for name in gpureduce.__all__:
+        f = getattr(gpureduce, name)
+        if not inspect.isfunction(f) or name in NO_DEVICE_WORK:
+            continue
+        p = inspect.signature(f).parameters.get("stream")
+        if p is None or p.kind is not p.KEYWORD_ONLY or p.default is not None:
+            lacking.append(name)
+    assert not lacking, f"public functions without a keyword-only stream=None: {lacking}"
+
+
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
     SNAPSHOT.write_text(json.dumps(public_face(), indent=1, sort_keys=True) + "\n")
     print(f"wrote {SNAPSHOT}")
