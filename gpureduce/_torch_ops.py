@@ -1,11 +1,12 @@
 """gpureduce's reductions and scans as PyTorch custom operators, so that ``torch.compile`` keeps them in its
 graph (``fullgraph=True``, ``mode="reduce-overhead"`` too) instead of breaking it at gpureduce's C code.
 
-Two operators, ``torch.ops.gpureduce.reduce`` and ``torch.ops.gpureduce.scan``, each with a fake (meta)
+Three operators, ``torch.ops.gpureduce.reduce``, ``torch.ops.gpureduce.scan`` and
+``torch.ops.gpureduce.segmented`` (reduceat and segmented_reduce with tensor bounds), each with a fake (meta)
 implementation that gives the result's shape and dtype by NumPy's rules (gpureduce._planning.plan, _operands), and a real
 one that is the eager call: on PyTorch's current stream, into a tensor PyTorch allocates (so CUDA-graph capture
 works).  While Dynamo traces, a public function called on a tensor with arguments the operators carry (axis,
-dtype, keepdims, variant, ddof, ord, exclusive; no out=, where= or initial=) becomes the operator call
+dtype, keepdims, variant, ddof, ord, exclusive; tensor bounds; no out=, where= or initial=) becomes the operator call
 (gpureduce/_streams.py routes it); any other call runs eagerly, a graph break.
 
 They are registered when gpureduce is imported after torch, else at the first eager call once torch is
@@ -45,10 +46,11 @@ def register_if_imported():
 def register_torch_ops():
     """Register gpureduce's reductions and scans as PyTorch custom operators, for ``torch.compile``.
 
-    ``torch.ops.gpureduce.reduce`` and ``torch.ops.gpureduce.scan`` (with fake implementations for shapes and
-    dtypes) let ``torch.compile(f, fullgraph=True)``, ``mode="reduce-overhead"`` too, keep a call of a gpureduce
-    function on a tensor in its graph: axis, dtype (a torch.dtype), keepdims, variant, ddof, ord and exclusive are
-    carried; a call with out=, where= or initial= runs eagerly (a graph break).  Done once, when gpureduce is
+    ``torch.ops.gpureduce.reduce``, ``torch.ops.gpureduce.scan`` and ``torch.ops.gpureduce.segmented`` (reduceat
+    and segmented_reduce with tensor bounds), with fake implementations for shapes and dtypes, let
+    ``torch.compile(f, fullgraph=True)``, ``mode="reduce-overhead"`` too, keep a call of a gpureduce function on a
+    tensor in its graph: axis, dtype (a torch.dtype), keepdims, variant, ddof, ord and exclusive are carried; a
+    call with out=, where= or initial= runs eagerly (a graph break).  Done once, when gpureduce is
     imported after torch or at its first call once torch is imported; call it before ``torch.compile`` where
     neither has happened yet.  Needs PyTorch 2.4 or later.
 
@@ -74,6 +76,8 @@ def _register():
     from . import _core
     from ._planning.operands import default_dtype
     from ._planning.calls import reduce, scan
+    from ._planning.numpy_rules import operator_for_dtype
+    from ._planning.ranges import reduce_ranges
     from ._planning.plan import ARG_OPS, reduced_axes
     from ._planning.results import torch_dtypes
     to_torch = torch_dtypes(torch)
@@ -119,6 +123,20 @@ def _register():
         shape = (a.numel(),) if axis is None or a.dim() == 0 else tuple(a.shape)
         return a.new_empty(shape, dtype=result_dtype(_core.KIND_SCAN, op, a, dtype))
 
+    @torch.library.custom_op("gpureduce::segmented", mutates_args=())
+    def segmented_op(a: torch.Tensor, op: str, form: str, starts: torch.Tensor, stops: Optional[torch.Tensor],
+                     axis: int, dtype: Optional[torch.dtype], variant: str, ddof: Optional[float]) -> torch.Tensor:
+        bounds = (starts,) if form == "reduceat" else (starts, stops)
+        return as_result(reduce_ranges(form, op, a, bounds, axis, None if dtype is None else to_numpy[dtype], None,
+                                       variant=variant, ddof=ddof), a)
+
+    @segmented_op.register_fake
+    def _(a, op, form, starts, stops, axis, dtype, variant, ddof):
+        ax = axis % a.dim() if a.dim() else 0
+        shape = tuple(starts.shape[0] if i == ax else e for i, e in enumerate(a.shape))
+        return a.new_empty(shape, dtype=result_dtype(_core.KIND_REDUCE, operator_for_dtype(op, to_numpy[a.dtype]),
+                                                     a, dtype))
+
     _REGISTERED = True
 
 
@@ -126,12 +144,14 @@ def route(kind, op, names, args, kwargs):
     """The call of public function (`kind`, `op`; `op` None for reduce() and scan(), which take it first) with
     parameter `names` as an operator call while Dynamo traces, or NotImplemented where the operators cannot
     carry it (not a tensor, out=, where=, initial=, an argument they lack, unregistered)."""
-    if not _REGISTERED or kind not in ("reduce", "scan"):  # (the segmented reductions: no operator yet)
+    if not _REGISTERED or kind not in ("reduce", "scan", "segmented"):
         return NotImplemented
     import torch
     from ._planning.numpy_rules import NoValue
     bound = dict(zip(names, args))
     bound.update(kwargs)
+    if kind == "segmented":
+        return _route_segmented(torch, bound, NoValue)
     if op is None:
         op = bound.pop("op", None)
     a = bound.pop(names[1] if names[0] == "op" else names[0], None)
@@ -158,4 +178,25 @@ def route(kind, op, names, args, kwargs):
     axis = None if axis is None else [axis] if isinstance(axis, int) else list(axis)
     return torch.ops.gpureduce.reduce(a, op, axis, bool(keepdims), dtype, variant,
                                       None if ddof is None else float(ddof), None if ord is None else float(ord))
+
+
+def _route_segmented(torch, bound, no_value):
+    """reduceat(op, a, indices, ...) or segmented_reduce(op, a, starts, stops, ...) as torch.ops.gpureduce.segmented,
+    where the input and the bounds are tensors and no out= or initial= is given."""
+    op, a = bound.pop("op", None), bound.pop("a", None)
+    form = "reduceat" if "indices" in bound else "segmented_reduce"
+    starts = bound.pop("indices" if form == "reduceat" else "starts", None)
+    stops = bound.pop("stops", None)
+    if not isinstance(a, torch.Tensor) or not isinstance(op, str) or not isinstance(starts, torch.Tensor) or \
+            (form == "segmented_reduce" and not isinstance(stops, torch.Tensor)):
+        return NotImplemented
+    if bound.pop("out", None) is not None or bound.pop("initial", no_value) is not no_value:
+        return NotImplemented
+    axis, dtype, variant = bound.pop("axis", 0), bound.pop("dtype", None), bound.pop("variant", "auto")
+    ddof = bound.pop("ddof", None)
+    if bound or not isinstance(axis, int) or (dtype is not None and not isinstance(dtype, torch.dtype)) or \
+            not isinstance(variant, str):
+        return NotImplemented
+    return torch.ops.gpureduce.segmented(a, op, form, starts, stops, axis, dtype, variant,
+                                         None if ddof is None else float(ddof))
 
