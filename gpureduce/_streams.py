@@ -40,8 +40,7 @@ def handle_of(stream) -> int:
 def takes_stream(func, kind=None, op=None):
     """`func`, public function (`kind`, `op`) of gpureduce, with a keyword-only ``stream=`` (see the module's
     text): unset, the call is `func`'s own.  While torch.compile traces it, a call on a tensor becomes a PyTorch
-    custom operator where one carries it (gpureduce/_torch_ops.py: kind "reduce" or "scan"; the segmented
-    reductions, kind "segmented", have none yet)."""
+    custom operator where one carries it (gpureduce/_torch_ops.py: kind "reduce", "scan" or "segmented")."""
     names = [name for name, p in inspect.signature(func).parameters.items()
              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
