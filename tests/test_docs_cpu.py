@@ -38,7 +38,7 @@ WITH_VARIANTS = {"reduce": ("reduce", None), "scan": ("scan", None),
 # examples that need no device
 CPU_EXAMPLES = ("variants", "device_count", "segmented_variants")
 # functions whose examples need a device, beyond the reductions and scans of WITH_VARIANTS
-GPU_EXAMPLES = ("reduceat", "segmented_reduce")
+GPU_EXAMPLES = ("reduceat", "segmented_reduce", "groupby_reduce")
 
 PACKAGE = pathlib.Path(gpureduce.__file__).parent
 STUB = PACKAGE / "_core.pyi"

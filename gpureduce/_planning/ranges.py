@@ -134,10 +134,12 @@ def _axis(axis, ndim, fn):
 
 
 def prepare_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoValue, variant="auto", ddof=None,
-                   ord=None):
+                   ord=None, empty_gives_identity=False):
     """(plan, post) of ``reduceat(op, a, indices, ...)`` (fn "reduceat", bounds (indices,)) or
     ``segmented_reduce(op, a, starts, stops, ...)`` (fn "segmented_reduce", bounds (starts, stops)), with NumPy's
-    exceptions and warnings for bad arguments."""
+    exceptions and warnings for bad arguments.  `empty_gives_identity`: host bounds' empty ranges give the
+    identity (or -1, NaN) as device bounds' do, with no error or warning (the grouped reductions' empty groups,
+    JAX's rule)."""
     if not isinstance(op, str):
         raise TypeError(f"op must be an operator's name (a str), not {type(op).__name__}")
     if op not in OPS:
@@ -191,7 +193,8 @@ def prepare_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoVa
         if low < 0 or high >= n:
             raise IndexError(f"index {low if low < 0 else high} out-of-bounds in {_ufunc_name(op)}.reduceat [0, {n})")
     # device starts and stops are not read here (no wait): an empty range gives the operator's identity
-    some_empty = summary is not None and count > 0 and math.prod(rshape) > 0 and summary[0] == 0
+    some_empty = summary is not None and count > 0 and math.prod(rshape) > 0 and summary[0] == 0 \
+        and not empty_gives_identity
     if some_empty and record.result == "INDEX":
         raise ValueError(f"attempt to get {op.removeprefix('nan')} of an empty sequence (an empty segment of {fn})")
     if some_empty and (not record.identity or initial is None) and not has_initial:
@@ -235,13 +238,14 @@ def prepare_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoVa
 
 
 def reduce_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoValue, variant="auto", ddof=None,
-                  ord=None):
+                  ord=None, empty_gives_identity=False):
     """The call of prepare_ranges' arguments, run."""
     if isinstance(a, np.ma.MaskedArray):  # its mask would be read as data: a silent wrong answer
         raise TypeError(f"{fn} of a numpy.ma.MaskedArray is not supported (its masked elements would count); pass "
                         "a.filled(value) or the data and a where-free layout of your own")
     x = intake(a)
-    result = run(prepare_ranges(fn, op, x, bounds, axis, dtype, out, initial, variant, ddof, ord))
+    result = run(prepare_ranges(fn, op, x, bounds, axis, dtype, out, initial, variant, ddof, ord,
+                                empty_gives_identity))
     if operator_for_dtype(op, x.dtype) in ("nanargmin", "nanargmax", "nanmin", "nanmax"):
         # NumPy's ValueError of an all-NaN range (nanargmin, nanargmax: read from the result, one wait) and
         # RuntimeWarning (nanmin, nanmax of a host input), as the whole-axis calls give them

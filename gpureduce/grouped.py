@@ -1,0 +1,101 @@
+"""Grouped reductions: the elements that share a group id reduced together, many groups in one call (issue 40).
+
+``groupby_reduce(op, a, group_ids, num_groups)`` is JAX's ``jax.ops.segment_<op>(a, group_ids, num_groups)`` and
+NumPy's ``bincount(group_ids, weights=a, minlength=num_groups)`` / ``add.at`` for every reduction operator of one
+array, along any axis, deterministic whatever the order of the ids (gpureduce/_planning/groups.py).  Ranges of
+positions are the segmented reductions' (gpureduce/segmented.py); the name follows flox's ``groupby_reduce``, the
+group-by of xarray.
+"""
+from __future__ import annotations
+
+from ._planning.groups import reduce_groups
+from ._planning.ranges import ALGORITHMS, OPS
+from ._streams import takes_stream
+
+__all__ = ["groupby_reduce"]
+
+_OPERATORS = ", ".join(f'"{op}"' for op in OPS)
+
+
+def groupby_reduce(op: str, a, group_ids, num_groups=None, axis=0, dtype=None, *, ids_sorted: bool = False,
+                   variant: str = "auto", ddof=None):
+    """Reduce the elements of `a` that share a group id, for every group at once.
+
+    Result ``g`` is the reduction of the elements of `a` along `axis` whose id is ``g``, in their order in `a`:
+    ``groupby_reduce("sum", a, ids, k)`` is ``jax.ops.segment_sum(a, ids, k)`` and, for a 1-d `a`,
+    ``numpy.bincount(ids, weights=a, minlength=k)`` (with `a`'s dtype rules, not bincount's float64).  A group
+    without elements gives the operator's identity, as JAX's: 0 for sum, -inf (the dtype's lowest) for max, +inf
+    for min, NaN for mean, -1 for argmin and argmax.  The bits do not depend on the order of the ids or on timing:
+    the ids are sorted stably (in the input's library) and each group folded in a fixed order.
+
+    Parameters
+    ----------
+    op : str
+        The reduction, named as ``gpureduce.reduce`` names it: {operators}.
+    a : numpy.ndarray or device array
+        The input: a NumPy array, or a CuPy array, PyTorch tensor or JAX array on the GPU (the ids are sorted and
+        `a` gathered in its own library, on its current stream).
+    group_ids : array_like of ints or device array
+        One id per element along `axis`, 1-d, each in ``[0, num_groups)``; in any order.
+    num_groups : int, optional
+        How many groups (the result's length along `axis`); default: the largest id plus one (for device ids, one
+        wait for that value, as JAX's ``segment_sum`` computes it concretely).
+    axis : int, optional
+        The axis the ids label (default 0; negative counts from the end).
+    dtype : dtype, optional
+        The result and accumulation dtype, as for the operator's own function.
+    ids_sorted : bool, keyword-only
+        The ids are ascending: no sort, no gather (checked: an unsorted list is refused).
+    variant : str, keyword-only
+        The segmented reduction's algorithm ({algorithms}); ``"auto"``, the default, picks by the groups' mean size.
+    ddof : int or float, keyword-only, optional
+        The variances' delta degrees of freedom (var, std and their nan forms).
+
+    Returns
+    -------
+    numpy.ndarray or device array
+        `a`'s shape with `num_groups` in place of ``a.shape[axis]``, the operator's result dtype, an array of
+        `a`'s kind; argmin and argmax give positions along `axis` in `a` itself (-1 for an empty group).
+
+    Raises
+    ------
+    IndexError
+        An id is negative or not below `num_groups`.
+    TypeError
+        `a` is not one of the accepted kinds or is 0-d, `group_ids` are not integers, `num_groups` is not an int.
+    ValueError
+        An unknown operator or variant, `group_ids` not 1-d or not one per element, a negative `num_groups`, or
+        ``ids_sorted=True`` with ids out of order.
+    numpy.exceptions.AxisError
+        `axis` is out of range.
+    gpureduce.CudaError
+        The device failed.
+
+    See Also
+    --------
+    segmented_reduce : Groups given as ranges of positions (starts and stops).
+    reduce : The whole axis at once.
+
+    Notes
+    -----
+    The ids, the sort, the gather and the bounds of each group (a binary search of the sorted ids) stay in the
+    input's library: for device inputs nothing comes to the host but the ids' smallest and largest value (the
+    range check: one wait) and, with ``num_groups=None``, that largest value.  The sort costs more than the
+    reduction: sorted ids (``ids_sorted=True``) save it.
+
+    Examples
+    --------
+    >>> import numpy as np, gpureduce
+    >>> x = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    >>> gpureduce.groupby_reduce("sum", x, [2, 0, 2, 1, 0], 4)
+    array([7., 4., 4., 0.])
+    >>> gpureduce.groupby_reduce("argmax", x, [2, 0, 2, 1, 0])
+    array([4, 3, 2])
+    """
+    return reduce_groups(op, a, group_ids, num_groups, axis, dtype, ids_sorted, variant, ddof)
+
+
+if groupby_reduce.__doc__:  # None under python -OO
+    groupby_reduce.__doc__ = groupby_reduce.__doc__.replace("{operators}", _OPERATORS).replace(
+        "{algorithms}", ", ".join(f'"{name}"' for name in ALGORITHMS))
+groupby_reduce = takes_stream(groupby_reduce, "grouped")

@@ -1,0 +1,37 @@
+"""The grouped reductions' checks (gpureduce.groupby_reduce; issue 40), without a GPU: every bad argument is
+refused with a clear exception before any device work."""
+import numpy as np
+import pytest
+
+import gpureduce
+
+A = np.arange(5.0)
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: gpureduce.groupby_reduce("sum", A, [0, 1, 2]), ValueError, "one id per element"),
+    (lambda: gpureduce.groupby_reduce("sum", A, [[0, 1, 2, 3, 4]]), ValueError, "1-d"),
+    (lambda: gpureduce.groupby_reduce("sum", A, [0, 1, 2, 3, 9], 4), IndexError, "group id 9 is out of range"),
+    (lambda: gpureduce.groupby_reduce("sum", A, [-1, 0, 0, 0, 0]), IndexError, "group id -1"),
+    (lambda: gpureduce.groupby_reduce("sum", A, [0.5] * 5), TypeError, "must be integers"),
+    (lambda: gpureduce.groupby_reduce("sum", A, [1, 0, 2, 3, 3], 4, ids_sorted=True), ValueError, "not sorted"),
+    (lambda: gpureduce.groupby_reduce("nope", A, [0] * 5), ValueError, "unknown operator 'nope'"),
+    (lambda: gpureduce.groupby_reduce(len, A, [0] * 5), TypeError, "operator's name"),
+    (lambda: gpureduce.groupby_reduce("sum", A, [0] * 5, -1), ValueError, "non-negative"),
+    (lambda: gpureduce.groupby_reduce("sum", A, [0] * 5, 2.5), TypeError, "num_groups must be an int"),
+    (lambda: gpureduce.groupby_reduce("sum", A, [0] * 5, axis=1), np.exceptions.AxisError, "axis 1"),
+    (lambda: gpureduce.groupby_reduce("sum", np.float64(1.0), [0]), TypeError, "0-d"),
+    (lambda: gpureduce.groupby_reduce("sum", np.ma.masked_array(A), [0] * 5), TypeError, "takes a NumPy array"),
+    (lambda: gpureduce.groupby_reduce("sum", A, [0] * 5, stream="1"), TypeError, "stream"),
+])
+def test_bad_arguments_are_refused_before_any_device_work(call, error, words):
+    with pytest.raises(error, match=words):
+        call()
+
+
+def test_the_signature_reads_as_jaxs_segment_functions():
+    import inspect
+    parameters = inspect.signature(gpureduce.groupby_reduce).parameters
+    assert list(parameters)[:6] == ["op", "a", "group_ids", "num_groups", "axis", "dtype"]
+    assert parameters["ids_sorted"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert parameters["stream"].default is None
