@@ -79,9 +79,10 @@ def groupby_reduce(op: str, a, group_ids, num_groups=None, axis=0, dtype=None, *
     Notes
     -----
     The ids, the sort, the gather and the bounds of each group (a binary search of the sorted ids) stay in the
-    input's library: for device inputs nothing comes to the host but the ids' smallest and largest value (the
-    range check: one wait) and, with ``num_groups=None``, that largest value.  The sort costs more than the
-    reduction: sorted ids (``ids_sorted=True``) save it.
+    input's library: for device inputs nothing comes to the host but the ids' smallest and largest value and
+    whether they ascend (the checks, three small reductions in the input's library, each a wait), the largest
+    also serving ``num_groups=None``.  The sort costs more than the reduction: sorted ids (``ids_sorted=True``)
+    save it.
 
     Examples
     --------

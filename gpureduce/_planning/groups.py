@@ -6,8 +6,8 @@ memory pool), the input is gathered in that order along the axis, and each group
 reduction (gpureduce/_planning/ranges.py) whose bounds are found by a binary search of the sorted ids: the elements
 of a group are folded in their original order, in a fixed tree, so the bits never depend on timing.  Sorted ids
 (``ids_sorted=True``) skip the sort and the gather.  Ids are checked before anything runs: integers, 1-d, one per
-element along the axis, each in ``[0, num_groups)`` (two small reductions of the ids and one wait for device ids,
-as reduceat's device indices).
+element along the axis, each in ``[0, num_groups)`` and ascending where ``ids_sorted=True`` says so (three small
+reductions of the ids in their library, each brought to the host: a wait for device ids).
 """
 from __future__ import annotations
 
@@ -173,7 +173,7 @@ def _reduce_groups(lib, op, a, group_ids, num_groups, axis, dtype, ids_sorted, v
                          f"{tuple(ids.shape)}")
     k = None if num_groups is None else _num_groups(num_groups)
     if n:
-        low, high, ordered = lib.bounds(ids)  # one wait for device ids
+        low, high, ordered = lib.bounds(ids)  # waits for device ids
         if k is None:
             k = max(high + 1, 0)
         bad = low if low < 0 else high if high >= k else None
