@@ -18,70 +18,64 @@ namespace {
 
 using Each = int (*)(void *, gr_jit_program, const char *);
 
-// The reduction kernels of Reducer alternative I and those after it (reducers.cuh: reducer_alternative).
-template <gr_op OP, class In, class Out, int I = 0>
-int each_reduce_alternative(Each each, void *context) {
+// f(alternative number, tag<Red>{}) for every Reducer alternative of (OP, In, Out) from I on (reducers.cuh:
+// reducer_alternative), until one returns nonzero; that value.
+template <gr_op OP, class In, class Out, int I = 0, class F>
+int each_alternative(F &&f) {
     if constexpr (I < reducer_choice<OP, In, Out>::kCount) {
-        using Red = typename reducer_alternative<OP, In, Out, I>::type;
-        const JitSegKernels kernels(OP, dtype_of<In>::value, dtype_of<Out>::value, I);
-        for (int k = 0; k < int(SegKernel::COUNT); k++) {
-            const SegKernel which = SegKernel(k);
-            if (!seg_types<Red, In>().uses(which)) continue;  // seg_run never asks for it (segments.cuh)
-            char name[640];
-            kernels.name(which, name, sizeof name);
-            if (const int stop = each(context, GR_JIT_REDUCE_SEGMENTS, name)) return stop;
-        }
-        return each_reduce_alternative<OP, In, Out, I + 1>(each, context);
+        if (const int stop = f(I, tag<typename reducer_alternative<OP, In, Out, I>::type>{})) return stop;
+        return each_alternative<OP, In, Out, I + 1>(f);
     } else {
         return 0;
     }
 }
 
-// The segmented reductions' kernels of Reducer alternative I and those after it (never ahead of time; no
-// operator of two operands: dot has no segmented form).
-template <gr_op OP, class In, class Out, int I = 0>
-int each_range_alternative(Each each, void *context) {
-    if constexpr (I < reducer_choice<OP, In, Out>::kCount) {
-        using Red = typename reducer_alternative<OP, In, Out, I>::type;
-        if constexpr (!takes_second<Red>::value) {
-            const JitRangeKernels kernels(OP, dtype_of<In>::value, dtype_of<Out>::value, I);
-            for (int k = 0; k < int(RangeKernel::COUNT); k++) {
-                char name[640];
-                kernels.name(RangeKernel(k), name, sizeof name);
-                if (const int stop = each(context, GR_JIT_REDUCE_RANGES, name)) return stop;
-            }
-        }
-        return each_range_alternative<OP, In, Out, I + 1>(each, context);
-    } else {
-        return 0;
-    }
-}
-
-// CUB's kernels of Reducer alternative I and those after it.
-template <gr_op OP, class In, class Out, int I = 0>
-int each_cub_alternative(Each each, void *context) {
-    if constexpr (I < reducer_choice<OP, In, Out>::kCount) {
-        const JitCubSegKernels kernels(OP, dtype_of<In>::value, dtype_of<Out>::value, I);
-        for (int k = 0; k < int(CubSegKernel::COUNT); k++) {
-            char name[2048];
-            kernels.name(CubSegKernel(k), name, sizeof name);
-            if (const int stop = each(context, GR_JIT_REDUCE_SEGMENTS_CUB, name)) return stop;
-        }
-        return each_cub_alternative<OP, In, Out, I + 1>(each, context);
-    } else {
-        return 0;
-    }
-}
-
-// Every kernel of a scan kernel set (JitScanKernels, JitCubScanKernels), named into PROGRAM.
+// Every kernel of a kernel set (JitRangeKernels, JitCubSegKernels, JitScanKernels, JitCubScanKernels), named into
+// PROGRAM.
 template <gr_jit_program PROGRAM, class Kind, class Kernels>
 int each_name(const Kernels &kernels, Each each, void *context) {
     for (int k = 0; k < int(Kind::COUNT); k++) {
-        char name[400];
+        char name[2048];  // CUB's kernels name their Reducer five times
         kernels.name(Kind(k), name, sizeof name);
         if (const int stop = each(context, PROGRAM, name)) return stop;
     }
     return 0;
+}
+
+// The axis reductions' kernels of every Reducer alternative, those seg_run may ask for (segments.cuh).
+template <gr_op OP, class In, class Out>
+int each_reduce_alternative(Each each, void *context) {
+    return each_alternative<OP, In, Out>([&](int alternative, auto red) {
+        const JitSegKernels kernels(OP, dtype_of<In>::value, dtype_of<Out>::value, alternative);
+        for (int k = 0; k < int(SegKernel::COUNT); k++) {
+            const SegKernel which = SegKernel(k);
+            if (!seg_types<tag_type<decltype(red)>, In>().uses(which)) continue;
+            char name[640];
+            kernels.name(which, name, sizeof name);
+            if (const int stop = each(context, GR_JIT_REDUCE_SEGMENTS, name)) return stop;
+        }
+        return 0;
+    });
+}
+
+// The segmented reductions' kernels of every Reducer alternative (never ahead of time; no operator of two
+// operands: dot has no segmented form).
+template <gr_op OP, class In, class Out>
+int each_range_alternative(Each each, void *context) {
+    return each_alternative<OP, In, Out>([&](int alternative, auto red) {
+        if constexpr (takes_second<tag_type<decltype(red)>>::value) return 0;
+        else return each_name<GR_JIT_REDUCE_RANGES, RangeKernel>(
+            JitRangeKernels(OP, dtype_of<In>::value, dtype_of<Out>::value, alternative), each, context);
+    });
+}
+
+// CUB's kernels of every Reducer alternative.
+template <gr_op OP, class In, class Out>
+int each_cub_alternative(Each each, void *context) {
+    return each_alternative<OP, In, Out>([&](int alternative, auto) {
+        return each_name<GR_JIT_REDUCE_SEGMENTS_CUB, CubSegKernel>(
+            JitCubSegKernels(OP, dtype_of<In>::value, dtype_of<Out>::value, alternative), each, context);
+    });
 }
 
 template <gr_kind KIND, gr_op OP>

@@ -18,9 +18,9 @@ import numpy as np
 
 from .. import _core
 from .numpy_rules import NoValue
+from .plan import ARG_OPS
 from .ranges import OPS, reduce_ranges
 
-ARG_OPS = ("argmin", "argmax", "nanargmin", "nanargmax")
 ACCEPTED = "a NumPy array, or a CuPy array, PyTorch tensor or JAX array on the GPU"
 
 
