@@ -237,10 +237,11 @@ def segmented_scan(op: str, a, starts, stops, axis=0, dtype=None, out=None, *, e
 
     Notes
     -----
-    The ranges are checked before anything runs: sorted by their start (in the bounds' own library for device
-    bounds, then one wait for two numbers: whether two overlap, and how many positions they cover), which also
-    gives ``auto`` their mean length and tells whether any position needs the identity first.  The variants,
-    each deterministic (the same bits on every run):
+    The ranges are checked before anything runs, in one pass over the bounds where each starts at or after the
+    one before it stops (CSR offsets; for device bounds a small kernel, then one wait for three numbers: whether
+    they are in order, how many positions they cover, the longest), else sorted by their start in the bounds' own
+    library.  That also gives ``auto`` their mean and longest length and tells whether any position needs the
+    identity first.  The variants, each deterministic (the same bits on every run):
 
 {scan_variants}
 
