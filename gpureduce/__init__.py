@@ -15,8 +15,8 @@ from .nanfunctions import nanargmax, nanargmin, nanmax, nanmean, nanmin, nanprod
 from .moments import nanstd, nanvar, std, var
 from .scans import cummax, cummin, cumprod, cumsum, logcumsumexp, nancumprod, nancumsum, scan
 from .special import logsumexp
-from .segmented import reduceat, segmented_reduce, segmented_variants
-from .grouped import groupby_reduce
+from .segmented import reduceat, segmented_reduce, segmented_scan, segmented_variants
+from .grouped import groupby_reduce, groupby_scan
 from .linalg import dot, vdot, vector_norm
 from ._torch_ops import register_torch_ops, register_if_imported as _register_if_imported
 
@@ -111,6 +111,6 @@ __all__ = [
     "CudaError", "OutOfMemoryError", "DeviceArray", "Variant", "variants", "device_count",
     "reduce", "sum", "prod", "min", "max", "mean", "argmin", "argmax", "any", "all", "count_nonzero", "ptp",
     "nansum", "nanprod", "nanmin", "nanmax", "nanmean", "nanargmin", "nanargmax", "var", "std", "nanvar", "nanstd",
-    "logsumexp", "vector_norm", "dot", "vdot", "reduceat", "segmented_reduce", "segmented_variants", "groupby_reduce", "scan", "cumsum", "cumprod", "cummax", "cummin", "nancumsum", "nancumprod", "logcumsumexp",
+    "logsumexp", "vector_norm", "dot", "vdot", "reduceat", "segmented_reduce", "segmented_scan", "segmented_variants", "groupby_reduce", "groupby_scan", "scan", "cumsum", "cumprod", "cummax", "cummin", "nancumsum", "nancumprod", "logcumsumexp",
     "benchmark", "BenchmarkResult", "device_info", "register_torch_ops",
 ]

@@ -50,7 +50,7 @@ axis reductions), "scan": (operators of the axis scans)}; every other call's ker
 cub_hot_set: Final[tuple[tuple[str, str, str], ...]]
 """(kind, operator, dtype) of CUB's axis baselines (variant "cub") compiled ahead of time, kind "reduce" or "scan"
 (cuda/abi/hot_set.def: GR_HOT_CUB); the others compile on first use."""
-range_algorithms: Final[tuple[tuple[str, str], ...]]
+range_algorithms: Final[tuple[tuple[str, str, str], ...]]
 """(name, doc) of the segmented reductions' algorithms (cuda/abi/ranges.def), in gr_range_algorithm order."""
 RANGES_STARTS_STOPS: Final[int]  # gr_ranges.form: segmented_reduce's bounds, the starts then the stops
 RANGES_REDUCEAT: Final[int]  # gr_ranges.form: reduceat's indices
@@ -203,9 +203,9 @@ class Plan:
     @property
     def exclusive(self) -> bool: ...
     @property
-    def ranges(self) -> tuple[Operand, int, int, int] | None:
-        """A segmented reduction's (bounds, form, algorithm, mean_length), or None (cuda/abi/gpureduce.h:
-        gr_ranges)."""
+    def ranges(self) -> tuple[Operand, int, int, int, int, int] | None:
+        """A segmented reduction's or scan's (bounds, form, algorithm, mean_length, gaps, max_length), or None
+        (cuda/abi/gpureduce.h: gr_ranges)."""
 
 # ---- functions (core_methods in src/module.c) ----
 def intake(obj: Any, role: str = "the input", /) -> Operand:

@@ -1,4 +1,5 @@
-"""Grouped reductions: the elements that share a group id reduced together, many groups in one call (issue 40).
+"""Grouped reductions and scans: the elements that share a group id reduced or scanned together, many groups in
+one call (issue 40).
 
 ``groupby_reduce(op, a, group_ids, num_groups)`` is JAX's ``jax.ops.segment_<op>(a, group_ids, num_groups)`` and
 NumPy's ``bincount(group_ids, weights=a, minlength=num_groups)`` / ``add.at`` for every reduction operator of one
@@ -8,11 +9,12 @@ group-by of xarray.
 """
 from __future__ import annotations
 
-from ._planning.groups import reduce_groups
-from ._planning.ranges import ALGORITHMS, OPS
+from ._planning.groups import reduce_groups, scan_groups
+from ._planning.ranges import ALGORITHMS, OPS, SCAN_ALGORITHM_DOCS
+from ._registry import SCAN_OPS
 from ._streams import takes_stream
 
-__all__ = ["groupby_reduce"]
+__all__ = ["groupby_reduce", "groupby_scan"]
 
 _OPERATORS = ", ".join(f'"{op}"' for op in OPS)
 
@@ -100,3 +102,78 @@ if groupby_reduce.__doc__:  # None under python -OO
     groupby_reduce.__doc__ = groupby_reduce.__doc__.replace("{operators}", _OPERATORS).replace(
         "{algorithms}", ", ".join(f'"{name}"' for name in ALGORITHMS))
 groupby_reduce = takes_stream(groupby_reduce, "grouped")
+
+
+def groupby_scan(op: str, a, group_ids, axis=0, dtype=None, *, exclusive: bool = False, ids_sorted: bool = False,
+                 variant: str = "auto"):
+    """Scan each group of the elements of `a` that share a group id, in their order in `a`.
+
+    Result ``i`` (along `axis`) is the scan of the elements ``j <= i`` whose id is ``group_ids[i]`` (``j < i``
+    with ``exclusive=True``, the identity for a group's first element): ``groupby_scan("sum", a, ids)`` is
+    pandas' ``Series(a).groupby(ids).cumsum()`` and flox's ``groupby_scan``; with sorted ids it is a scan that
+    restarts at every new id (CUB's ``InclusiveSumByKey``, Thrust's ``inclusive_scan_by_key``).  The ids may be any
+    integers, in any order; the bits never depend on that order or on timing (a stable sort of the ids in the
+    input's library, a segmented scan of each run of equal ids, and the results put back in place).
+
+    Parameters
+    ----------
+    op : str
+        The scan, named as ``gpureduce.scan`` names it: {operators}.
+    a : numpy.ndarray or device array
+        The input: a NumPy array, or a CuPy array, PyTorch tensor or JAX array on the GPU.
+    group_ids : array_like of ints or device array
+        One id per element along `axis`, 1-d.
+    axis : int, optional
+        The axis the ids label (default 0; negative counts from the end).
+    dtype : dtype, optional
+        The result and accumulation dtype, as for ``gpureduce.scan``.
+    exclusive : bool, keyword-only
+        Each element gets the scan of the elements before it in its group.
+    ids_sorted : bool, keyword-only
+        The ids are ascending: no sort, no gather, no scatter (checked: an unsorted list is refused).
+    variant : str, keyword-only
+        The segmented scan's algorithm ({algorithms}); ``"auto"``, the default, picks by the groups' mean size.
+
+    Returns
+    -------
+    numpy.ndarray or device array
+        `a`'s shape, the scan's result dtype, an array of `a`'s kind.
+
+    Raises
+    ------
+    TypeError
+        `a` is not one of the accepted kinds or is 0-d, `group_ids` are not integers.
+    ValueError
+        An unknown operator or variant, `group_ids` not 1-d or not one per element, or ``ids_sorted=True`` with
+        ids out of order.
+    numpy.exceptions.AxisError
+        `axis` is out of range.
+    gpureduce.CudaError
+        The device failed.
+
+    See Also
+    --------
+    groupby_reduce : One value per group.
+    segmented_scan : Ranges given as positions (starts and stops).
+
+    Notes
+    -----
+    The number of distinct ids sizes the ranges, so device ids are waited for once (twice with
+    ``ids_sorted=True``, whose check is a second wait).
+
+    Examples
+    --------
+    >>> import numpy as np, gpureduce
+    >>> x = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    >>> gpureduce.groupby_scan("sum", x, [2, 0, 2, 1, 0])
+    array([1., 2., 4., 4., 7.])
+    >>> gpureduce.groupby_scan("max", np.array([3.0, 1.0, 4.0, 1.0, 5.0]), [0, 0, 1, 1, 0], exclusive=True)
+    array([-inf,   3., -inf,   4.,   3.])
+    """
+    return scan_groups(op, a, group_ids, axis, dtype, exclusive, ids_sorted, variant)
+
+
+if groupby_scan.__doc__:  # None under python -OO
+    groupby_scan.__doc__ = groupby_scan.__doc__.replace("{operators}", ", ".join(f'"{op}"' for op in SCAN_OPS)).replace(
+        "{algorithms}", ", ".join(f'"{name}"' for name in SCAN_ALGORITHM_DOCS))
+groupby_scan = takes_stream(groupby_scan, "grouped")

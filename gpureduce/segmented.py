@@ -1,18 +1,20 @@
-"""Segmented reductions: many ranges of one axis reduced in one launch (issue 40).
+"""Segmented reductions and scans: many ranges of one axis reduced or scanned in one launch (issue 40).
 
 ``reduceat(op, a, indices)`` is NumPy's ``ufunc.reduceat`` and ``segmented_reduce(op, a, starts, stops)`` the
 ``ufunc.segmented_reduce`` of NumPy's PR 32243, for every reduction operator of one array, named as
 ``gpureduce.reduce`` names them ("sum" for ``numpy.add``, "max" for ``numpy.maximum``, "mean", "argmax", ...).
+``segmented_scan(op, a, starts, stops)`` scans each range alone, as ``gpureduce.scan`` scans a whole axis.
 Each call is one plan (gpureduce/_planning/ranges.py) run by the one runner (src/run.c).
 """
 from __future__ import annotations
 
 from ._planning.numpy_rules import NoValue as _NoValue
 from ._planning.operands import is_dask_array
-from ._planning.ranges import ALGORITHM_DOCS, ALGORITHMS, OPS, reduce_ranges
+from ._planning.ranges import ALGORITHM_DOCS, ALGORITHMS, OPS, SCAN_ALGORITHM_DOCS, reduce_ranges, scan_ranges
+from ._registry import SCAN_OPS
 from ._streams import takes_stream
 
-__all__ = ["reduceat", "segmented_reduce", "segmented_variants"]
+__all__ = ["reduceat", "segmented_reduce", "segmented_scan", "segmented_variants"]
 
 _OPERATORS = ", ".join(f'"{op}"' for op in OPS)
 # the docstrings' shared parts
@@ -21,11 +23,19 @@ _OP_AND_A = f"""    op : str
     a : array_like or device array
         The input: a NumPy array (or anything ``numpy.asarray`` takes), or a device array read in place (CuPy,
         PyTorch, JAX, anything with DLPack or ``__cuda_array_interface__``)."""
+_STARTS_STOPS = """    starts : array_like of ints or device array
+        The ranges' first positions, 1-d.
+    stops : array_like of ints or device array
+        The ranges' ends (excluded), 1-d, as long as `starts`; on the host if `starts` is, on the device if it is.
+    axis : int or None, optional
+        The axis of the ranges (default 0; negative counts from the end; None for a 1-d `a`)."""
 _ERRORS = """    numpy.exceptions.AxisError
         `axis` is out of range.
     gpureduce.CudaError
         The device failed."""
 _VARIANTS = "\n".join(f"        * ``{name}``: {doc}" for name, doc in ALGORITHM_DOCS.items())
+_SCAN_VARIANTS = "\n".join(f"        * ``{name}``: {doc}" for name, doc in SCAN_ALGORITHM_DOCS.items())
+_SCAN_OPERATORS = ", ".join(f'"{op}"' for op in SCAN_OPS)
 
 
 def _refuse_dask(a, fn):
@@ -118,12 +128,7 @@ def segmented_reduce(op: str, a, starts, stops, axis=0, dtype=None, out=None, in
     Parameters
     ----------
 {op_and_a}
-    starts : array_like of ints or device array
-        The ranges' first positions, 1-d.
-    stops : array_like of ints or device array
-        The ranges' ends (excluded), 1-d, as long as `starts`; on the host if `starts` is, on the device if it is.
-    axis : int or None, optional
-        The axis of the ranges (default 0; negative counts from the end; None for a 1-d `a`).
+{starts_stops}
     dtype : dtype, optional
         The result and accumulation dtype, as for the operator's own function.
     out : numpy.ndarray or device array, optional
@@ -180,8 +185,84 @@ def segmented_reduce(op: str, a, starts, stops, axis=0, dtype=None, out=None, in
     return reduce_ranges("segmented_reduce", op, a, (starts, stops), axis, dtype, out, initial, variant, ddof)
 
 
+def segmented_scan(op: str, a, starts, stops, axis=0, dtype=None, out=None, *, exclusive: bool = False,
+                   variant: str = "auto"):
+    """Scan `a` within each range ``[starts[i], stops[i])`` of one axis, restarting at every range's start.
+
+    ``segmented_scan("sum", a, offsets[:-1], offsets[1:])`` is the cumulative sum of each CSR row of a ragged
+    array laid out in `a`: the result has `a`'s shape, and each range's positions hold ``numpy.cumsum`` of that
+    range alone (``exclusive=True``: the operator's identity at the range's start, then the sum of the elements
+    before each one).  Bounds follow slice rules, as ``segmented_reduce``'s (a negative bound counts from the end,
+    bounds are clipped, ``stop <= start`` is empty); ranges may come in any order and leave positions out, but
+    must not overlap.  Positions in no range hold the operator's identity (0 for sum, 1 for prod, -inf or the
+    dtype's lowest for max, +inf or its highest for min, -inf for logsumexp).
+
+    Parameters
+    ----------
+    op : str
+        The scan, named as ``gpureduce.scan`` names it: {scan_operators} ("sum" is cumsum, "max" cummax, ...).
+    a : array_like or device array
+        The input: a NumPy array (or anything ``numpy.asarray`` takes), or a device array read in place (CuPy,
+        PyTorch, JAX, anything with DLPack or ``__cuda_array_interface__``).
+{starts_stops}
+    dtype : dtype, optional
+        The result and accumulation dtype, as for ``gpureduce.scan`` (``numpy.cumsum``'s rules by default: int32
+        sums in int64, bool in int64).
+    out : numpy.ndarray or device array, optional
+        Where to write the result: `a`'s shape.
+    exclusive : bool, keyword-only
+        Each position gets the scan of the elements before it in its range (the identity at the range's start).
+    variant : str, keyword-only
+        The algorithm (see Notes); ``"auto"``, the default, picks by the ranges' mean length.
+
+    Returns
+    -------
+    numpy.ndarray, device array or `out`
+        `a`'s shape, the scan's result dtype; for a device `a` an array of `a`'s kind, computed on its stream.
+
+    Raises
+    ------
+    TypeError
+        `a` is 0-d or a masked array, the bounds are not integers, or `exclusive` is not a bool.
+    ValueError
+        An unknown operator or variant, bounds not 1-d or of different lengths, two ranges that overlap, or `axis`
+        None for an `a` of several dimensions.
+{errors}
+
+    See Also
+    --------
+    segmented_reduce : One value per range.
+    groupby_scan : The running scan of each group of elements that share an id.
+    scan : The whole axis at once.
+
+    Notes
+    -----
+    The ranges are checked before anything runs, in one pass over the bounds where each starts at or after the
+    one before it stops (CSR offsets; for device bounds a small kernel, then one wait for three numbers: whether
+    they are in order, how many positions they cover, the longest), else sorted by their start in the bounds' own
+    library.  That also gives ``auto`` their mean and longest length and tells whether any position needs the
+    identity first.  The variants, each deterministic (the same bits on every run):
+
+{scan_variants}
+
+    Examples
+    --------
+    >>> import numpy as np, gpureduce
+    >>> a = np.arange(1, 9)
+    >>> offsets = np.array([0, 3, 8])
+    >>> gpureduce.segmented_scan("sum", a, offsets[:-1], offsets[1:])
+    array([ 1,  3,  6,  4,  9, 15, 22, 30])
+    >>> x = np.array([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0])
+    >>> gpureduce.segmented_scan("max", x, [5, 0], [8, 3])  # positions 3 and 4 in no range
+    array([  3.,   3.,   4., -inf, -inf,   9.,   9.,   9.])
+    """
+    _refuse_dask(a, "segmented_scan")
+    return scan_ranges(op, a, starts, stops, axis, dtype, out, exclusive, variant)
+
+
 def segmented_variants():
-    """The algorithms of the segmented reductions: the names their ``variant=`` takes.
+    """The algorithms of the segmented reductions: the names their ``variant=`` takes (the segmented scans take
+    those their docstring lists: all but "lanes").
 
     Returns
     -------
@@ -198,11 +279,14 @@ def segmented_variants():
     return {name: ALGORITHM_DOCS[name] for name in ALGORITHMS}
 
 
-for _f in (reduceat, segmented_reduce):
+for _f in (reduceat, segmented_reduce, segmented_scan):
     if _f.__doc__:  # None under python -OO
         _f.__doc__ = (_f.__doc__.replace("{op_and_a}", _OP_AND_A).replace("{errors}", _ERRORS)
-                      .replace("{variants}", _VARIANTS))
+                      .replace("{variants}", _VARIANTS).replace("{starts_stops}", _STARTS_STOPS)
+                      .replace("{scan_variants}", _SCAN_VARIANTS)
+                      .replace("{scan_operators}", _SCAN_OPERATORS))
 # stream= as every public function takes it (gpureduce/_streams.py): the bounds' cast, the check of device
 # indices and the reduction all run on it
 reduceat = takes_stream(reduceat, "segmented")
 segmented_reduce = takes_stream(segmented_reduce, "segmented")
+segmented_scan = takes_stream(segmented_scan, "segmented_scan")

@@ -115,13 +115,14 @@ cub_hot_set_tuple(void)
     return result;
 }
 
-/* range_algorithms: ((name, doc), ...) of cuda/abi/ranges.def in gr_range_algorithm's order (a plan's ranges
- * name one by its index): the `variant=` of gpureduce's segmented reductions. */
+/* range_algorithms: ((name, doc, scan_doc), ...) of cuda/abi/ranges.def in gr_range_algorithm's order (a plan's
+ * ranges name one by its index): the `variant=` of gpureduce's segmented reductions, and of its segmented scans
+ * where scan_doc is not "". */
 static PyObject *
 range_algorithms_tuple(void)
 {
-    static const struct { const char *name, *doc; } rows[] = {
-#define GR_RANGE_ALGORITHM(NAME, name, doc) {#name, doc},
+    static const struct { const char *name, *doc, *scan_doc; } rows[] = {
+#define GR_RANGE_ALGORITHM(NAME, name, doc, scan_doc) {#name, doc, scan_doc},
 #include "abi/ranges.def"
 #undef GR_RANGE_ALGORITHM
     };
@@ -129,7 +130,7 @@ range_algorithms_tuple(void)
     const Py_ssize_t n = (Py_ssize_t)(sizeof rows / sizeof rows[0]);
     PyObject *result = PyTuple_New(n);
     for (Py_ssize_t i = 0; result && i < n; i++) {
-        PyObject *row = Py_BuildValue("(ss)", rows[i].name, rows[i].doc);
+        PyObject *row = Py_BuildValue("(sss)", rows[i].name, rows[i].doc, rows[i].scan_doc);
         if (!row) Py_CLEAR(result);
         else PyTuple_SET_ITEM(result, i, row);
     }

@@ -144,11 +144,12 @@ flat_fits(const gr_plan *p, const char **why)
     return *why == NULL;
 }
 
-/* ranges=(bounds, form, algorithm, mean_length): a segmented reduction (issue 40, gr_ranges in
+/* ranges=(bounds, form, algorithm, mean_length, gaps, max_length): a segmented reduction or scan (issue 40, gr_ranges in
  * cuda/abi/gpureduce.h), read into p->has_ranges, p->bounds and p->ranges.  What the kernels rely on is checked
- * here, the operands' places included: bounds are read as `count` (or twice `count`) int64 in a row, and every
- * (i0, i1, range) writes one result element.  The bounds' values are the planner's to check (the kernels clip
- * them, so no read leaves the input).  0, or -1 with an exception. */
+ * here, the operands' places included: bounds are read as `count` (or twice `count`) int64 in a row; a reduction
+ * writes one result element per (i0, i1, range), a scan one per input element.  The bounds' values are the
+ * planner's to check (the kernels clip them, so no read or write leaves the arrays; a scan's ranges must be
+ * disjoint).  0, or -1 with an exception. */
 static int
 check_ranges(PyObject *module, gr_plan *p, PlanObject *self)
 {
@@ -157,18 +158,18 @@ check_ranges(PyObject *module, gr_plan *p, PlanObject *self)
     memset(&p->ranges, 0, sizeof(p->ranges));
     if (self->ranges == Py_None) return 0;
     PyObject *t = self->ranges;
-    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 4) {
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 6) {
         if (PyTuple_Check(t))
-            PyErr_Format(PyExc_TypeError, "Plan: ranges must be None or a tuple (bounds, form, algorithm, mean_length), "
-                                          "not a tuple of %zd items", PyTuple_GET_SIZE(t));
+            PyErr_Format(PyExc_TypeError, "Plan: ranges must be None or a tuple (bounds, form, algorithm, mean_length, "
+                                          "gaps, max_length), not a tuple of %zd items", PyTuple_GET_SIZE(t));
         else
-            PyErr_Format(PyExc_TypeError, "Plan: ranges must be None or a tuple (bounds, form, algorithm, mean_length), "
-                                          "not %.200s", Py_TYPE(t)->tp_name);
+            PyErr_Format(PyExc_TypeError, "Plan: ranges must be None or a tuple (bounds, form, algorithm, mean_length, "
+                                          "gaps, max_length), not %.200s", Py_TYPE(t)->tp_name);
         return -1;
     }
-    static const char *const names[] = {"form", "algorithm", "mean_length"};
-    int64_t v[3];
-    for (int i = 0; i < 3; i++) {
+    static const char *const names[] = {"form", "algorithm", "mean_length", "gaps", "max_length"};
+    int64_t v[5];
+    for (int i = 0; i < 5; i++) {
         PyObject *item = PyTuple_GET_ITEM(t, i + 1);
         if (!PyLong_Check(item)) {
             PyErr_Format(PyExc_TypeError, "Plan: ranges' %s must be an int, not %.200s", names[i],
@@ -178,14 +179,20 @@ check_ranges(PyObject *module, gr_plan *p, PlanObject *self)
         v[i] = PyLong_AsLongLong(item);
         if (v[i] == -1 && PyErr_Occurred()) return -1;
     }
-    const int64_t form = v[0], algorithm = v[1], mean_length = v[2];
-    if (p->kind != GR_KIND_REDUCE || p->launcher != GR_LAUNCH_AXIS) {
-        PyErr_SetString(PyExc_ValueError, "Plan: ranges are a reduction's, run by the axis kernels (kind KIND_REDUCE, "
-                                          "launcher LAUNCH_AXIS)");
+    const int64_t form = v[0], algorithm = v[1], mean_length = v[2], gaps = v[3], max_length = v[4];
+    const int scan = p->kind == GR_KIND_SCAN;
+    if ((p->kind != GR_KIND_REDUCE && !scan) || p->launcher != GR_LAUNCH_AXIS) {
+        PyErr_SetString(PyExc_ValueError, "Plan: ranges are a reduction's or a scan's, run by the axis kernels (kind "
+                                          "KIND_REDUCE or KIND_SCAN, launcher LAUNCH_AXIS)");
         return -1;
     }
     if (self->mask != Py_None || self->second != Py_None) {
-        PyErr_SetString(PyExc_ValueError, "Plan: a reduction over ranges takes no where= mask and no second operand");
+        PyErr_SetString(PyExc_ValueError, "Plan: a reduction or scan over ranges takes no where= mask and no second "
+                                          "operand");
+        return -1;
+    }
+    if (gaps != 0 && gaps != 1) {
+        PyErr_Format(PyExc_ValueError, "Plan: ranges' gaps must be 0 or 1, not %lld", (long long)gaps);
         return -1;
     }
     if (form != GR_RANGES_STARTS_STOPS && form != GR_RANGES_REDUCEAT) {
@@ -196,6 +203,15 @@ check_ranges(PyObject *module, gr_plan *p, PlanObject *self)
     if (algorithm < 0 || algorithm >= GR_RANGE_ALGORITHM_COUNT) {
         PyErr_Format(PyExc_ValueError, "Plan: ranges' algorithm %lld is not an index of range_algorithms (0 to %d)",
                      (long long)algorithm, GR_RANGE_ALGORITHM_COUNT - 1);
+        return -1;
+    }
+    if (scan && algorithm == GR_RANGES_LANES) { /* abi/ranges.def: no scan_doc */
+        PyErr_SetString(PyExc_ValueError, "Plan: the segmented scans do not take the ranges' algorithm lanes");
+        return -1;
+    }
+    if (max_length < 0) {
+        PyErr_Format(PyExc_ValueError, "Plan: ranges' max_length must be >= 0 (0: unknown), not %lld",
+                     (long long)max_length);
         return -1;
     }
     if (mean_length < 0) {
@@ -224,18 +240,19 @@ check_ranges(PyObject *module, gr_plan *p, PlanObject *self)
         return -1;
     }
     const int64_t count = form == GR_RANGES_STARTS_STOPS ? b->size / 2 : b->size;
-    /* one result element per (i0, i1, range): a new result is made of plan.shape, and the kernels write them all */
-    const int64_t writes = p->s.count[0] * p->s.count[1] * count;
+    /* a new result is made of plan.shape, and the kernels write every element: one per (i0, i1, range) of a
+     * reduction, one per input element of a scan (gaps: the identity first where no range covers it) */
+    const int64_t writes = p->s.count[0] * p->s.count[1] * (scan ? p->s.reduce_count : count);
     if (p->res_size != writes) {
-        PyErr_Format(PyExc_ValueError, "Plan: a reduction over %lld ranges of %lld x %lld segments writes %lld values, "
-                                       "but shape has %lld", (long long)count, (long long)p->s.count[0],
-                     (long long)p->s.count[1], (long long)writes, (long long)p->res_size);
+        PyErr_Format(PyExc_ValueError, "Plan: a %s over %lld ranges of %lld x %lld segments writes %lld values, but "
+                                       "shape has %lld", scan ? "scan" : "reduction", (long long)count,
+                     (long long)p->s.count[0], (long long)p->s.count[1], (long long)writes, (long long)p->res_size);
         return -1;
     }
     p->has_ranges = 1;
     p->bounds = b;
     p->ranges = (gr_ranges){.bounds = NULL, .count = count, .form = (int)form, .algorithm = (int)algorithm,
-                            .mean_length = mean_length};
+                            .mean_length = mean_length, .gaps = scan && gaps, .max_length = max_length};
     return 0;
 }
 
@@ -613,11 +630,14 @@ static PyGetSetDef Plan_getset[] = {
     FIELD(shape, "The result's shape (a new result is C-ordered)."),
     FIELD(parameter, "The operator's parameter (ddof, ord, conjugation, weighted result) as one result value."),
     FIELD(initial, "initial= as the bytes of one result value, or None."),
-    FIELD(ranges, "A segmented reduction (issue 40): (bounds, form, algorithm, mean_length), or None (all of the\n"
-                  "reduced dimension).  bounds: a 1-d contiguous int64 Operand, for RANGES_STARTS_STOPS the starts then\n"
-                  "as many stops, for RANGES_REDUCEAT the starts (NumPy's reduceat); algorithm: an index of\n"
-                  "range_algorithms; mean_length: a range's expected length (0: reduce_count / count).  One result per\n"
-                  "(i0, i1, range), at range * the layout's `or` stride."),
+    FIELD(ranges, "A segmented reduction or scan (issue 40): (bounds, form, algorithm, mean_length, gaps,\n"
+                  "max_length), or None (all of the reduced dimension).  bounds: a 1-d contiguous int64 Operand, for\n"
+                  "RANGES_STARTS_STOPS the starts then as many stops, for RANGES_REDUCEAT the starts (NumPy's reduceat);\n"
+                  "algorithm: an index of range_algorithms; mean_length: a range's expected length (0: reduce_count /\n"
+                  "count); gaps (scans): 1 where some positions may lie in no range (they get the identity);\n"
+                  "max_length (scans): the longest range where known (0: unknown).  Reductions pass 0 for both.  A\n"
+                  "reduction gives one result per (i0, i1, range), at range * the layout's `or` stride; a scan the\n"
+                  "input's shape, each of its disjoint ranges scanned alone."),
     FIELD(exclusive, "An exclusive scan."),
     {NULL, NULL, NULL, NULL, NULL},
 };

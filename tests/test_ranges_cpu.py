@@ -11,7 +11,7 @@ import pytest
 
 import gpureduce
 from gpureduce import _core
-from gpureduce._planning.ranges import ALGORITHMS, OPS, prepare_ranges
+from gpureduce._planning.ranges import ALGORITHMS, OPS, prepare_ranges, prepare_scan_ranges
 
 
 def plan_of(fn, op, a, bounds, **kw):
@@ -21,7 +21,7 @@ def plan_of(fn, op, a, bounds, **kw):
 # ---------------------------------------------------------------- the one list of algorithms
 
 def test_the_variants_are_ranges_def():
-    assert list(gpureduce.segmented_variants()) == [name for name, _ in _core.range_algorithms] == list(ALGORITHMS)
+    assert list(gpureduce.segmented_variants()) == [name for name, *_ in _core.range_algorithms] == list(ALGORITHMS)
     assert ALGORITHMS[0] == "auto"
     assert all(doc for doc in gpureduce.segmented_variants().values())
 
@@ -148,8 +148,8 @@ def test_device_bounds_for_a_host_input_are_refused():
 def test_a_plan_carries_its_bounds_form_algorithm_and_mean_length():
     a = np.arange(24.0).reshape(2, 12)
     plan = plan_of("segmented_reduce", "sum", a, ([0, 3, -2], [3, 9, 12]), axis=1, variant="warp")
-    bounds, form, algorithm, mean_length = plan.ranges
-    assert bounds.array.tolist() == [0, 3, -2, 3, 9, 12]
+    bounds, form, algorithm, mean_length, gaps, longest = plan.ranges
+    assert bounds.array.tolist() == [0, 3, -2, 3, 9, 12] and gaps == longest == 0  # the scans'
     assert form == _core.RANGES_STARTS_STOPS and ALGORITHMS[algorithm] == "warp"
     assert mean_length == round((3 + 6 + 2) / 3)
     assert plan.shape == (2, 3) and plan.launcher == _core.LAUNCH_AXIS
@@ -160,9 +160,28 @@ def test_a_plan_carries_its_bounds_form_algorithm_and_mean_length():
 
 def test_reduceat_plans_the_indices_alone():
     plan = plan_of("reduceat", "max", np.arange(10), ([0, 4, 1, 5],))
-    bounds, form, _, mean_length = plan.ranges
+    bounds, form, _, mean_length, _, _ = plan.ranges
     assert bounds.array.tolist() == [0, 4, 1, 5] and form == _core.RANGES_REDUCEAT
     assert mean_length == round((4 + 1 + 4 + 5) / 4)  # NumPy's rule: a[4] alone where 4 >= 1
+
+
+@pytest.mark.parametrize("starts, stops, gaps, mean_length, longest", [
+    ([0, 3], [3, 10], 0, 5, 7),        # CSR offsets: every position in a range, no fill
+    ([7, 0], [10, 7], 0, 5, 7),        # the same, listed out of order
+    ([0, 5], [3, 10], 1, 4, 5),        # positions 3 and 4 in no range: the identity first
+    ([0, -3], [2, 10], 1, 2, 3),       # slice rules: [7, 10)
+    ([4, 4, 0], [4, 2, 10], 0, 3, 10),  # empty ranges inside another do not overlap it
+])
+def test_a_scan_plan_knows_its_gaps_and_lengths(starts, stops, gaps, mean_length, longest):
+    plan = prepare_scan_ranges("sum", np.arange(10.0), starts, stops)[0]
+    assert plan.kind == _core.KIND_SCAN and plan.shape == (10,)
+    assert plan.ranges[1:] == (_core.RANGES_STARTS_STOPS, ALGORITHMS.index("auto"), mean_length, gaps, longest)
+
+
+@pytest.mark.parametrize("starts, stops", [([0, 3], [5, 8]), ([0, 2], [10, 3]), ([-4, 5], [10, 7])])
+def test_a_scan_refuses_overlapping_ranges(starts, stops):
+    with pytest.raises(ValueError, match="overlap"):
+        prepare_scan_ranges("sum", np.arange(10.0), starts, stops)
 
 
 @pytest.mark.parametrize("shape, axis", [((5, 6, 7), 1), ((5, 6, 7), 0), ((5, 6, 7), -1), ((4, 9), 0)])

@@ -152,13 +152,17 @@ gr_status gr_scan(const gr_args *a, int *cuda_error);
  *   GR_RANGES_REDUCEAT      [starts[k], starts[k + 1]) (the last up to reduce_count), one element where
  *                           starts[k + 1] <= starts[k] (NumPy's reduceat); the caller checks
  *                           0 <= starts[k] < reduce_count (the kernels clip, so no read leaves the array anyway)
+ * A scan over ranges (segmented scans) writes the input's shape instead: each range's positions get the scan of
+ * that range alone (restarting at its start; `exclusive`: the identity there), and with `gaps` set every position
+ * first gets the operator's identity, which the positions in no range keep.  The ranges must be disjoint (the
+ * caller checks: two ranges writing one position would race); `gaps` 0 promises they cover every position.
  * Positions (argmin, argmax) count from the range's start.  No mask and no second operand.  The algorithm is one of
  * abi/ranges.def (GR_RANGES_AUTO chooses by mean_length); each is deterministic (the same bits run after run, the
  * order of the folds fixed by a range's length), but they fold in different orders, so floating sums may differ in
  * their last bits from one algorithm to another. */
 typedef enum gr_range_form { GR_RANGES_STARTS_STOPS = 0, GR_RANGES_REDUCEAT = 1 } gr_range_form;
 typedef enum gr_range_algorithm {
-#define GR_RANGE_ALGORITHM(NAME, name, doc) GR_RANGES_##NAME,
+#define GR_RANGE_ALGORITHM(NAME, name, doc, scan_doc) GR_RANGES_##NAME,
 #include "abi/ranges.def"
 #undef GR_RANGE_ALGORITHM
     GR_RANGE_ALGORITHM_COUNT
@@ -169,6 +173,8 @@ typedef struct gr_ranges {
     int form;              /* gr_range_form */
     int algorithm;         /* gr_range_algorithm */
     int64_t mean_length;   /* the caller's estimate of a range's mean length; 0: reduce_count / count */
+    int gaps;              /* scans: some positions may lie in no range (they get the identity); 0 for reductions */
+    int64_t max_length;    /* scans: the longest range's length where the caller knows it; 0: unknown */
 } gr_ranges;
 
 typedef struct gr_segments {
@@ -184,7 +190,7 @@ typedef struct gr_segments {
     const void *initial;       /* host pointer to one value of out_dtype folded into every result; NULL = none */
     const void *second;        /* an operator of two operands (ops.def: TWO, dot): the second's in_dtype elements at
                                   the mask strides (such an operator takes no mask); NULL otherwise */
-    const gr_ranges *ranges;   /* reductions: the ranges of r to reduce each (above); NULL: all of r */
+    const gr_ranges *ranges;   /* the ranges of r to reduce or scan each (above); NULL: all of r */
 } gr_segments;
 
 /* Whether `variant` runs (op, in, out) along axes without a cast first.  auto: the result dtype above, `in`

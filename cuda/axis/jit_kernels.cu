@@ -1,8 +1,9 @@
 // jit_kernels.cu -- the list of every kernel compiled on first use (abi/jit.h: gr_jit_each_kernel), which
 // `python -m gpureduce warm` compiles: the casts between dtypes outside the hot set, and the axis reductions' and
 // scans' kernels of every instantiated (operator, input, result) outside it, each kernel its plans may launch,
-// CUB's baselines of the axis reductions and scans outside it, and every segmented reduction's kernels.  Host code only: the names come from the same
-// kernel sets the runs use (JitSegKernels, JitScanKernels, JitCubSegKernels, JitCubScanKernels, JitRangeKernels).
+// CUB's baselines of the axis reductions and scans outside it, and every segmented reduction's and scan's kernels.
+// Host code only: the names come from the same kernel sets the runs use (JitSegKernels, JitScanKernels,
+// JitCubSegKernels, JitCubScanKernels, JitRangeKernels, JitScanRangeKernels).
 #include <set>
 #include <string>
 #include <utility>
@@ -119,6 +120,20 @@ int each_range_kernel(Each each, void *context) {
     });
 }
 
+// The segmented scans' kernels of every (operator, input, result) the axis scans instantiate (never ahead of time;
+// named at run time, so each pair adds a call, not a copy of the loop).
+int each_scan_range_name(gr_op op, gr_dtype in, gr_dtype out, Each each, void *context) {
+    return each_name<GR_JIT_SCAN_RANGES, ScanRangeKernel>(JitScanRangeKernels(op, in, out), each, context);
+}
+
+template <gr_op OP>
+int each_scan_range_kernel(Each each, void *context) {
+    return each_segment_types<false, GR_KIND_SCAN, OP>([&](auto in_tag, auto out_tag) {
+        return each_scan_range_name(OP, dtype_of<tag_type<decltype(in_tag)>>::value,
+                                    dtype_of<tag_type<decltype(out_tag)>>::value, each, context);
+    });
+}
+
 // Each kernel once: the kernels of several (operator, input, result) may be one (CUB's scan-by-key has an init
 // kernel per accumulator).
 struct Once {
@@ -151,7 +166,8 @@ extern "C" int gr_jit_each_kernel(int (*each_listed)(void *, gr_jit_program, con
     if (!stop) stop = each_range_kernel<GR_OP_##OP>(each, context);
 #define GR_EACH_SCAN(OP)                                                                 \
     if (!stop) stop = each_segments_kernel<GR_KIND_SCAN, GR_OP_##OP>(each, context);       \
-    if (!stop) stop = each_cub_kernel<GR_KIND_SCAN, GR_OP_##OP>(each, context);
+    if (!stop) stop = each_cub_kernel<GR_KIND_SCAN, GR_OP_##OP>(each, context);          \
+    if (!stop) stop = each_scan_range_kernel<GR_OP_##OP>(each, context);
 // an operator whose kernels are another's (ops.def's `kernels` column) runs that one's: nothing of its own
 #define GR_OP(NAME, name, scans, flat, result, ...) \
     if (kKernelsOf[GR_OP_##NAME] == GR_OP_##NAME) { GR_EACH_REDUCE(NAME) GR_IF_##scans(GR_EACH_SCAN(NAME)) }

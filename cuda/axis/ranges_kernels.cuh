@@ -48,9 +48,11 @@ struct RangeSet {
     }
 };
 
-// (i0, k, i1) of work item `item`, i1 the fastest; no 64-bit division in the one-kept-dimension cases.
-__device__ __forceinline__ void range_item(const SegProblem &p, const RangeSet &g, int64_t item, int64_t &i0,
-                                           int64_t &k, int64_t &i1) {
+// (i0, k, i1) of work item `item`, i1 the fastest; no 64-bit division in the one-kept-dimension cases.  P is the
+// reductions' SegProblem or the scans' ScanProblem (its c0 and c1).
+template <class P>
+__device__ __forceinline__ void range_item(const P &p, const RangeSet &g, int64_t item, int64_t &i0, int64_t &k,
+                                           int64_t &i1) {
     if (p.c1 == 1) {
         i1 = 0;
         if (p.c0 == 1) { i0 = 0; k = item; }

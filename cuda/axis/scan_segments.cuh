@@ -7,6 +7,7 @@
 #include "variants/driver.cuh"
 #include "variants/entry.cuh"
 #include "axis/kernel_source.cuh"
+#include "axis/scan_ranges.cuh"
 #include "axis/scan_segments_kernels.cuh"
 #include "axis/segments_dispatch.cuh"
 
@@ -31,11 +32,6 @@ inline bool rows_back_to_back(const ScanProblem &p) {
 // Within each block i0, element (r, i1) is element r * c1 + i1, in the input and in the output.
 inline bool columns_interleaved(const ScanProblem &p) {
     return p.c1 > 1 && kWarp % p.c1 == 0 && p.is1 == 1 && p.os1 == 1 && p.ir == p.c1 && p.orr == p.c1;
-}
-
-inline int64_t grid_for(int64_t threads, int sm_count) {
-    const int64_t blocks = ceil_div(threads, int64_t(256));
-    return blocks < int64_t(sm_count) * 32 ? blocks : int64_t(sm_count) * 32;
 }
 
 inline ScanPlan scan_plan(const ScanProblem &p, int sm_count) {
@@ -225,6 +221,10 @@ gr_status scan_segments_op(const gr_args *a, const gr_segments *s, size_t *ws_by
         using Out = tag_type<decltype(out_tag)>;
         using Op = typename op_functor<OP>::type;
         const ScanProblem p = scan_problem(a, s);
+        if (s->ranges)  // a segmented scan: its kernels all compile on first use, its host code is one for all types
+            return scan_ranges_entry(a, s, p, OP, dtype_of<In>::value, dtype_of<Out>::value,
+                                     sizeof(typename accumulator<Out>::type), alignof(In), alignof(Out), ws_bytes,
+                                     cuda_error);
         const size_t need = scan_segments_workspace(p, a->sm_count, sizeof(typename accumulator<Out>::type));
         if (ws_bytes) {
             *ws_bytes = need;

@@ -92,11 +92,13 @@ __device__ __forceinline__ Acc fold_chunk(const In *in, int64_t first, int64_t e
 // Unit-stride rows: lane l takes elements kLaneItems*l .. kLaneItems*l + kLaneItems-1 of each group of
 // 32*kLaneItems, scans them in registers, and one warp scan of the 32 lane totals places them: a shuffle scan per
 // 128 elements instead of per 32 (for logcumsumexp, about a third of the logaddexps).  kGroups groups are loaded
-// before any is scanned.  Positions [r0, r1) of the row, starting from `carry`.
+// before any is scanned.  Positions [r0, r1) of the row, starting from `carry`; an exclusive scan writes the
+// identity at position `first` (0, or a segmented scan's range start).
 constexpr int kLaneItems = 4;
 template <class Op, class In, class Out>
 __device__ __forceinline__ void scan_consecutive(const In *in, Out *out, int64_t r0, int64_t r1,
-                                                 typename accumulator<Out>::type carry, bool exclusive, int lane) {
+                                                 typename accumulator<Out>::type carry, bool exclusive, int lane,
+                                                 int64_t first = 0) {
     using Acc = typename accumulator<Out>::type;
     constexpr int kGroup = kWarp * kLaneItems, kGroups = 2;
     for (int64_t batch = r0; batch < r1; batch += kGroup * kGroups) {
@@ -121,7 +123,7 @@ __device__ __forceinline__ void scan_consecutive(const In *in, Out *out, int64_t
                 const int64_t r = batch + g * kGroup + lane * kLaneItems + k;
                 if (r < r1) {
                     const Acc before = k == 0 ? prefix : Op()(prefix, x[g][k > 0 ? k - 1 : 0]);
-                    out[r] = convert<Out>(exclusive ? (r == 0 ? Op::template identity<Acc>() : before)
+                    out[r] = convert<Out>(exclusive ? (r == first ? Op::template identity<Acc>() : before)
                                                     : Op()(prefix, x[g][k]));
                 }
             }

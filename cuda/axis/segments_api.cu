@@ -49,8 +49,8 @@ Route route(const gr_args *a, const gr_segments *s, gr_kind kind) {
     r.args.in_dtype = k.in;
     r.args.out_dtype = k.out;
     r.cub = is_cub(a->variant, kind) && s->reduce_count > 0;
-    // the segmented reductions are gpureduce's (abi/ranges.def's algorithms), CUB's only as a benchmark's peer
-    if (s->ranges && (kind != GR_KIND_REDUCE || is_cub(a->variant, kind))) return {GR_ERR_UNKNOWN_VARIANT, {}, false};
+    // the segmented reductions and scans are gpureduce's (abi/ranges.def's algorithms), CUB's only as a benchmark's peer
+    if (s->ranges && is_cub(a->variant, kind)) return {GR_ERR_UNKNOWN_VARIANT, {}, false};
     if (!gr::instantiated(r.cub, kind, a->op, k.in, k.out)) r.status = GR_ERR_UNSUPPORTED_DTYPE;
     return r;
 }

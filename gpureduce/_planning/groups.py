@@ -1,5 +1,6 @@
-"""Grouped reductions (issue 40): the reduction of the elements that share a group id, JAX's ``segment_sum`` family
-and NumPy's ``bincount(ids, weights)`` / ``add.at`` forms, deterministic whatever the order of the ids.
+"""Grouped reductions and scans (issue 40): the reduction of the elements that share a group id, JAX's
+``segment_sum`` family and NumPy's ``bincount(ids, weights)`` / ``add.at`` forms, and the running scan within each
+group (pandas' ``groupby().cumsum()``), deterministic whatever the order of the ids.
 
 The ids are sorted stably in the input's own library (NumPy, CuPy, PyTorch, JAX: on its current stream, in its
 memory pool), the input is gathered in that order along the axis, and each group is then one range of a segmented
@@ -17,115 +18,10 @@ import operator
 import numpy as np
 
 from .. import _core
+from .libraries import library_of
 from .numpy_rules import NoValue
 from .plan import ARG_OPS
-from .ranges import OPS, reduce_ranges
-
-ACCEPTED = "a NumPy array, or a CuPy array, PyTorch tensor or JAX array on the GPU"
-
-
-class _ArrayModule:
-    """NumPy's, CuPy's or JAX's numpy: the few operations a grouped reduction asks of the input's library."""
-
-    def __init__(self, xp, name):
-        self.xp, self.name = xp, name
-
-    def ids(self, ids, like):
-        if self.name == "jax":
-            import jax
-            return jax.device_put(self.xp.asarray(ids), list(like.devices())[0])
-        return self.xp.asarray(ids)
-
-    def stable_order(self, ids):
-        if self.name == "jax":
-            return self.xp.argsort(ids, stable=True)
-        return self.xp.argsort(ids, kind="stable")
-
-    def take(self, a, index, axis):
-        return self.xp.take(a, index, axis=axis)
-
-    def first_at_least(self, sorted_ids, count, right):
-        values = self.xp.arange(count, dtype=sorted_ids.dtype)
-        return self.xp.searchsorted(sorted_ids, values, side="right" if right else "left").astype(np.int64)
-
-    def positions(self, local, starts, order, axis, ndim):
-        """Positions along the axis of the input of each group's element at `local` (-1 stays -1)."""
-        shape = [1] * ndim
-        shape[axis] = starts.shape[0]
-        at = self.xp.clip(self.xp.reshape(starts, shape) + local, 0, None)
-        if order is not None:
-            at = self.xp.take(order, self.xp.clip(at, 0, order.shape[0] - 1))
-        return self.xp.where(local < 0, -1, at).astype(np.int64)
-
-    def on_stream(self, handle):
-        """A context in which the library's work runs on the CUDA stream `handle` (stream= of the call)."""
-        if self.name == "cupy":
-            return self.xp.cuda.ExternalStream(handle)
-        return contextlib.nullcontext()  # NumPy: the host; JAX: its own streams, ordered by its runtime
-
-    def bounds(self, ids):
-        """(smallest, largest, sorted?) of non-empty ids, brought to the host."""
-        xp = self.xp
-        ordered = bool(xp.all(ids[1:] >= ids[:-1])) if ids.shape[0] > 1 else True
-        return int(xp.min(ids)), int(xp.max(ids)), ordered
-
-
-class _Torch:
-    """PyTorch's operations for a grouped reduction of a tensor."""
-
-    name = "torch"
-
-    def __init__(self, torch):
-        self.torch = torch
-
-    def ids(self, ids, like):
-        return self.torch.as_tensor(ids, device=like.device)
-
-    def stable_order(self, ids):
-        return self.torch.argsort(ids, stable=True)
-
-    def take(self, a, index, axis):
-        return a.index_select(axis, index)
-
-    def first_at_least(self, sorted_ids, count, right):
-        values = self.torch.arange(count, dtype=sorted_ids.dtype, device=sorted_ids.device)
-        return self.torch.searchsorted(sorted_ids.contiguous(), values, right=right).to(self.torch.int64)
-
-    def positions(self, local, starts, order, axis, ndim):
-        shape = [1] * ndim
-        shape[axis] = starts.shape[0]
-        at = (starts.reshape(shape) + local).clamp(min=0)
-        if order is not None:
-            at = order[at.clamp(max=order.shape[0] - 1)]
-        return self.torch.where(local < 0, self.torch.full_like(at, -1), at).to(self.torch.int64)
-
-    def on_stream(self, handle):
-        return self.torch.cuda.stream(self.torch.cuda.ExternalStream(handle))
-
-    def bounds(self, ids):
-        ordered = bool((ids[1:] >= ids[:-1]).all()) if ids.shape[0] > 1 else True
-        return int(ids.min()), int(ids.max()), ordered
-
-
-def library_of(a):
-    """The operations of `a`'s library, or TypeError naming what is accepted."""
-    module = type(a).__module__.partition(".")[0]
-    if isinstance(a, np.ndarray) and not isinstance(a, np.ma.MaskedArray):
-        return _ArrayModule(np, "numpy")
-    if module == "cupy":
-        import cupy
-        return _ArrayModule(cupy, "cupy")
-    if module == "torch":
-        import torch
-        if a.device.type != "cuda":
-            raise TypeError(f"groupby_reduce of a tensor on {a.device}: it takes {ACCEPTED}")
-        return _Torch(torch)
-    if module in ("jax", "jaxlib"):
-        import jax.numpy as jnp
-        return _ArrayModule(jnp, "jax")
-    raise TypeError(f"groupby_reduce of a {type(a).__module__}.{type(a).__name__}: it sorts the group ids in the "
-                    f"input's own library, so it takes {ACCEPTED}")
-
+from .ranges import OPS, check_scan_arguments, reduce_ranges, scan_ranges
 
 def _num_groups(num_groups):
     try:
@@ -150,14 +46,12 @@ def reduce_groups(op, a, group_ids, num_groups=None, axis=0, dtype=None, ids_sor
         return _reduce_groups(lib, op, a, group_ids, num_groups, axis, dtype, ids_sorted, variant, ddof)
 
 
-def _reduce_groups(lib, op, a, group_ids, num_groups, axis, dtype, ids_sorted, variant, ddof):
-    if not isinstance(op, str):
-        raise TypeError(f"op must be an operator's name (a str), not {type(op).__name__}")
-    if op not in OPS:
-        raise ValueError(f"groupby_reduce: unknown operator {op!r}; operators are {', '.join(OPS)}")
+def _ids_along(lib, fn, a, group_ids, axis):
+    """(axis, n, ids): the axis the ids label, normalized, its length and the ids in the input's library, with the
+    refusals every grouped function makes."""
     ndim = len(a.shape)
     if ndim == 0:
-        raise TypeError("cannot groupby_reduce a 0-d array")
+        raise TypeError(f"cannot {fn} a 0-d array")
     if not isinstance(axis, int) or isinstance(axis, bool):
         raise TypeError(f"axis must be an int, not {type(axis).__name__}")
     if not -ndim <= axis < ndim:
@@ -171,6 +65,16 @@ def _reduce_groups(lib, op, a, group_ids, num_groups, axis, dtype, ids_sorted, v
     if len(ids.shape) != 1 or ids.shape[0] != n:
         raise ValueError(f"group_ids must be 1-d with one id per element along axis {axis} ({n}), got shape "
                          f"{tuple(ids.shape)}")
+    return axis, n, ids
+
+
+def _reduce_groups(lib, op, a, group_ids, num_groups, axis, dtype, ids_sorted, variant, ddof):
+    if not isinstance(op, str):
+        raise TypeError(f"op must be an operator's name (a str), not {type(op).__name__}")
+    if op not in OPS:
+        raise ValueError(f"groupby_reduce: unknown operator {op!r}; operators are {', '.join(OPS)}")
+    axis, n, ids = _ids_along(lib, "groupby_reduce", a, group_ids, axis)
+    ndim = len(a.shape)
     k = None if num_groups is None else _num_groups(num_groups)
     if n:
         low, high, ordered = lib.bounds(ids)  # waits for device ids
@@ -195,3 +99,35 @@ def _reduce_groups(lib, op, a, group_ids, num_groups, axis, dtype, ids_sorted, v
     if op in ARG_OPS:  # positions in the input along the axis, not within the group
         result = lib.positions(result, starts, order, axis, ndim)
     return result
+
+
+def scan_groups(op, a, group_ids, axis=0, dtype=None, exclusive=False, ids_sorted=False, variant="auto"):
+    """``groupby_scan``'s call: checks, the stable sort and gather in the input's library, the runs of equal ids
+    as ranges of a segmented scan, and the scattering back to the input's order."""
+    if not hasattr(a, "shape") or isinstance(a, np.generic):  # a list, a NumPy scalar
+        a = np.asarray(a)
+    lib = library_of(a, "groupby_scan")
+    handle = _core.call_stream.get(None)
+    with contextlib.nullcontext() if handle is None else lib.on_stream(handle):
+        return _scan_groups(lib, op, a, group_ids, axis, dtype, exclusive, ids_sorted, variant)
+
+
+def _scan_groups(lib, op, a, group_ids, axis, dtype, exclusive, ids_sorted, variant):
+    fn = "groupby_scan"
+    check_scan_arguments(fn, op, variant, exclusive)
+    axis, n, ids = _ids_along(lib, fn, a, group_ids, axis)
+    if ids_sorted and n > 1 and not lib.bounds(ids)[2]:  # waits for device ids
+        raise ValueError("group_ids are not sorted (ascending): pass ids_sorted=False")
+    order = None
+    if not ids_sorted and n > 1:
+        order = lib.stable_order(ids)
+        a = lib.take(a, order, axis)
+        ids = lib.take(ids, order, 0)
+    if n == 0:
+        starts = stops = lib.first_at_least(ids, 0, right=False)  # none, in the input's library
+        layout = (False, 0, 0)
+    else:
+        starts, stops = lib.runs(ids)  # their count: a wait for device ids
+        layout = (False, round(n / starts.shape[0]), 0)  # disjoint, covering every position; longest unknown
+    result = scan_ranges(op, a, starts, stops, axis, dtype, None, exclusive, variant, layout)
+    return result if order is None else lib.scatter(result, order, axis)

@@ -542,15 +542,7 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
     fresh = None
     if out is None:  # a device input's result from its own library, where that can
         fresh, out_desc = fresh_result(a, x, rshape, rt)
-    direct = out_desc is not None and not out_desc.host and out_desc.dtype == rt
-    out_strides = out_desc.strides if direct else c_strides(rshape)
-    seg = segments_plan(x.shape, x.strides, {ax}, out_strides=out_strides, scan=True)
-    if seg is None and direct:
-        direct, out_strides = False, c_strides(rshape)
-        seg = segments_plan(x.shape, x.strides, {ax}, out_strides=out_strides, scan=True)
-    if seg is None:  # both in C order: the kept axes merge into one
-        x = cast(x, x.dtype)
-        seg = segments_plan(x.shape, x.strides, {ax}, out_strides=out_strides, scan=True)
+    x, seg, direct = scan_layout(x, ax, out_desc, rt)
     rt_code = dtype_code(rt)
     plan = Plan(kind=_SCAN, variant=v.index, op=op_code, result_dtype=rt_code, a=x, out=out_desc if direct else None,
                 layout=seg.as_tuple(), shape=rshape, exclusive=bool(exclusive),
@@ -558,6 +550,23 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
     if whole and x.obj is a:
         _remember(key, (plan.with_operands(None), plan.out is not None, (x.shape, x.strides)))
     return plan, post_for(a, out if fresh is None else fresh, out_desc, direct)
+
+
+def scan_layout(x, ax, out_desc, rt):
+    """(x, layout, direct) of a scan of Operand `x` along axis `ax` into `out_desc` (or a new C-ordered result):
+    `direct` where the kernels write `out_desc` itself (a device array of the result dtype whose layout merges with
+    the input's), else a C-ordered result; an input whose axes do not merge is copied into C order first."""
+    rshape = tuple(x.shape)
+    direct = out_desc is not None and not out_desc.host and out_desc.dtype == rt
+    out_strides = tuple(out_desc.strides) if direct else c_strides(rshape)
+    seg = segments_plan(x.shape, x.strides, {ax}, out_strides=out_strides, scan=True)
+    if seg is None and direct:
+        direct, out_strides = False, c_strides(rshape)
+        seg = segments_plan(x.shape, x.strides, {ax}, out_strides=out_strides, scan=True)
+    if seg is None:  # both in C order: the kept axes merge into one
+        x = cast(x, x.dtype)
+        seg = segments_plan(x.shape, x.strides, {ax}, out_strides=out_strides, scan=True)
+    return x, seg, direct
 
 
 def scan_plan(op, a, *args, **kwargs):

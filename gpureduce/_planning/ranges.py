@@ -24,12 +24,13 @@ from dataclasses import replace
 import numpy as np
 
 from .. import _core
-from .._registry import OPERATORS, REDUCE_OPS
+from .._registry import OPERATORS, REDUCE_OPS, SCAN_OPS
 from .layout import c_strides, plan as segments_plan
 from .numpy_rules import NoValue, check_like_numpy, given, operator_for_dtype
 from .operands import cast, copy_plan, default_dtype, dtype_code, dtype_kind, intake, to_host
+from .ranges_layout import scan_ranges_layout
 from .plan import (Plan, fresh_result, initial_bytes, operator_parameter, out_operand, post_for, prepare_reduce,
-                   run, segments_supported, variant_for)
+                   run, scan_layout, segments_supported, variant_for)
 
 try:  # NumPy >= 2.0
     from numpy.lib.array_utils import normalize_axis_index
@@ -37,15 +38,17 @@ except ImportError:  # NumPy 1.x
     from numpy.core.multiarray import normalize_axis_index
 
 # The algorithms, the one list of cuda/abi/ranges.def: a segmented call's `variant=`
-ALGORITHMS = tuple(name for name, _doc in _core.range_algorithms)
-ALGORITHM_DOCS = dict(_core.range_algorithms)
+ALGORITHMS = tuple(name for name, _doc, _scan_doc in _core.range_algorithms)
+ALGORITHM_DOCS = {name: doc for name, doc, _scan_doc in _core.range_algorithms}
+# the segmented scans' variants: those with a scan_doc
+SCAN_ALGORITHM_DOCS = {name: scan_doc for name, _doc, scan_doc in _core.range_algorithms if scan_doc}
 FORMS = {"reduceat": _core.RANGES_REDUCEAT, "segmented_reduce": _core.RANGES_STARTS_STOPS}
 
 _BY_NAME = {op.name: op for op in OPERATORS}
 # every reduction of one array (dot and vdot read two: they have no segmented form)
 OPS = tuple(op for op in REDUCE_OPS if _BY_NAME[op].operands != "TWO")
 _OP_CODES = {op.name: op.code for op in OPERATORS}
-_REDUCE = _core.KIND_REDUCE
+_REDUCE, _SCAN = _core.KIND_REDUCE, _core.KIND_SCAN
 
 
 def _ufunc_name(op):
@@ -119,6 +122,22 @@ def _device_index_range(idx):
     return int(to_host(low)), int(to_host(high))
 
 
+def _bound_operands(fn, x, bounds):
+    """(Operands of `bounds`, on the host?): reduceat's (indices,) or (starts, stops), converted and checked with
+    NumPy's rules against input Operand `x`."""
+    parts = [_bounds(b, what, fn) for b, what in zip(bounds, ("indices",) if fn == "reduceat" else ("starts", "stops"))]
+    if len(parts) == 2 and parts[0].shape[0] != parts[1].shape[0]:
+        raise ValueError(f"'starts' and 'stops' must have the same length, got {parts[0].shape[0]} and "
+                         f"{parts[1].shape[0]}")
+    on_host = all(p.host for p in parts)
+    if x.host and not on_host:
+        raise TypeError(f"{fn}: the bounds are a device array but the input is on the host; pass host bounds or a "
+                        "device input")
+    if not on_host and any(p.host for p in parts):
+        raise TypeError(f"{fn}: starts and stops must both be host arrays or both device arrays")
+    return parts, on_host
+
+
 def _axis(axis, ndim, fn):
     if ndim == 0:
         raise TypeError(f"cannot {fn} on a scalar")
@@ -156,16 +175,7 @@ def prepare_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoVa
     form = FORMS[fn]
     ax = _axis(axis, len(x.shape), fn)
     n = x.shape[ax]
-    parts = [_bounds(b, what, fn) for b, what in zip(bounds, ("indices",) if fn == "reduceat" else ("starts", "stops"))]
-    if len(parts) == 2 and parts[0].shape[0] != parts[1].shape[0]:
-        raise ValueError(f"'starts' and 'stops' must have the same length, got {parts[0].shape[0]} and "
-                         f"{parts[1].shape[0]}")
-    on_host = all(p.host for p in parts)
-    if x.host and not on_host:
-        raise TypeError(f"{fn}: the bounds are a device array but the input is on the host; pass host bounds or a "
-                        "device input")
-    if not on_host and any(p.host for p in parts):
-        raise TypeError(f"{fn}: starts and stops must both be host arrays or both device arrays")
+    parts, on_host = _bound_operands(fn, x, bounds)
     count = parts[0].shape[0]
     rshape = tuple(count if i == ax else e for i, e in enumerate(x.shape))
 
@@ -233,7 +243,7 @@ def prepare_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoVa
                 out=out_desc if direct else None, layout=seg.as_tuple(), shape=rshape,
                 parameter=None if parameter is None else initial_bytes(parameter, rt),
                 initial=initial_bytes(initial, rt) if has_initial else None, launcher=_core.LAUNCH_AXIS,
-                ranges=(bounds_operand, form, ALGORITHMS.index(variant), mean_length))
+                ranges=(bounds_operand, form, ALGORITHMS.index(variant), mean_length, 0, 0))
     return plan, post_for(a, out if fresh is None else fresh, out_desc, direct)
 
 
@@ -251,3 +261,70 @@ def reduce_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoVal
         # RuntimeWarning (nanmin, nanmax of a host input), as the whole-axis calls give them
         check_like_numpy(op, x, result, None, True, 0)
     return result
+
+
+def check_scan_arguments(fn, op, variant, exclusive):
+    """The refusals a segmented or grouped scan (`fn`) makes of its operator, variant and `exclusive`."""
+    if not isinstance(op, str):
+        raise TypeError(f"op must be an operator's name (a str), not {type(op).__name__}")
+    if op not in SCAN_OPS:
+        raise ValueError(f"{fn}: unknown operator {op!r}; the scans' operators are {', '.join(SCAN_OPS)}")
+    if not isinstance(variant, str):
+        raise TypeError(f"variant must be a str, not {type(variant).__name__}")
+    if variant not in SCAN_ALGORITHM_DOCS:
+        raise ValueError(f"{fn}: unknown variant {variant!r}; the segmented scans' variants are "
+                         f"{', '.join(SCAN_ALGORITHM_DOCS)}")
+    if not isinstance(exclusive, (bool, np.bool_)):
+        raise TypeError(f"exclusive must be a bool (True or False), not {type(exclusive).__name__}")
+
+
+def prepare_scan_ranges(op, a, starts, stops, axis=0, dtype=None, out=None, exclusive=False, variant="auto",
+                        layout=None):
+    """(plan, post) of ``segmented_scan(op, a, starts, stops, ...)``, with NumPy's exceptions for bad arguments.
+    `layout`: (gaps, mean length, longest or 0) where the caller built the ranges (groupby_scan's runs of ids:
+    disjoint, covering), else they are checked here (ValueError where two overlap)."""
+    fn = "segmented_scan"
+    check_scan_arguments(fn, op, variant, exclusive)
+    x = intake(a)
+    a = x.obj
+    op = operator_for_dtype(op, x.dtype)  # no NaN in integers and bool: nancumsum is cumsum there
+    ax = _axis(axis, len(x.shape), fn)
+    n = x.shape[ax]
+    parts, on_host = _bound_operands(fn, x, (starts, stops))
+    count = parts[0].shape[0]
+    host = [_host_int64(p) for p in parts] if on_host else None
+    if layout is None:
+        gaps, covered, longest = scan_ranges_layout(parts, host, n, fn) if count and n else (True, 0, 0)
+        mean_length = round(covered / count) if count else 0
+    else:
+        gaps, mean_length, longest = layout
+    if dtype is not None:
+        rt = np.dtype(dtype)
+        dtype_code(rt)
+    else:
+        rt = default_dtype(op, x.dtype, _SCAN)
+    v = variant_for("scan", "sum", "auto")  # the axis machinery; the algorithm travels in `ranges`
+    op_code = _OP_CODES[op]
+    if not segments_supported(_SCAN, v.index, op_code, x.code, dtype_code(rt)):
+        x = cast(x, rt)
+    rshape = tuple(x.shape)
+    out_desc = out_operand(out, rshape, f"the result of {fn} (the input's shape)") if out is not None else None
+    fresh = None
+    if out is None:
+        fresh, out_desc = fresh_result(a, x, rshape, rt)
+    x, seg, direct = scan_layout(x, ax, out_desc, rt)
+    bounds_operand = intake(np.concatenate(host), "the bounds") if on_host else _device_bounds(parts)
+    plan = Plan(kind=_SCAN, variant=v.index, op=op_code, result_dtype=dtype_code(rt), a=x,
+                out=out_desc if direct else None, layout=seg.as_tuple(), shape=rshape, exclusive=bool(exclusive),
+                launcher=_core.LAUNCH_AXIS,
+                ranges=(bounds_operand, FORMS["segmented_reduce"], ALGORITHMS.index(variant), mean_length,
+                        int(bool(gaps)), longest))
+    return plan, post_for(a, out if fresh is None else fresh, out_desc, direct)
+
+
+def scan_ranges(op, a, starts, stops, axis=0, dtype=None, out=None, exclusive=False, variant="auto", layout=None):
+    """The call of prepare_scan_ranges' arguments, run."""
+    if isinstance(a, np.ma.MaskedArray):  # its mask would be read as data: a silent wrong answer
+        raise TypeError("segmented_scan of a numpy.ma.MaskedArray is not supported (its masked elements would "
+                        "count); pass a.filled(value)")
+    return run(prepare_scan_ranges(op, a, starts, stops, axis, dtype, out, exclusive, variant, layout))
