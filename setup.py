@@ -259,6 +259,38 @@ def jit_headers(programs):
     return dict(sorted(found.items()))
 
 
+def without_comments(source):
+    """C++ `source` with its comments removed (a block comment's newlines kept, so NVRTC's line numbers stay the
+    file's) and trailing blanks dropped: what the module embeds for NVRTC, a third smaller than the commented text.
+    String and character literals are copied as they are (the cuda/ headers use no digit separators)."""
+    out, i, n = [], 0, len(source)
+    while i < n:
+        c = source[i]
+        if source.startswith("//", i):
+            i = source.find("\n", i)
+            i = n if i < 0 else i
+        elif source.startswith("/*", i):
+            end = source.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            out.append("\n" * source.count("\n", i, end))
+            i = end
+        elif c in "\"'":
+            j = i + 1
+            while j < n and source[j] != c:
+                j += 2 if source[j] == "\\" else 1
+            out.append(source[i:j + 1])
+            i = j + 1
+        else:
+            j = i
+            while j < n and source[j] not in "/\"'":
+                j += 1
+            if j == i:  # a lone slash: division
+                j += 1
+            out.append(source[i:j])
+            i = j
+    return "\n".join(line.rstrip() for line in "".join(out).split("\n"))
+
+
 def c_string(text):
     """`text` as a C string literal, a line per line."""
     lines = text.splitlines(keepends=True) or [""]
@@ -270,7 +302,7 @@ def c_string(text):
 def write_jit_sources(folder):
     """jit_sources.h in `folder` (rewritten only when its text changes): what src/jit.c compiles on first use."""
     programs = jit_programs()
-    headers = {**jit_headers(programs), **JIT_STANDARD_HEADERS}
+    headers = {**{name: without_comments(text) for name, text in jit_headers(programs).items()}, **JIT_STANDARD_HEADERS}
     names = ", ".join(c_string(name) for name in headers)
     texts = ",\n    ".join(c_string(text) for text in headers.values())
     sources = ", ".join(c_string(f'#include "{header}"\n') for _, header in programs)

@@ -62,6 +62,7 @@ CHAINS = {
                                          8 * _cdiv(n, 81920 * s) + _cdiv(5 * s, 32)) + 22),
     ("reduce", "auto"): ("n / (8192 SMs) folded per thread, then trees",
                          lambda n, s: _cdiv(n, 8192 * s) + _cdiv(s, 64) + 19),
+    ("reduce", "exact"): ("one: integer additions, the exact sum rounded once", lambda n, s: 1),
     ("scan", "sequential"): ("one thread: n - 1 additions in a row", lambda n, s: max(n - 1, 1)),
     ("scan", "kogge_stone"): ("10 per level of 512-element tiles", lambda n, s: 10 * _passes(n, 9)),
     ("scan", "brent_kung"): ("11 per level of 1024-element tiles", lambda n, s: 11 * _passes(n, 10) + 8),

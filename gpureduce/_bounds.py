@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import math
 import warnings
+from fractions import Fraction
 
 import numpy as np
 
@@ -290,6 +291,71 @@ def _device_sms():
     return _SMS[0]
 
 
+def correctly_rounded_sum(x, dtype):
+    """The exact real sum of `x`'s elements rounded once to `dtype` (float32 or float64; to nearest, ties to even),
+    as the variant "exact" gives it: NaN where an element is NaN or both infinities are there, an infinity where
+    one is or the exact sum rounds beyond the dtype's range, +0.0 for an exact zero (NumPy's sums start from +0.0)."""
+    dtype = np.dtype(dtype)
+    v = np.asarray(x, dtype=np.float64).ravel()  # float32 elements are float64 ones exactly
+    if np.isnan(v).any() or (np.isposinf(v).any() and np.isneginf(v).any()):
+        return dtype.type(np.nan)
+    if np.isinf(v).any():
+        return dtype.type(np.inf if np.isposinf(v).any() else -np.inf)
+    if not v.any():
+        return dtype.type(0.0)
+    try:
+        near = math.fsum(v)  # the exact sum rounded to float64 (Shewchuk's partials)
+    except OverflowError:  # an intermediate float64 overflow: the exact sum, in rationals
+        return _rounded(sum(map(Fraction, v.tolist()), Fraction(0)), dtype)
+    if dtype == np.float64:
+        return np.float64(near)
+    if math.isinf(near):
+        return np.float32(near)
+    # float32: rounding float64's rounding again errs only where `near` lies halfway between two float32 values;
+    # there the exact sum's side of it decides (the sign of the rest, which fsum gives exactly)
+    with np.errstate(over="ignore"):
+        rounded = np.float32(near)
+    if float(rounded) == near or math.isinf(rounded):
+        return rounded
+    other = np.nextafter(rounded, np.float32(np.inf if near > float(rounded) else -np.inf))
+    if not math.isfinite(other) or Fraction(near) * 2 != Fraction(float(rounded)) + Fraction(float(other)):
+        return rounded  # not a tie
+    rest = math.fsum(np.append(v, -near))
+    if rest == 0:
+        return rounded  # an exact tie: NumPy's cast rounds it to even
+    low, high = sorted((rounded, other))
+    return high if rest > 0 else low
+
+
+def _rounded(exact, dtype):
+    """Rational `exact` rounded to float32 or float64, to nearest with ties to even (overflow: an infinity)."""
+    info = np.finfo(dtype)
+    if exact == 0:
+        return dtype.type(0.0)
+    sign, magnitude = (-1 if exact < 0 else 1), abs(exact)
+    e = magnitude.numerator.bit_length() - magnitude.denominator.bit_length()
+    while Fraction(2) ** e > magnitude:
+        e -= 1
+    while Fraction(2) ** (e + 1) <= magnitude:
+        e += 1
+    step = max(e - info.nmant, info.minexp - info.nmant)  # the unit in the last place at that binade
+    value = Fraction(round(magnitude / Fraction(2) ** step)) * Fraction(2) ** step  # round(): half to even
+    if value >= Fraction(2) ** info.maxexp:
+        return dtype.type(sign * np.inf)
+    return dtype.type(sign * float(value))
+
+
+def exact_call(kind, variant, op, x, result_dtype, axis, initial, where):
+    """Whether this call runs variant `variant`'s correctly rounded flat kernel (the "exact" property): a whole
+    array of its dtypes in NumPy's result dtype, no initial= or where=."""
+    v = next(v for v in _registry.variants(kind=kind) if v.name == variant)
+    if "exact" not in v.properties:
+        return False
+    whole = axis is None or x.ndim <= 1 or (kind == "reduce" and len(normalize_axis_tuple(axis, x.ndim)) == x.ndim)
+    return whole and x.dtype.kind == "f" and x.dtype.name in v.dtypes and np.dtype(result_dtype) == x.dtype and \
+        initial is None and where is True and op == "sum"
+
+
 def rounding_chain_of(kind, variant, op, x, result_dtype, axis, initial, where, n):
     """The variant's longest chain of roundings for this call: its flat kernel's for a whole array of its
     dtypes in NumPy's result dtype, else the axis kernels' (gpureduce/_accuracy.py)."""
@@ -416,6 +482,8 @@ def error_bound(op, x, result_dtype, variant="auto", axis=None, *, keepdims=Fals
     """
     kind = kind_of(op)
     _check_variant(kind, variant)
+    if exact_call(kind, variant, op, np.asarray(to_numpy(x)), result_dtype, axis, initial, where):
+        return np.zeros(())  # one rounding of the exact sum: correctly_rounded_sum's bits exactly
     if op in _OWN_BOUND:
         raise ValueError(f"error_bound has no bound for {op}: its error depends on its own argument (ddof, ord) and "
                          f"on the data's spread; assert_matches_numpy checks {op} against a bound of its own")

@@ -70,6 +70,7 @@ _PROPERTY_NAMES = (
     (_core.PROP_DEFAULT, "default"),
     (_core.PROP_BLOCK_LOCAL, "block_local"),
     (_core.PROP_AXES, "axes"),  # also runs the axis machinery: every NumPy argument, dtype and layout
+    (_core.PROP_EXACT, "exact"),  # the correctly rounded sum: the same bits for every launch and order
 )
 
 

@@ -174,8 +174,9 @@ hash_text(key128 *k, const char *s)
 }
 
 /* The options NVRTC compiles with for `arch` (sm_XY as XY): the C++ standard of the build, cubin for the
- * architecture, the toolkit's headers, automatic precompiled headers. */
-#define N_OPTIONS 6
+ * architecture, the toolkit's headers, automatic precompiled headers, __int128 (the exact sum's window, as nvcc
+ * allows it on Linux). */
+#define N_OPTIONS 7
 static int
 nvrtc_options(int arch, char storage[N_OPTIONS][600], const char *options[N_OPTIONS])
 {
@@ -187,6 +188,7 @@ nvrtc_options(int arch, char storage[N_OPTIONS][600], const char *options[N_OPTI
     snprintf(storage[4], sizeof storage[4], "-default-device");
     /* the headers' parse kept in memory for the process's next compile: about half of a kernel's compile time */
     snprintf(storage[5], sizeof storage[5], "-pch");
+    snprintf(storage[6], sizeof storage[6], "-device-int128");
     for (int i = 0; i < N_OPTIONS; i++) options[i] = storage[i];
     return N_OPTIONS;
 }

@@ -119,6 +119,7 @@ static int
 combines(const gr_job *j)
 {
     const gr_op op = j->a.op;
+    if (j->info->properties & GR_PROP_EXACT) return 0; /* rounded partials would make it inexact: uploaded whole */
     if (j->kind == GR_KIND_SCAN) return !j->a.exclusive;
     return op == GR_OP_SUM || op == GR_OP_PROD || op == GR_OP_MIN || op == GR_OP_MAX || op == GR_OP_ANY ||
            op == GR_OP_ALL;  /* (count_nonzero's partials are counts: summed, not counted) */

@@ -27,7 +27,7 @@ def correctly_rounded(values, dtype):
         return dtype(math.inf if math.inf in values else -math.inf)
     exact = sum((Fraction(v) for v in values), Fraction(0))
     mantissa_bits, exponent_bits, _, _ = FORMATS[dtype]
-    if exact == 0:
+    if exact == 0:  # +0.0, also of -0.0 elements alone: NumPy's sums start from +0.0, as math.fsum
         return dtype(0.0)
     sign = -1 if exact < 0 else 1
     magnitude = abs(exact)
@@ -74,6 +74,11 @@ def cases(dtype):
     out = [
         ("empty", np.zeros(0, dtype)),
         ("one", np.array([1.5], dtype)),
+        ("negative zeros", np.array([-0.0, -0.0, -0.0], dtype)),
+        ("a positive zero among negative ones", np.array([-0.0, 0.0, -0.0], dtype)),
+        ("cancellation of one pair to +0", np.array([-0.0, 1.0, -1.0], dtype)),
+        ("zeros after a nonzero", np.array([2.5, -0.0, 0.0, -2.5, -0.0], dtype)),
+        ("many zeros", np.concatenate([np.zeros(500, dtype), [dtype(3.0)], -np.zeros(500, dtype)])),
         ("normal", rng.standard_normal(5000).astype(dtype)),
         ("uniform", rng.random(5000).astype(dtype)),
         ("log-uniform", (10.0 ** rng.uniform(-6, 6, 5000)).astype(dtype)),
@@ -85,6 +90,10 @@ def cases(dtype):
         ("ties", np.array([1.0, np.spacing(dtype(1.0)) / 2, np.spacing(dtype(1.0)) / 4, -np.spacing(dtype(1.0)) / 4],
                           dtype)),
         ("tie to even up", np.array([1.0, np.spacing(dtype(1.0)) * 1.5, np.spacing(dtype(1.0)) / 2 ** 30], dtype)),
+        ("a tie after float64's rounding, above it exactly", np.array([1.0, np.spacing(dtype(1.0)) / 2, 2.0 ** -70],
+                                                                       dtype)),
+        ("a tie after float64's rounding, below it exactly", np.array([1.0, np.spacing(dtype(1.0)) * 1.5,
+                                                                       -(2.0 ** -70)], dtype)),
         ("overflow at the end", np.array([big, big, -big], dtype)),
         ("overflow", np.array([big, big / 2], dtype)),
         ("max exactly", np.array([big / 2, big / 2], dtype)),
@@ -134,4 +143,19 @@ def test_every_way_gives_the_correctly_rounded_sum(exact_check, dtype, tmp_path)
             bad.append(f"{name}: want {bits(want, dtype) if not np.isnan(want) else 'nan':x} got "
                        f"{[format(g, 'x') for g in got]}" if not np.isnan(want) else f"{name}: want nan got {got}")
     assert len(lines) > len(named) - 1
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_the_testing_reference_is_correctly_rounded(dtype):
+    """gpureduce.testing holds the variant "exact" to gpureduce._bounds.correctly_rounded_sum's bits (math.fsum, a
+    float32 tie settled by the sign of the exact rest): it must be the exact sum rounded once, on every hard set."""
+    from gpureduce._bounds import correctly_rounded_sum
+
+    bad = []
+    for name, x in cases(dtype):
+        want, got = correctly_rounded(x, dtype), correctly_rounded_sum(x, dtype)
+        same = (np.isnan(want) and np.isnan(got)) or (got.dtype == np.dtype(dtype) and bits(got, dtype) == bits(want, dtype))
+        if not same:
+            bad.append(f"{name}: want {want!r}, got {got!r}")
     assert not bad, "\n".join(bad)

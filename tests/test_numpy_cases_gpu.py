@@ -1101,7 +1101,8 @@ def test_whole_array_cases_on_every_reduce_variant(variant):
     for dtype in VARIANTS["reduce", variant].dtypes:
         for v in SUM_LENGTHS:
             assert_exact("sum", np.arange(1, v + 1, dtype=dtype), v * (v + 1) // 2, variant=variant)
-        assert_exact("prod", np.array(BASIC_1D, dtype), 26400, variant=variant)
+        if "prod" in VARIANTS["reduce", variant].ops:  # (exact: no correctly rounded product)
+            assert_exact("prod", np.array(BASIC_1D, dtype), 26400, variant=variant)
         for seq in (np.arange(11, dtype=dtype), np.arange(10, -1, -1, dtype=dtype)):
             assert_exact("max", seq, 10, variant=variant)
             assert_exact("min", seq, 0, variant=variant)
@@ -1110,7 +1111,8 @@ def test_whole_array_cases_on_every_reduce_variant(variant):
                 assert_exact("max", seq, np.nan, variant=variant)
                 assert_exact("min", seq, np.nan, variant=variant)
         assert_exact("sum", np.zeros(0, dtype), 0, variant=variant)
-        assert_exact("prod", np.zeros(0, dtype), 1, variant=variant)
+        if "prod" in VARIANTS["reduce", variant].ops:
+            assert_exact("prod", np.zeros(0, dtype), 1, variant=variant)
         for op in ("max", "min"):
             with pytest.raises(ValueError, match="zero-size array"):
                 getattr(gpureduce, op)(np.zeros(0, dtype), variant=variant)

@@ -34,6 +34,16 @@ EXERCISED = set()
 _inputs = {}
 
 
+def refuses_what_it_lacks(variant, op, a):
+    """True where `variant` implements `op`; else checks that it refuses it, naming the operator (the variant
+    "exact" sums, takes min and max, and has no correctly rounded product), and gives False."""
+    if op in next(v for v in REDUCE if v.name == variant).ops:
+        return True
+    with pytest.raises(ValueError, match=f"does not implement {op}"):
+        gpureduce.reduce(op, a, variant=variant)
+    return False
+
+
 def make_host(op, dtype, n, rng):
     dt = np.dtype(dtype)
     if dt.kind == "f":
@@ -67,6 +77,8 @@ def device_input(op, dtype, n):
 @for_all_variants("reduce")
 def test_matches_numpy(variant, op, dtype, n):
     dev = device_input(op, dtype, n)
+    if not refuses_what_it_lacks(variant, op, dev):
+        return
     if n == 0 and op in ("min", "max"):
         with pytest.raises(ValueError, match="zero-size array"):
             gpureduce.reduce(op, dev, variant=variant)
@@ -99,6 +111,8 @@ def test_exact_float_data_bitwise(variant, op, dtype, n):
     NumPy's float64 answer cast to the dtype, bit for bit.  A lost or duplicated element (the last one, a tile,
     a block's partial) changes it; the error bound would let hundreds of them pass."""
     dev, want, seed = exact_input(op, dtype, n)
+    if not refuses_what_it_lacks(variant, op, dev):
+        return
     got = gpureduce.reduce(op, dev, variant=variant)
     assert type(got) is type(dev) and got.shape == (), type(got).__name__  # a 0-d CuPy array (issue 38)
     got = got.get()[()]
@@ -186,7 +200,8 @@ def test_host_inputs(variant, rng):
     assert_matches_numpy("max", strided, variant=variant)
     swapped = rng.integers(-1000, 1000, 999).astype(">i8")
     assert_matches_numpy("sum", swapped, variant=variant)
-    assert gpureduce.prod([3, 5, 7], variant=variant) == 105
+    if refuses_what_it_lacks(variant, "prod", [3, 5, 7]):
+        assert gpureduce.prod([3, 5, 7], variant=variant) == 105
 
 
 @pytest.mark.parametrize("library", sorted(DEVICE_LIBRARIES))

@@ -72,6 +72,8 @@ enum {
 #define GR_PROP_DEFAULT       4u  /* what variant="auto" means */
 #define GR_PROP_BLOCK_LOCAL   8u  /* a block-level algorithm run over any length by the multi-block driver */
 #define GR_PROP_AXES         16u  /* also runs the axis machinery (gr_reduce_segments / gr_scan_segments) */
+#define GR_PROP_EXACT        32u  /* the correctly rounded result of the exact real sum: the same bits for every
+                                    launch, order and split of the elements */
 
 /* Variant indices, generated from the one list. */
 typedef enum gr_variant {

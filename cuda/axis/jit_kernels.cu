@@ -13,6 +13,7 @@
 #include "axis/reduce_segments_cub.cuh"
 #include "axis/scan_segments.cuh"
 #include "axis/scan_segments_cub.cuh"
+#include "variants/exact_sum_kernels.cuh"
 
 namespace gr {
 namespace {
@@ -175,5 +176,7 @@ extern "C" int gr_jit_each_kernel(int (*each_listed)(void *, gr_jit_program, con
 #undef GR_OP
 #undef GR_EACH_REDUCE
 #undef GR_EACH_SCAN
+    for (const char *exact : kExactSumKernels)  // the whole-array variant "exact"
+        if (!stop) stop = each(context, GR_JIT_EXACT_SUM, exact);
     return stop;
 }

@@ -12,7 +12,9 @@
 //                   the anchor set by the first element so that elements 2^31 (float64: 2^22) times smaller and
 //                   2^40 (2^20) times larger fit; an element smaller than that goes to the digits alone, a larger
 //                   one moves the anchor up and the bits W no longer holds go to the digits.  Typical data never
-//                   leaves W: one shift and one 128-bit add per element.
+//                   leaves W: one shift and one 128-bit add per element (add's first test).
+//
+// An exact zero is +0.0, also of -0.0 elements alone: NumPy's sums start from its identity, +0.0, as math.fsum.
 //
 // Host and device code, no CUDA intrinsics but the Add policy's: tests/c/exact_sum_check.cu runs it on the host
 // against Python's fractions.
@@ -33,18 +35,29 @@ struct ExactFormat;
 template <>
 struct ExactFormat<float> {
     using Bits = uint32_t;
+    using Word = int64_t;  // the window: 24-bit elements in 64 bits, 12 bits of headroom (see ExactWindow)
     static constexpr int kMantissa = 24;  // with the hidden bit
     static constexpr int kExponentBits = 8;
     static constexpr int kDigits = 10;    // S < 2^277 (2^128 / 2^-149), times up to 2^40 elements: < 2^320
-    static constexpr int kAbove = 40, kBelow = 31;  // the window's reach around its first element (binades)
+    static constexpr int kHeadroom = 12;  // elements a window adds between spills: 2^12
+    static constexpr int kAbove = 10, kBelow = 17;  // the window's reach around its first element (binades)
 };
 template <>
 struct ExactFormat<double> {
     using Bits = uint64_t;
+    using Word = __int128;
     static constexpr int kMantissa = 53;
     static constexpr int kExponentBits = 11;
     static constexpr int kDigits = 68;    // S < 2^2098, times up to 2^40 elements: < 2^2176
+    static constexpr int kHeadroom = 32;  // never spilled for room: 2^32 elements a thread
     static constexpr int kAbove = 20, kBelow = 22;
+};
+
+// What an accumulator knows besides S (ExactDigits::flags, ExactWindow::flags).
+enum : unsigned {
+    kExactNaN = 1u,
+    kExactPlusInf = 2u,
+    kExactMinusInf = 4u
 };
 
 // A finite element as m x 2^pos in units of 2^kLsb (m < 2^kMantissa, 0 for a zero), its sign; or not finite.
@@ -73,16 +86,31 @@ __host__ __device__ __forceinline__ ExactParts<T> exact_parts(T x) {
     return p;
 }
 
+// The flag of an element that is not finite (0 for a finite one).
+template <class T>
+__host__ __device__ __forceinline__ unsigned exact_flag(const ExactParts<T> &p) {
+    return p.finite ? 0u : p.nan ? kExactNaN : p.negative ? kExactMinusInf : kExactPlusInf;
+}
+
 // How a thread adds to a shared accumulator word: plainly (one thread owns it), or atomically on the device.
 struct PlainAdd {
     __host__ __device__ __forceinline__ void operator()(int64_t *word, int64_t v) const { *word += v; }
+    __host__ __device__ __forceinline__ void or_flags(unsigned *flags, unsigned v) const { *flags |= v; }
 };
+
+__host__ __device__ __forceinline__ int exact_clz32(uint32_t x) {  // x != 0
+#ifdef __CUDA_ARCH__
+    return __clz(x);
+#else
+    return __builtin_clz(x);
+#endif
+}
 
 template <class T, class Add = PlainAdd>
 struct ExactDigits {
     using F = ExactFormat<T>;
     int64_t digit[F::kDigits];
-    unsigned flags;  // 1: a NaN, 2: +inf, 4: -inf
+    unsigned flags;  // kExact*
     Add add;
 
     __host__ __device__ __forceinline__ void clear() {
@@ -105,13 +133,14 @@ struct ExactDigits {
         }
     }
 
+    __host__ __device__ __forceinline__ void add_flags(unsigned f) {
+        if (f) add.or_flags(&flags, f);
+    }
+
     __host__ __device__ __forceinline__ void add_element(T x) {
         const ExactParts<T> p = exact_parts(x);
-        if (!p.finite) {
-            flags |= p.nan ? 1u : p.negative ? 4u : 2u;
-            return;
-        }
-        if (p.m) add_scaled(p.m, 0, p.pos, p.negative);
+        add_flags(exact_flag(p));
+        if (p.finite && p.m) add_scaled(p.m, 0, p.pos, p.negative);
     }
 
     // Every digit into [0, 2^32) but the top one, which carries the sign.  One thread.
@@ -123,10 +152,14 @@ struct ExactDigits {
         }
     }
 
-    // Bit `b` of a normalized magnitude, and whether any bit below `b` is set.
-    __host__ __device__ __forceinline__ uint64_t bit(int b) const {
-        return b < 0 ? 0 : (uint64_t(digit[b / 32]) >> (b % 32)) & 1u;
+    // The 64 bits of a normalized magnitude from bit `b` up (b >= 0).
+    __host__ __device__ __forceinline__ uint64_t bits_from(int b) const {
+        const int i = b / 32, s = b % 32;
+        const uint64_t w0 = uint64_t(digit[i]), w1 = i + 1 < F::kDigits ? uint64_t(digit[i + 1]) : 0,
+                       w2 = i + 2 < F::kDigits ? uint64_t(digit[i + 2]) : 0;
+        return s ? (w0 >> s) | (w1 << (32 - s)) | (w2 << (64 - s)) : w0 | (w1 << 32);
     }
+    // Whether any bit below `b` of a normalized magnitude is set.
     __host__ __device__ __forceinline__ bool any_below(int b) const {
         if (b <= 0) return false;
         for (int i = 0; i < b / 32; i++)
@@ -142,13 +175,13 @@ struct ExactDigits {
         constexpr Bits kSign = Bits(1) << (8 * sizeof(T) - 1);
         Bits bits;
         T result;
-        if (flags & 1u || (flags & 6u) == 6u) {
+        if (flags & kExactNaN || (flags & (kExactPlusInf | kExactMinusInf)) == (kExactPlusInf | kExactMinusInf)) {
             bits = (Bits(kMaxField) << kFraction) | (Bits(1) << (kFraction - 1));  // quiet NaN
             memcpy(&result, &bits, sizeof bits);
             return result;
         }
-        if (flags) {
-            bits = (Bits(kMaxField) << kFraction) | (flags & 4u ? kSign : Bits(0));
+        if (flags & (kExactPlusInf | kExactMinusInf)) {
+            bits = (Bits(kMaxField) << kFraction) | (flags & kExactMinusInf ? kSign : Bits(0));
             memcpy(&result, &bits, sizeof bits);
             return result;
         }
@@ -158,23 +191,24 @@ struct ExactDigits {
             for (int i = 0; i < F::kDigits; i++) digit[i] = -digit[i];
             normalize();
         }
-        int top = -1;  // the magnitude's highest set bit
-        for (int i = F::kDigits - 1; i >= 0 && top < 0; i--)
-            for (int b = 31; b >= 0; b--)
-                if ((uint64_t(digit[i]) >> b) & 1u) {
-                    top = 32 * i + b;
-                    break;
-                }
+        int i = F::kDigits - 1;
+        while (i >= 0 && digit[i] == 0) i--;
+        if (i < 0) {  // an exact zero: +0.0 (the top of the file)
+            bits = 0;
+            memcpy(&result, &bits, sizeof bits);
+            return result;
+        }
+        const int top = 32 * i + 31 - exact_clz32(uint32_t(digit[i]));  // the magnitude's highest set bit
         const Bits sign = negative ? kSign : Bits(0);
         if (top < kFraction + 1) {  // below 2^kMantissa units: a subnormal or the first binade, exactly
-            bits = sign | Bits(top < 0 ? 0 : uint64_t(digit[0]) | (uint64_t(digit[1]) << 32));
+            bits = sign | Bits(bits_from(0));
             memcpy(&result, &bits, sizeof bits);
             return result;
         }
         int low = top - kFraction;  // the lowest bit the mantissa keeps
-        uint64_t mantissa = 0;
-        for (int b = top; b >= low; b--) mantissa = (mantissa << 1) | bit(b);
-        if (bit(low - 1) && (any_below(low - 1) || (mantissa & 1u))) mantissa++;
+        const uint64_t with_round = bits_from(low - 1) & ((uint64_t(1) << (F::kMantissa + 1)) - 1);
+        uint64_t mantissa = with_round >> 1;
+        if ((with_round & 1u) && ((mantissa & 1u) || any_below(low - 1))) mantissa++;
         if (mantissa >> F::kMantissa) {  // rounded up to the next binade
             mantissa >>= 1;
             low++;
@@ -187,55 +221,87 @@ struct ExactDigits {
     }
 };
 
-// A thread's running sum: W x 2^anchor (units of 2^kLsb), W a signed 128-bit integer with 32 bits of headroom
-// (2^32 elements a thread).  What W cannot hold goes to `spill` (an ExactDigits, shared or the thread's own).
+// A thread's running sum: W x 2^anchor (units of 2^kLsb), W a signed integer of ExactFormat's Word (64 bits for
+// float32, whose hot path is then a 64-bit shift and add; 128 for float64) with kHeadroom bits above the
+// elements' reach, so that 2^kHeadroom elements fit between two spill_window calls (the caller's to make, every
+// kSpillEvery elements), and the flags of what it saw.  What W cannot hold goes to an ExactDigits (`spill`:
+// shared or the thread's own); the flags go there in finish().
 template <class T>
 struct ExactWindow {
     using F = ExactFormat<T>;
-    static constexpr int kRoom = 127 - 32;  // the highest bit an element may reach, above the anchor
-    __int128 w = 0;
-    int anchor = -1;  // none yet
+    using Word = typename F::Word;
+    static constexpr int kWordBits = 8 * int(sizeof(Word));
+    static constexpr int kRoom = kWordBits - 1 - F::kHeadroom;  // the highest bit an element may reach, above the anchor
+    static constexpr int kMaxShift = kRoom - F::kMantissa;     // an element's lowest bit, at most, above the anchor
+    static_assert(F::kAbove + F::kBelow == kMaxShift, "the window's reach is its width");
+    static constexpr int64_t kSpillEvery = int64_t(1) << F::kHeadroom;
+    // The highest anchor: every finite element's lowest bit (at most 2^kExponentBits - 3) is within reach of it,
+    // and an infinity's would-be bit (one more) never is, so add's first test passes finite elements only.
+    static constexpr int kMaxAnchor = (1 << F::kExponentBits) - 3 - kMaxShift;
+    static constexpr int kUnset = 1 << 20;                     // no nonzero element yet: every element is slow
+    Word w = 0;
+    int anchor = kUnset;
+    unsigned flags = 0;
 
     template <class Digits>
     __host__ __device__ __forceinline__ void spill_window(Digits &spill) {
         if (w == 0) return;
         const bool negative = w < 0;
-        const unsigned __int128 m = negative ? (unsigned __int128)(-w) : (unsigned __int128)w;
+        const unsigned __int128 m = negative ? (unsigned __int128)(-(__int128)w) : (unsigned __int128)w;
         spill.add_scaled(uint64_t(m), uint64_t(m >> 64), anchor, negative);
         w = 0;
+    }
+
+    // W and the flags into `spill`: the thread's share of the sum.
+    template <class Digits>
+    __host__ __device__ __forceinline__ void finish(Digits &spill) {
+        spill_window(spill);
+        spill.add_flags(flags);
     }
 
     template <class Digits>
     __host__ __device__ __forceinline__ void add(T x, Digits &spill) {
         const ExactParts<T> p = exact_parts(x);
-        if (!p.finite) {
-            spill.flags |= p.nan ? 1u : p.negative ? 4u : 2u;
+        const unsigned shift = unsigned(p.pos - anchor);
+        if (shift <= unsigned(kMaxShift)) {  // the hot path: a finite element within the window (or a zero)
+            const Word v = Word(p.m) << shift;
+            w += p.negative ? -v : v;
             return;
         }
-        if (p.m == 0) return;
-        if (anchor < 0) {
+        add_outside(p, spill);
+    }
+
+    template <class Digits>
+    __host__ __device__ void add_outside(const ExactParts<T> &p, Digits &spill) {
+        flags |= exact_flag(p);
+        if (!p.finite || p.m == 0) return;
+        if (anchor == kUnset) {
             const int a = p.pos - F::kBelow;
-            anchor = a < 0 ? 0 : a;
+            anchor = a < 0 ? 0 : a > kMaxAnchor ? kMaxAnchor : a;
         }
         if (p.pos < anchor) {  // too small for the window: to the digits alone
             spill.add_scaled(p.m, 0, p.pos, p.negative);
             return;
         }
-        const int top = p.pos + F::kMantissa;  // one past the element's highest bit
-        if (top > anchor + kRoom) {  // too large: move the anchor up, the bits below it to the digits
-            const int moved = top - kRoom + F::kAbove - anchor;
-            if (moved >= 127) {
+        if (p.pos - anchor > kMaxShift) {  // too large: move the anchor up, the bits below it to the digits
+            int to = p.pos - kMaxShift + F::kAbove;
+            to = to > kMaxAnchor ? kMaxAnchor : to;
+            const int moved = to - anchor;
+            if (moved >= kWordBits - 1) {
                 spill_window(spill);
             } else {
                 // W = q * 2^moved + r, 0 <= r < 2^moved: r goes to the digits, W keeps q
-                const unsigned __int128 mask = ((unsigned __int128)1 << moved) - 1;
-                const unsigned __int128 r = (unsigned __int128)w & mask;
-                if (r) spill.add_scaled(uint64_t(r), uint64_t(r >> 64), anchor, false);
-                w = (w - (__int128)r) >> moved;
+                const uint64_t mask_lo = moved >= 64 ? ~uint64_t(0) : (uint64_t(1) << moved) - 1;
+                const uint64_t mask_hi = moved > 64 ? (uint64_t(1) << (moved - 64)) - 1 : 0;
+                const unsigned __int128 u = (unsigned __int128)(__int128)w;
+                const uint64_t r_lo = uint64_t(u) & mask_lo, r_hi = uint64_t(u >> 64) & mask_hi;
+                if (r_lo | r_hi) spill.add_scaled(r_lo, r_hi, anchor, false);
+                const __int128 r = (__int128)(((unsigned __int128)r_hi << 64) | r_lo);
+                w = Word(((__int128)w - r) >> moved);
             }
-            anchor += moved;
+            anchor = to;
         }
-        const __int128 v = (__int128)p.m << (p.pos - anchor);
+        const Word v = Word(p.m) << (p.pos - anchor);
         w += p.negative ? -v : v;
     }
 };

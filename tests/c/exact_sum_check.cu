@@ -25,8 +25,11 @@ static T by_window(const std::vector<T> &x, int pieces, bool backwards) {
         ExactDigits<T> spill;
         spill.clear();
         ExactWindow<T> w;
-        for (size_t i = a; i < b; i++) w.add(x[backwards ? a + b - 1 - i : i], spill);
-        w.spill_window(spill);
+        for (size_t i = a; i < b; i++) {
+            w.add(x[backwards ? a + b - 1 - i : i], spill);
+            if ((i - a + 1) % ExactWindow<T>::kSpillEvery == 0) w.spill_window(spill);  // as the kernel does
+        }
+        w.finish(spill);
         for (int d = 0; d < ExactFormat<T>::kDigits; d++) total.digit[d] += spill.digit[d];
         total.flags |= spill.flags;
     }

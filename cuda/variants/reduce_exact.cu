@@ -1,0 +1,60 @@
+// reduce_exact.cu -- variant `exact` (issue 41): the correctly rounded sum of a whole float32 or float64 array,
+// the same bits whatever the launch, the device or the order of the elements.  Its kernel
+// (variants/exact_sum_kernels.cuh) compiles on first use (abi/jit.h: GR_JIT_EXACT_SUM), so the variant adds host
+// code only to the build; this file sizes the grid and launches it.
+#include "abi/jit.h"
+#include "variants/entry.cuh"
+#include "variants/exact_sum_kernels.cuh"
+
+namespace gr {
+namespace {
+
+constexpr int kExactBlocksPerSm = 4;  // as auto's grid: 1024 threads x 32 B in flight per SM
+
+template <class T>
+gr_status reduce_exact_typed(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
+    const size_t need = GR_WORKSPACE_ZEROED_BYTES + align_up((ExactFormat<T>::kDigits + 1) * sizeof(int64_t),
+                                                             GR_WORKSPACE_ALIGN);
+    if (ws_bytes) {
+        *ws_bytes = need;
+        return GR_OK;
+    }
+    if (a->out_dtype != a->in_dtype) return GR_ERR_UNSUPPORTED_DTYPE;
+    if (!a->out || (a->n > 0 && !a->in) || !a->workspace || a->workspace_bytes < need ||
+        reinterpret_cast<uintptr_t>(a->in) % sizeof(T) != 0 || reinterpret_cast<uintptr_t>(a->out) % sizeof(T) != 0)
+        return GR_ERR_INVALID_ARGUMENT;
+    const cudaStream_t stream = static_cast<cudaStream_t>(a->stream);
+    if (a->n == 0)  // NumPy's empty sum: +0.0
+        return cuda_status(cudaMemsetAsync(a->out, 0, sizeof(T), stream), cuda_error);
+    void *kernel = nullptr;
+    const gr_status st = gr_jit_kernel(GR_JIT_EXACT_SUM, exact_sum_kernel_name<T>(), &kernel, cuda_error);
+    if (st != GR_OK) return st;
+
+    const T *in = static_cast<const T *>(a->in);
+    int64_t n = a->n;
+    const int64_t misalign = int64_t(reinterpret_cast<uintptr_t>(in) % 16);
+    int64_t head = misalign ? (16 - misalign) / int64_t(sizeof(T)) : 0;
+    if (head > n) head = n;
+    const int64_t per_block = int64_t(kExactBlock) * ExactVector<T>::kLanes * kExactVectorsInFlight;
+    const int64_t want = ceil_div(n, per_block), cap = int64_t(a->sm_count > 0 ? a->sm_count : 1) * kExactBlocksPerSm;
+    const int blocks = int(want < cap ? want : cap);
+    char *ws = static_cast<char *>(a->workspace);
+    int64_t *grid_digits = reinterpret_cast<int64_t *>(ws + GR_WORKSPACE_ZEROED_BYTES);
+    unsigned *counters = reinterpret_cast<unsigned *>(ws);
+    T *out = static_cast<T *>(a->out);
+    void *args[] = {&in, &n, &head, &grid_digits, &counters, &out};
+    return cuda_status(cudaLaunchKernel(kernel, dim3(blocks), dim3(kExactBlock), args, 0, stream), cuda_error);
+}
+
+}  // namespace
+}  // namespace gr
+
+extern "C" gr_status gr_impl_REDUCE_auto(const gr_args *, size_t *, int *);
+
+extern "C" gr_status gr_impl_REDUCE_exact(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
+    // dispatch.cu checked the operator and the input dtype against variants.def's masks.  Floating sums are this
+    // file's; an integer sum (wrapping as NumPy's), a min and a max are exact in any order: auto's kernels.
+    if (a->op == GR_OP_SUM && a->in_dtype == GR_FLOAT32) return gr::reduce_exact_typed<float>(a, ws_bytes, cuda_error);
+    if (a->op == GR_OP_SUM && a->in_dtype == GR_FLOAT64) return gr::reduce_exact_typed<double>(a, ws_bytes, cuda_error);
+    return gr_impl_REDUCE_auto(a, ws_bytes, cuda_error);
+}

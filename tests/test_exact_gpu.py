@@ -1,0 +1,209 @@
+"""The variant "exact" (issue 41) on the GPU: gpureduce.sum(x, variant="exact") of a float32 or float64 array is
+the exact real sum rounded once to nearest-even, the same bits for any order of the elements, any alignment, any
+size and any input kind; NaN and infinities as IEEE 754 says, +0.0 for an exact zero as NumPy's sums.
+
+The reference is gpureduce._bounds.correctly_rounded_sum (math.fsum, float32 ties settled by the exact rest),
+itself checked against Python's fractions in tests/test_exact_sum_cpu.py, whose hard sets (Neal's and the
+ReproBLAS papers' kinds: cancellations, subnormals, the full exponent range, ties, overflow) run here too."""
+import numpy as np
+import pytest
+
+import gpureduce
+from conftest import DEVICE_LIBRARIES
+from gpureduce._bounds import correctly_rounded_sum
+from gpureduce.testing import to_numpy
+from test_exact_sum_cpu import cases
+
+cupy = pytest.importorskip("cupy")
+pytestmark = pytest.mark.gpu
+
+FLOATS = ["float32", "float64"]
+# every power of two and block boundary of the kernel: a 16-byte vector is 4 or 2 elements, a block's step of the
+# grid-stride loop 256 x 2 vectors, the grid 4 blocks per SM
+SIZES = [1, 2, 3, 4, 5, 7, 8, 9, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096, 4097,
+         65535, 65536, 65537, 2**20 - 1, 2**20 + 3, 2**22 + 5]
+
+
+def exact_bits(got, want):
+    got, want = np.asarray(got)[()], np.asarray(want)[()]
+    if np.isnan(want):
+        return bool(np.isnan(got))
+    return got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
+def gr_exact(x):
+    r = gpureduce.sum(x, variant="exact")
+    return r.get()[()] if isinstance(r, cupy.ndarray) else np.asarray(r)[()]
+
+
+def draw(kind, dtype, n, rng):
+    info = np.finfo(dtype)
+    if kind == "normal":
+        return rng.standard_normal(n).astype(dtype)
+    if kind == "uniform":
+        return rng.random(n).astype(dtype)
+    if kind == "log-uniform":
+        return (rng.choice([-1, 1], n) * 10.0 ** rng.uniform(-4, 4, n)).astype(dtype)
+    if kind == "full range":
+        e = rng.integers(info.minexp - info.nmant, info.maxexp - 24, n)
+        return (rng.choice([-1, 1], n) * np.ldexp(rng.random(n) + 0.5, e)).astype(dtype)
+    if kind == "cancellation":
+        half = rng.standard_normal((n + 1) // 2).astype(dtype) * dtype(1e6)
+        x = np.concatenate([half, -half])[:n]
+        return x[rng.permutation(n)]
+    raise ValueError(kind)
+
+
+KINDS = ["normal", "uniform", "log-uniform", "full range", "cancellation"]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_hard_sets(dtype):
+    """Every hard set of the CPU check, on the device: the correctly rounded bits."""
+    bad = []
+    for name, x in cases(np.dtype(dtype).type):
+        want = correctly_rounded_sum(x, dtype)
+        got = gr_exact(cupy.asarray(x))
+        if not exact_bits(got, want):
+            bad.append(f"{name} (n={x.size}): got {got!r}, exact {want!r}")
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_sizes_and_distributions(dtype, kind):
+    rng = np.random.default_rng()
+    for n in SIZES:
+        x = draw(kind, dtype, n, rng)
+        want = correctly_rounded_sum(x, dtype)
+        got = gr_exact(cupy.asarray(x))
+        assert exact_bits(got, want), f"{kind} n={n}: got {got!r}, exact {want!r}"
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_the_same_bits_in_any_order_alignment_and_kind(dtype):
+    """A permutation, a reversal, every misalignment of a view, a host array (small and streamed-size), a tensor:
+    one answer, the correctly rounded one."""
+    rng = np.random.default_rng()
+    n = 3 * 2**20 + 7
+    x = draw("full range", dtype, n, rng)
+    want = correctly_rounded_sum(x, dtype)
+    d = cupy.asarray(x)
+    answers = {"cupy": gr_exact(d), "permuted": gr_exact(d[cupy.asarray(rng.permutation(n))]),
+               "reversed": gr_exact(cupy.ascontiguousarray(d[::-1])), "numpy": gr_exact(x)}
+    for offset in (1, 2, 3):
+        padded = cupy.concatenate([cupy.zeros(offset, dtype), d])[offset:]
+        assert padded.data.ptr % 16
+        answers[f"offset {offset}"] = gr_exact(padded)
+    for name, make in sorted(DEVICE_LIBRARIES.items()):  # CuPy, PyTorch, Numba: a 0-d array of each
+        try:
+            device = make(x)
+        except pytest.skip.Exception:  # that library is not installed here
+            continue
+        answers[name] = to_numpy(gpureduce.sum(device, variant="exact"))[()]
+    bad = {k: v for k, v in answers.items() if not exact_bits(v, want)}
+    assert not bad, f"exact {want!r}; differing: {bad}"
+
+
+def test_a_large_host_array_is_exact_too():
+    """A host array above the streaming size is not cut into pieces whose rounded sums would be added: the whole
+    array goes to the device and is summed exactly."""
+    rng = np.random.default_rng()
+    x = draw("log-uniform", "float32", 20 * 2**20 + 3, rng)
+    assert exact_bits(gr_exact(x), correctly_rounded_sum(x, "float32"))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_special_values(dtype):
+    t = np.dtype(dtype).type
+    big = np.finfo(dtype).max
+    n = 70001
+    for name, where, value, want in [("nan", 123, np.nan, np.nan), ("+inf", 5000, np.inf, np.inf),
+                                     ("-inf", n - 1, -np.inf, -np.inf)]:
+        x = np.ones(n, dtype)
+        x[where] = value
+        got = gr_exact(cupy.asarray(x))
+        assert exact_bits(got, t(want)), (name, got)
+    x = np.ones(n, dtype)
+    x[7], x[60000] = np.inf, -np.inf
+    assert np.isnan(gr_exact(cupy.asarray(x)))
+    x = np.zeros(n, dtype)
+    x[1000], x[50000] = big, big  # the exact sum overflows: +inf
+    assert gr_exact(cupy.asarray(x)) == np.inf
+    x[60000] = -big  # ... and comes back
+    assert exact_bits(gr_exact(cupy.asarray(x)), t(big))
+    for zeros in (np.zeros(n, dtype), -np.zeros(n, dtype), np.zeros(0, dtype)):
+        got = gr_exact(cupy.asarray(zeros))
+        assert got == 0 and not np.signbit(got), got  # NumPy's sums start from +0.0
+    assert exact_bits(gr_exact(cupy.asarray(np.array([t(2.5)]))), t(2.5))
+
+
+def test_many_elements_of_one_value():
+    """2^24 + 1 ones: float32's plain sums stall at 2^24 (1 + 2^24 rounds back); the exact sum is 2^24 rounded
+    once, and 2^24 + 2 (two ones more) is representable exactly."""
+    assert gr_exact(cupy.ones(2**24 + 1, cupy.float32)) == np.float32(2**24)
+    assert gr_exact(cupy.ones(2**24 + 2, cupy.float32)) == np.float32(2**24 + 2)
+    x = cupy.full(2**22, 0.1, cupy.float32)
+    want = correctly_rounded_sum(np.full(2**22, 0.1, np.float32), "float32")
+    assert exact_bits(gr_exact(x), want)
+
+
+def test_beyond_2_to_the_31_elements():
+    free, _ = cupy.cuda.runtime.memGetInfo()
+    n = 2**31 + 8
+    if free < 4 * n + (1 << 30):
+        pytest.skip("not enough device memory")
+    x = cupy.ones(n, cupy.float32)
+    x[-1] = 2.0**-20  # the last element: a tail past 2^31 that rounds the result
+    got = gr_exact(x)
+    assert got == np.float32(n - 1 + 2.0**-20), got  # 2^31 + 7 + 2^-20 rounds to 2^31 (ulp 256)
+    del x
+
+
+def test_deterministic_and_graph_capturable():
+    x = cupy.asarray(draw("normal", "float32", 2**20 + 3, np.random.default_rng()))
+    first = gr_exact(x)
+    assert all(exact_bits(gr_exact(x), first) for _ in range(5))
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        stream.begin_capture()
+        r = gpureduce.sum(x, variant="exact")
+        graph = stream.end_capture()
+    graph.launch(stream)
+    stream.synchronize()
+    assert exact_bits(r.get()[()], first)
+    x[:] = x * 2  # new data in the same buffer: the replay reads it
+    graph.launch(stream)
+    stream.synchronize()
+    assert exact_bits(r.get()[()], np.float32(first * 2))
+
+
+def test_what_exact_refuses_and_what_it_passes_on():
+    x = cupy.arange(10, dtype=cupy.float32).reshape(2, 5)
+    with pytest.raises(ValueError, match="auto"):
+        gpureduce.sum(x, axis=1, variant="exact")
+    with pytest.raises(ValueError, match="prod"):
+        gpureduce.prod(x, variant="exact")
+    # integer sums, min and max are exact in any order: auto's kernels, NumPy's answers
+    i = cupy.arange(-5, 100000, dtype=cupy.int32)
+    assert int(gpureduce.sum(i, variant="exact")) == int(np.arange(-5, 100000).sum())
+    assert float(gpureduce.max(x, variant="exact")) == 9.0 and float(gpureduce.min(x, variant="exact")) == 0.0
+    assert "exact" in next(v for v in gpureduce.variants(kind="reduce") if v.name == "exact").properties
+
+
+def test_hypothesis_any_permutation_any_values():
+    hypothesis = pytest.importorskip("hypothesis")
+    st = pytest.importorskip("hypothesis.strategies")
+
+    @hypothesis.settings(max_examples=150, deadline=None, derandomize=False)
+    @hypothesis.given(st.lists(st.floats(allow_nan=False, allow_infinity=False, width=32), min_size=1, max_size=3000),
+                      st.randoms())
+    def check(values, random):
+        x = np.array(values, np.float32)
+        want = correctly_rounded_sum(x, "float32")
+        order = list(range(x.size))
+        random.shuffle(order)
+        assert exact_bits(gr_exact(cupy.asarray(x)), want)
+        assert exact_bits(gr_exact(cupy.asarray(x[order])), want)
+
+    check()
