@@ -1,5 +1,6 @@
 """What the benchmark scripts share: the commit they measure, and how a table is printed and saved."""
 import argparse
+import json
 import os
 import subprocess
 
@@ -24,6 +25,27 @@ def emit(text, markdown=None):
     if markdown:
         with open(markdown, "w") as f:
             f.write(text + "\n")
+
+
+def timing_cell(row, column):
+    """A timing table's cell of `row` (a dict): microseconds, marked "(wrong)" where row[column + " ok"] is false,
+    "n/a" where the column was not measured."""
+    if column not in row:
+        return "n/a"
+    return f"{row[column]:.1f}" + ("" if row.get(column + " ok", True) else " (wrong)")
+
+
+def save_table(folder, stem, info, table, rows):
+    """Print `table`; with `folder`, write it as <stem>_<gpu>.md and the rows as <stem>_<gpu>.json there."""
+    print(table)
+    if not folder:
+        return
+    gpu = info.get("name", "gpu").replace(" ", "_")
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, f"{stem}_{gpu}.md"), "w") as f:
+        f.write(table + "\n")
+    with open(os.path.join(folder, f"{stem}_{gpu}.json"), "w") as f:
+        json.dump({"device": info, "rows": rows}, f, indent=1, default=str)
 
 
 def table_arguments(doc, log2=28, repeat=20, choices=None):

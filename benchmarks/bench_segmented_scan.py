@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 import numpy as np
 
-from _common import commit
+from _common import commit, save_table, timing_cell
 from bench_segmented import DISTRIBUTIONS, SCRATCH_BYTES, lengths_of, timed
 
 
@@ -181,18 +180,10 @@ def main(argv=None):
     for r in rows:
         best = min((r[p] for p in ranges_peers if p in r), default=None)
         cells = [r["dtype"], r["distribution"], str(r["segments"])]
-        cells += [f"{r[c]:.1f}" + ("" if r.get(c + " ok", True) else " (wrong)") if c in r else "n/a" for c in columns]
+        cells += [timing_cell(r, c) for c in columns]
         cells += [f"{r['% read']:.0f}%", f"{r['gpureduce'] / best:.2f}" if best else "n/a"]
         lines.append("| " + " | ".join(cells) + " |")
-    table = "\n".join(lines)
-    print(table)
-    if args.out:
-        gpu = info.get("name", "gpu").replace(" ", "_")
-        os.makedirs(args.out, exist_ok=True)
-        with open(os.path.join(args.out, f"segmented_scan_{gpu}.md"), "w") as f:
-            f.write(table + "\n")
-        with open(os.path.join(args.out, f"segmented_scan_{gpu}.json"), "w") as f:
-            json.dump({"device": info, "rows": rows}, f, indent=1, default=str)
+    save_table(args.out, "segmented_scan", info, "\n".join(lines), rows)
     return 1 if failed else 0
 
 

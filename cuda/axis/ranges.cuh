@@ -32,6 +32,15 @@ struct JitRangeKernels : ReducerNames {
     }
 };
 
+// Whether s->ranges can be run as given (sizing: only the workspace is asked, the bounds may be unplaced yet):
+// the check the segmented reductions and scans make before anything else.
+inline bool ranges_ok(const gr_segments *s, bool sizing) {
+    const gr_ranges &g = *s->ranges;
+    return !(g.count < 0 || (g.count > 0 && !g.bounds && !sizing) || g.algorithm < 0 ||
+             g.algorithm >= GR_RANGE_ALGORITHM_COUNT || (g.form != GR_RANGES_STARTS_STOPS && g.form != GR_RANGES_REDUCEAT) ||
+             s->mask || s->second);
+}
+
 // The launch plan of the ranges: the algorithm, the lanes per range (LANES, THREAD, WARP) or the parts of a range
 // (BLOCK), the grid.  Computed the same way for sizing and for running.
 struct RangePlan {

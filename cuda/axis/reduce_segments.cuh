@@ -25,11 +25,8 @@ gr_status reduce_ranges(const gr_args *a, const gr_segments *s, const SegProblem
     if constexpr (takes_second<Red>::value) {
         return GR_ERR_UNSUPPORTED_OP;  // dot: no segmented form
     } else {
+        if (!ranges_ok(s, ws_bytes != nullptr)) return GR_ERR_INVALID_ARGUMENT;
         const gr_ranges &g = *s->ranges;
-        if (g.count < 0 || (g.count > 0 && !g.bounds && !ws_bytes) || g.algorithm < 0 ||
-            g.algorithm >= GR_RANGE_ALGORITHM_COUNT || (g.form != GR_RANGES_STARTS_STOPS && g.form != GR_RANGES_REDUCEAT) ||
-            s->mask || s->second)
-            return GR_ERR_INVALID_ARGUMENT;
         using V = typename Red::V;
         const size_t need = range_workspace(p, g, sizeof(V), a->sm_count);
         if (ws_bytes) {

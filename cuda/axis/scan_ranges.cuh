@@ -7,6 +7,7 @@
 #include "axis/kernel_source.cuh"
 #include "axis/ranges.cuh"
 #include "axis/scan_ranges_kernels.cuh"
+#include "axis/segments_dispatch.cuh"
 
 namespace gr {
 
@@ -194,20 +195,15 @@ gr_status scan_range_run(const ScanProblem &p, const gr_ranges &g, bool exclusiv
 inline gr_status scan_ranges_entry(const gr_args *a, const gr_segments *s, const ScanProblem &p, gr_op op,
                                    gr_dtype in, gr_dtype out, size_t acc_size, size_t in_align, size_t out_align,
                                    size_t *ws_bytes, int *cuda_error) {
+    if (!ranges_ok(s, ws_bytes != nullptr)) return GR_ERR_INVALID_ARGUMENT;
     const gr_ranges &g = *s->ranges;
-    if (g.count < 0 || (g.count > 0 && !g.bounds && !ws_bytes) || g.algorithm < 0 ||
-        g.algorithm >= GR_RANGE_ALGORITHM_COUNT || (g.form != GR_RANGES_STARTS_STOPS && g.form != GR_RANGES_REDUCEAT) ||
-        s->mask || s->second)
-        return GR_ERR_INVALID_ARGUMENT;
     const size_t need = scan_range_workspace(p, g, acc_size, a->sm_count);
     if (ws_bytes) {
         *ws_bytes = need;
         return GR_OK;
     }
-    const bool writes = p.c0 * p.c1 * p.R > 0, reads = writes && g.count > 0;
-    if ((writes && !a->out) || (reads && !a->in) || (need && !a->workspace) || a->workspace_bytes < need ||
-        reinterpret_cast<uintptr_t>(a->in) % in_align != 0 || reinterpret_cast<uintptr_t>(a->out) % out_align != 0)
-        return GR_ERR_INVALID_ARGUMENT;
+    const bool writes = p.c0 * p.c1 * p.R > 0;
+    if (!segment_args_ok(a, writes, writes && g.count > 0, need, in_align, out_align)) return GR_ERR_INVALID_ARGUMENT;
     return scan_range_run(p, g, a->exclusive != 0, static_cast<char *>(a->workspace), a->sm_count,
                           static_cast<cudaStream_t>(a->stream), JitScanRangeKernels(op, in, out), cuda_error);
 }

@@ -48,6 +48,11 @@ struct LongParts {
         }
         return true;
     }
+    // The slots the long kernels read: those taken, never past the list's end.
+    __device__ __forceinline__ int64_t listed() const {
+        const int64_t taken = int64_t(*count);
+        return taken < capacity ? taken : capacity;
+    }
 };
 
 template <class Op, class Out>
@@ -167,34 +172,6 @@ __global__ void __launch_bounds__(256) scan_ranges_thread_kernel(ScanProblem p, 
     }
 }
 
-// A warp scans positions [a, b) of the range that starts at r0 (`in` and `out` at the work item's row), from
-// `carry`: 128 consecutive elements per step along unit-stride rows, else 32 strided ones.
-template <class Op, class In, class Out>
-__device__ __forceinline__ void scan_part(const ScanProblem &p, const In *in, Out *out, int64_t r0, int64_t a,
-                                          int64_t b, typename accumulator<Out>::type carry, bool exclusive, int lane) {
-    using Acc = typename accumulator<Out>::type;
-    if (p.ir == 1 && p.orr == 1) {
-        scan_consecutive<Op, In, Out>(in, out, a, b, carry, exclusive, lane, r0);
-        return;
-    }
-    for (int64_t batch = a; batch < b; batch += kWarp * kScanBatch) {
-        Acc xs[kScanBatch];
-        load_batch<Op>(xs, in, batch, b, p.ir, lane);
-#pragma unroll
-        for (int s = 0; s < kScanBatch; s++) {
-            const int64_t r = batch + s * kWarp + lane;
-            const Acc x = warp_scan_interleaved<Op>(xs[s], lane, 1);
-            const Acc up = shfl_up_any(x, 1);  // every lane shuffles, then only the live ones store
-            if (r < b) {
-                const Acc before = lane == 0 ? carry : Op()(carry, up);
-                out[r * p.orr] =
-                    convert<Out>(exclusive ? (r == r0 ? Op::template identity<Acc>() : before) : Op()(carry, x));
-            }
-            carry = Op()(carry, shfl_idx_any(x, kWarp - 1));
-        }
-    }
-}
-
 template <class Op, class In, class Out, bool kWrite>
 __global__ void __launch_bounds__(256) scan_ranges_warp_kernel(ScanProblem p, RangeSet g, int64_t parts,
                                                                bool exclusive, typename accumulator<Out>::type *totals,
@@ -232,8 +209,7 @@ __global__ void __launch_bounds__(256) scan_ranges_long_kernel(ScanProblem p, Ra
                                                                typename accumulator<Out>::type *totals) {
     using Acc = typename accumulator<Out>::type;
     const int lane = threadIdx.x % kWarp;
-    const int64_t taken = int64_t(*long_parts.count), warps = int64_t(gridDim.x) * (blockDim.x / kWarp);
-    const int64_t count = taken < long_parts.capacity ? taken : long_parts.capacity;
+    const int64_t count = long_parts.listed(), warps = int64_t(gridDim.x) * (blockDim.x / kWarp);
     for (int64_t s = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp; s < count; s += warps) {
         const int64_t item = long_parts.slots[2 * s], first = long_parts.slots[2 * s + 1];
         int64_t i0, k, i1, r0, r1;
@@ -269,8 +245,7 @@ __global__ void __launch_bounds__(256) scan_ranges_long_prefix_kernel(ScanProble
                                                                       typename accumulator<Out>::type *totals) {
     using Acc = typename accumulator<Out>::type;
     const int lane = threadIdx.x % kWarp;
-    const int64_t taken = int64_t(*long_parts.count), warps = int64_t(gridDim.x) * (blockDim.x / kWarp);
-    const int64_t count = taken < long_parts.capacity ? taken : long_parts.capacity;
+    const int64_t count = long_parts.listed(), warps = int64_t(gridDim.x) * (blockDim.x / kWarp);
     for (int64_t s = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp; s < count; s += warps) {
         if (long_parts.slots[2 * s + 1] != s) continue;  // not a range's first part (the whole warp skips)
         int64_t i0, k, i1, r0, r1;

@@ -98,7 +98,7 @@ constexpr int kLaneItems = 4;
 template <class Op, class In, class Out>
 __device__ __forceinline__ void scan_consecutive(const In *in, Out *out, int64_t r0, int64_t r1,
                                                  typename accumulator<Out>::type carry, bool exclusive, int lane,
-                                                 int64_t first = 0) {
+                                                 int64_t first) {
     using Acc = typename accumulator<Out>::type;
     constexpr int kGroup = kWarp * kLaneItems, kGroups = 2;
     for (int64_t batch = r0; batch < r1; batch += kGroup * kGroups) {
@@ -132,6 +132,35 @@ __device__ __forceinline__ void scan_consecutive(const In *in, Out *out, int64_t
     }
 }
 
+// A warp scans positions [a, b) of a row (`in` and `out` at its start) from `carry`: 128 consecutive elements per
+// step along unit-stride rows, else 32 strided ones; an exclusive scan writes the identity at position `first`
+// (0, or a segmented scan's range start).  The rows kernel's write pass and the segmented scans' warps.
+template <class Op, class In, class Out>
+__device__ __forceinline__ void scan_part(const ScanProblem &p, const In *in, Out *out, int64_t first, int64_t a,
+                                          int64_t b, typename accumulator<Out>::type carry, bool exclusive, int lane) {
+    using Acc = typename accumulator<Out>::type;
+    if (p.ir == 1 && p.orr == 1) {
+        scan_consecutive<Op, In, Out>(in, out, a, b, carry, exclusive, lane, first);
+        return;
+    }
+    for (int64_t batch = a; batch < b; batch += kWarp * kScanBatch) {
+        Acc xs[kScanBatch];
+        load_batch<Op>(xs, in, batch, b, p.ir, lane);
+#pragma unroll
+        for (int s = 0; s < kScanBatch; s++) {
+            const int64_t r = batch + s * kWarp + lane;
+            const Acc x = warp_scan_interleaved<Op>(xs[s], lane, 1);
+            const Acc up = shfl_up_any(x, 1);  // every lane shuffles, then only the live ones store
+            if (r < b) {
+                const Acc before = lane == 0 ? carry : Op()(carry, up);
+                out[r * p.orr] =
+                    convert<Out>(exclusive ? (r == first ? Op::template identity<Acc>() : before) : Op()(carry, x));
+            }
+            carry = Op()(carry, shfl_idx_any(x, kWarp - 1));
+        }
+    }
+}
+
 // kWrite = false: fold each chunk into totals[item]; true: scan each chunk starting from carries[item]
 // (nullptr: from the neutral element) and write the outputs.
 template <class Op, class In, class Out, bool kWrite>
@@ -151,27 +180,8 @@ __global__ void __launch_bounds__(256) scan_rows_kernel(ScanProblem p, int64_t c
             if (lane == 0) totals[item] = total;
             continue;
         }
-        Acc carry = (totals && chunks > 1) ? totals[item] : scan_neutral<Op, Acc>();
-        if (p.ir == 1 && p.orr == 1) {
-            scan_consecutive<Op, In, Out>(in, out, r0, r1, carry, exclusive, lane);
-            continue;
-        }
-        for (int64_t batch = r0; batch < r1; batch += kWarp * kScanBatch) {
-            Acc xs[kScanBatch];
-            load_batch<Op>(xs, in, batch, r1, p.ir, lane);
-#pragma unroll
-            for (int b = 0; b < kScanBatch; b++) {
-                const int64_t r = batch + b * kWarp + lane;
-                const Acc x = warp_scan_interleaved<Op>(xs[b], lane, 1);
-                const Acc up = shfl_up_any(x, 1);  // every lane shuffles, then only the live ones store
-                if (r < r1) {
-                    const Acc before = lane == 0 ? carry : Op()(carry, up);
-                    const Acc value = exclusive ? (r == 0 ? Op::template identity<Acc>() : before) : Op()(carry, x);
-                    out[r * p.orr] = convert<Out>(value);
-                }
-                carry = Op()(carry, shfl_idx_any(x, kWarp - 1));
-            }
-        }
+        scan_part<Op, In, Out>(p, in, out, 0, r0, r1, (totals && chunks > 1) ? totals[item] : scan_neutral<Op, Acc>(),
+                               exclusive, lane);
     }
 }
 

@@ -197,11 +197,15 @@ int each_segment_types(F &&f) {
 }
 
 // The check every axis entry makes before it runs: data pointers where data moves, enough workspace, pointers
-// aligned for their element types.
+// aligned for their element types (by alignment: host code written once for every type passes them).
+inline bool segment_args_ok(const gr_args *a, bool writes, bool reads, size_t need, size_t in_align,
+                            size_t out_align) {
+    return !((writes && !a->out) || (reads && !a->in) || (need && !a->workspace) || a->workspace_bytes < need ||
+             reinterpret_cast<uintptr_t>(a->in) % in_align != 0 || reinterpret_cast<uintptr_t>(a->out) % out_align != 0);
+}
 template <class In, class Out>
 bool segment_args_ok(const gr_args *a, bool writes, bool reads, size_t need) {
-    return !((writes && !a->out) || (reads && !a->in) || (need && !a->workspace) || a->workspace_bytes < need ||
-             reinterpret_cast<uintptr_t>(a->in) % alignof(In) != 0 || reinterpret_cast<uintptr_t>(a->out) % alignof(Out) != 0);
+    return segment_args_ok(a, writes, reads, need, alignof(In), alignof(Out));
 }
 
 }  // namespace gr
