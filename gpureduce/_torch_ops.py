@@ -1,8 +1,8 @@
 """gpureduce's reductions and scans as PyTorch custom operators, so that ``torch.compile`` keeps them in its
 graph (``fullgraph=True``, ``mode="reduce-overhead"`` too) instead of breaking it at gpureduce's C code.
 
-Three operators, ``torch.ops.gpureduce.reduce``, ``torch.ops.gpureduce.scan`` and
-``torch.ops.gpureduce.segmented`` (reduceat and segmented_reduce with tensor bounds), each with a fake (meta)
+Four operators, ``torch.ops.gpureduce.reduce``, ``torch.ops.gpureduce.scan``, ``torch.ops.gpureduce.segmented``
+(reduceat and segmented_reduce with tensor bounds) and ``torch.ops.gpureduce.segmented_scan``, each with a fake (meta)
 implementation that gives the result's shape and dtype by NumPy's rules (gpureduce._planning.plan, _operands), and a real
 one that is the eager call: on PyTorch's current stream, into a tensor PyTorch allocates (so CUDA-graph capture
 works).  While Dynamo traces, a public function called on a tensor with arguments the operators carry (axis,
@@ -77,7 +77,7 @@ def _register():
     from ._planning.operands import default_dtype
     from ._planning.calls import reduce, scan
     from ._planning.numpy_rules import operator_for_dtype
-    from ._planning.ranges import reduce_ranges
+    from ._planning.ranges import reduce_ranges, scan_ranges
     from ._planning.plan import ARG_OPS, reduced_axes
     from ._planning.results import torch_dtypes
     to_torch = torch_dtypes(torch)
@@ -137,6 +137,17 @@ def _register():
         return a.new_empty(shape, dtype=result_dtype(_core.KIND_REDUCE, operator_for_dtype(op, to_numpy[a.dtype]),
                                                      a, dtype))
 
+    @torch.library.custom_op("gpureduce::segmented_scan", mutates_args=())
+    def segmented_scan_op(a: torch.Tensor, op: str, starts: torch.Tensor, stops: torch.Tensor, axis: int,
+                          dtype: Optional[torch.dtype], variant: str, exclusive: bool) -> torch.Tensor:
+        return as_result(scan_ranges(op, a, starts, stops, axis, None if dtype is None else to_numpy[dtype], None,
+                                     exclusive, variant), a)
+
+    @segmented_scan_op.register_fake
+    def _(a, op, starts, stops, axis, dtype, variant, exclusive):
+        return a.new_empty(tuple(a.shape), dtype=result_dtype(_core.KIND_SCAN, operator_for_dtype(
+            op, to_numpy[a.dtype]), a, dtype))
+
     _REGISTERED = True
 
 
@@ -144,7 +155,7 @@ def route(kind, op, names, args, kwargs):
     """The call of public function (`kind`, `op`; `op` None for reduce() and scan(), which take it first) with
     parameter `names` as an operator call while Dynamo traces, or NotImplemented where the operators cannot
     carry it (not a tensor, out=, where=, initial=, an argument they lack, unregistered)."""
-    if not _REGISTERED or kind not in ("reduce", "scan", "segmented"):
+    if not _REGISTERED or kind not in ("reduce", "scan", "segmented", "segmented_scan"):
         return NotImplemented
     import torch
     from ._planning.numpy_rules import NoValue
@@ -152,6 +163,8 @@ def route(kind, op, names, args, kwargs):
     bound.update(kwargs)
     if kind == "segmented":
         return _route_segmented(torch, bound, NoValue)
+    if kind == "segmented_scan":
+        return _route_segmented_scan(torch, bound)
     if op is None:
         op = bound.pop("op", None)
     a = bound.pop(names[1] if names[0] == "op" else names[0], None)
@@ -200,3 +213,19 @@ def _route_segmented(torch, bound, no_value):
     return torch.ops.gpureduce.segmented(a, op, form, starts, stops, axis, dtype, variant,
                                          None if ddof is None else float(ddof))
 
+
+
+def _route_segmented_scan(torch, bound):
+    """segmented_scan(op, a, starts, stops, ...) as torch.ops.gpureduce.segmented_scan, where the input and the
+    bounds are tensors and no out= is given (the ranges' check waits once: for eager and fullgraph compiles, not for
+    captured graphs)."""
+    op, a, starts, stops = (bound.pop(name, None) for name in ("op", "a", "starts", "stops"))
+    if not all(isinstance(t, torch.Tensor) for t in (a, starts, stops)) or not isinstance(op, str) or \
+            bound.pop("out", None) is not None:
+        return NotImplemented
+    axis, dtype, variant = bound.pop("axis", 0), bound.pop("dtype", None), bound.pop("variant", "auto")
+    exclusive = bound.pop("exclusive", False)
+    if bound or not isinstance(axis, int) or (dtype is not None and not isinstance(dtype, torch.dtype)) or \
+            not isinstance(variant, str):
+        return NotImplemented
+    return torch.ops.gpureduce.segmented_scan(a, op, starts, stops, axis, dtype, variant, bool(exclusive))

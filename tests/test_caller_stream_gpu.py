@@ -503,3 +503,30 @@ def test_torch_compile_keeps_reduceat_in_the_graph(rng):
     host = rng.standard_normal((8, 40))
     got = compiled(torch.from_numpy(host).cuda(), torch.tensor([0, 10, 3, 39], device="cuda"))
     np.testing.assert_array_equal(got.cpu().numpy(), np.maximum.reduceat(host, [0, 10, 3, 39], axis=1) + 1)
+
+
+def test_torch_compile_keeps_the_segmented_scans_in_the_graph(rng):
+    """segmented_scan on tensors with tensor bounds is torch.ops.gpureduce.segmented_scan: fullgraph compiles (the
+    ranges' check waits once, so not for a captured CUDA graph)."""
+    torch = _torch()
+    if not hasattr(torch, "library") or not hasattr(torch.library, "custom_op"):
+        pytest.skip("torch.library.custom_op needs PyTorch 2.4")
+    gpureduce.register_torch_ops()
+
+    def f(t, starts, stops):
+        return gpureduce.segmented_scan("sum", t, starts, stops) * 2 + \
+            gpureduce.segmented_scan("max", t, starts, stops, exclusive=True)
+
+    compiled = torch.compile(f, fullgraph=True)
+    for starts, stops in [([0, 5, 20], [5, 20, 32]), ([9, 0, 30], [30, 9, 31])]:
+        host = rng.integers(-20, 20, 32).astype(np.float64)
+        got = compiled(torch.from_numpy(host).cuda(), torch.tensor(starts, device="cuda"),
+                       torch.tensor(stops, device="cuda"))
+        want = np.zeros(32)
+        want[:] = 0 * 2 - np.inf  # positions in no range: sum's 0 and max's -inf
+        for a, b in zip(starts, stops):
+            part = host[a:b]
+            before = np.concatenate([[-np.inf], np.maximum.accumulate(part)[:-1]])
+            want[a:b] = np.cumsum(part) * 2 + before
+        assert isinstance(got, torch.Tensor) and got.shape == (32,)
+        np.testing.assert_array_equal(got.cpu().numpy(), want)

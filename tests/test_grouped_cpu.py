@@ -35,3 +35,10 @@ def test_the_signature_reads_as_jaxs_segment_functions():
     assert list(parameters)[:6] == ["op", "a", "group_ids", "num_groups", "axis", "dtype"]
     assert parameters["ids_sorted"].kind is inspect.Parameter.KEYWORD_ONLY
     assert parameters["stream"].default is None
+
+
+@pytest.mark.parametrize("count, dtype", [(0, np.int16), (1, np.int16), (32768, np.int16), (32769, np.int32),
+                                          (2**31, np.int32), (2**31 + 1, np.int64)])
+def test_ids_sort_in_the_narrowest_dtype_that_holds_them(count, dtype):
+    from gpureduce._planning.groups import narrowest_id_dtype
+    assert narrowest_id_dtype(count) == np.dtype(dtype)

@@ -814,3 +814,22 @@ def test_groupby_scan_stream_keyword():
     got = gpureduce.groupby_scan("sum", x, ids, exclusive=True, stream=s)
     s.synchronize()
     check_groups("sum", got, a, ids_h, 0, True, "stream=")
+
+
+def test_beyond_2_to_the_31_elements():
+    """Positions past 2^31 (64-bit offsets everywhere): a range ending below it, one across it, one above it."""
+    free, _ = cp.cuda.runtime.memGetInfo()
+    n = (1 << 31) + 1000
+    if free < 6 * n:
+        pytest.skip("not enough device memory")
+    half = 1 << 31
+    x = cp.ones(n, dtype=cp.int8)
+    x[half + 5] = 7
+    starts, stops = [0, half - 10, half + 10], [half - 10, half + 10, n]
+    got = gpureduce.segmented_scan("max", x, starts, stops)
+    assert [int(got[i]) for i in (half - 11, half + 4, half + 5, half + 9, half + 10, n - 1)] == [1, 1, 7, 7, 1, 1]
+    del got
+    got = gpureduce.segmented_scan("sum", x, starts, stops, dtype=np.int32)
+    assert [int(got[i]) for i in (half - 11, half - 10, half + 4, half + 9, n - 1)] == \
+        [half - 10, 1, 15, 26, n - half - 10]
+    del got, x

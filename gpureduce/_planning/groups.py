@@ -46,6 +46,15 @@ def reduce_groups(op, a, group_ids, num_groups=None, axis=0, dtype=None, ids_sor
         return _reduce_groups(lib, op, a, group_ids, num_groups, axis, dtype, ids_sorted, variant, ddof)
 
 
+def narrowest_id_dtype(count):
+    """The narrowest signed integer dtype that holds ids 0 .. count - 1: CuPy's and PyTorch's stable sorts are
+    radix sorts over every byte of the key, so int16 ids sort in a quarter of int64's passes."""
+    for dt in (np.int16, np.int32):
+        if count <= np.iinfo(dt).max + 1:
+            return np.dtype(dt)
+    return np.dtype(np.int64)
+
+
 def _ids_along(lib, fn, a, group_ids, axis):
     """(axis, n, ids): the axis the ids label, normalized, its length and the ids in the input's library, with the
     refusals every grouped function makes."""
@@ -88,6 +97,8 @@ def _reduce_groups(lib, op, a, group_ids, num_groups, axis, dtype, ids_sorted, v
     elif k is None:
         k = 0
     order = None
+    if n:
+        ids = lib.astype(ids, narrowest_id_dtype(k))  # a radix sort's passes are the key's bytes
     if not ids_sorted and n > 1:
         order = lib.stable_order(ids)
         a = lib.take(a, order, axis)

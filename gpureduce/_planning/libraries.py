@@ -25,6 +25,9 @@ class _ArrayModule:
             return jax.device_put(self.xp.asarray(ids), list(like.devices())[0])
         return self.xp.asarray(ids)
 
+    def astype(self, x, dtype):
+        return x.astype(dtype)
+
     def stable_order(self, ids):
         if self.name == "jax":
             return self.xp.argsort(ids, stable=True)
@@ -104,6 +107,9 @@ class _Torch:
 
     def ids(self, ids, like):
         return self.torch.as_tensor(ids, device=like.device)
+
+    def astype(self, x, dtype):
+        return x.to(getattr(self.torch, np.dtype(dtype).name))
 
     def stable_order(self, ids):
         return self.torch.argsort(ids, stable=True)

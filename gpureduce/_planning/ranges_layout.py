@@ -71,12 +71,15 @@ def _in_order_device(starts, stops, n):
     except ImportError:
         return None
     handle = _core.call_stream.get(None)
-    with contextlib.nullcontext() if handle is None else cp.cuda.ExternalStream(handle):
+    # on the bounds' device (CuPy's current one may be another), on the call's stream where stream= names one
+    device = int(starts.__dlpack_device__()[1]) if hasattr(starts, "__dlpack_device__") else \
+        cp.asarray(starts).device.id
+    with cp.cuda.Device(device), (contextlib.nullcontext() if handle is None else cp.cuda.ExternalStream(handle)):
         a, b = (cp.from_dlpack(x) if hasattr(x, "__dlpack__") else cp.asarray(x) for x in (starts, stops))
         a, b = (cp.ascontiguousarray(x.astype(cp.int64, copy=False)) for x in (a, b))  # the kernel reads x[i]
-        kernel = _KERNEL.get(cp.cuda.Device().id)
+        kernel = _KERNEL.get(a.device.id)
         if kernel is None:
-            kernel = _KERNEL.setdefault(cp.cuda.Device().id, cp.RawKernel(_SOURCE, "ranges_layout"))
+            kernel = _KERNEL.setdefault(a.device.id, cp.RawKernel(_SOURCE, "ranges_layout"))
         out = cp.zeros(3, dtype=cp.uint64)
         k = a.shape[0]
         kernel((max(1, min((k + 255) // 256, 1024)),), (256,), (a, b, np.int64(k), np.int64(n), out))
