@@ -48,7 +48,7 @@ def draw(kind, dtype, n, rng):
         e = rng.integers(info.minexp - info.nmant, info.maxexp - 24, n)
         return (rng.choice([-1, 1], n) * np.ldexp(rng.random(n) + 0.5, e)).astype(dtype)
     if kind == "cancellation":
-        half = rng.standard_normal((n + 1) // 2).astype(dtype) * dtype(1e6)
+        half = rng.standard_normal((n + 1) // 2).astype(dtype) * np.dtype(dtype).type(1e6)
         x = np.concatenate([half, -half])[:n]
         return x[rng.permutation(n)]
     raise ValueError(kind)
@@ -91,9 +91,9 @@ def test_the_same_bits_in_any_order_alignment_and_kind(dtype):
     d = cupy.asarray(x)
     answers = {"cupy": gr_exact(d), "permuted": gr_exact(d[cupy.asarray(rng.permutation(n))]),
                "reversed": gr_exact(cupy.ascontiguousarray(d[::-1])), "numpy": gr_exact(x)}
-    for offset in (1, 2, 3):
+    for offset in (1, 2, 3):  # views starting 4, 8 or 12 bytes (float64: 8, 16, 24) past a 16-byte boundary
         padded = cupy.concatenate([cupy.zeros(offset, dtype), d])[offset:]
-        assert padded.data.ptr % 16
+        assert (padded.data.ptr % 16 != 0) == (offset * np.dtype(dtype).itemsize % 16 != 0)
         answers[f"offset {offset}"] = gr_exact(padded)
     for name, make in sorted(DEVICE_LIBRARIES.items()):  # CuPy, PyTorch, Numba: a 0-d array of each
         try:
@@ -166,13 +166,16 @@ def test_deterministic_and_graph_capturable():
     assert all(exact_bits(gr_exact(x), first) for _ in range(5))
     stream = cupy.cuda.Stream(non_blocking=True)
     with stream:
+        gpureduce.sum(x, variant="exact")  # the kernel loaded, the stream used once, outside the capture
+        stream.synchronize()
         stream.begin_capture()
         r = gpureduce.sum(x, variant="exact")
         graph = stream.end_capture()
     graph.launch(stream)
     stream.synchronize()
     assert exact_bits(r.get()[()], first)
-    x[:] = x * 2  # new data in the same buffer: the replay reads it
+    x *= 2  # new data in the same buffer: the replay reads it (twice the exact sum, rounded alike)
+    cupy.cuda.Device().synchronize()
     graph.launch(stream)
     stream.synchronize()
     assert exact_bits(r.get()[()], np.float32(first * 2))

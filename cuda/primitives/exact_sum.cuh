@@ -106,6 +106,23 @@ __host__ __device__ __forceinline__ int exact_clz32(uint32_t x) {  // x != 0
 #endif
 }
 
+// (negative ? -1 : 1) * (hi * 2^64 + lo) * 2^at, at >= 0, as signed 32-bit pieces: each nonzero one given to
+// add(digit index, piece), the digits below kDigits (what an ExactDigits holds, and the ones kept elsewhere).
+template <int kDigits, class Add>
+__host__ __device__ __forceinline__ void exact_pieces(uint64_t lo, uint64_t hi, int at, bool negative, Add &&add) {
+    const int first = at / 32, shift = at % 32;
+    uint64_t w[3] = {lo, hi, 0};
+    if (shift) {
+        w[2] = hi >> (64 - shift);
+        w[1] = (hi << shift) | (lo >> (64 - shift));
+        w[0] = lo << shift;
+    }
+    for (int k = 0; k < 6; k++) {
+        const int64_t piece = int64_t((w[k / 2] >> (32 * (k % 2))) & 0xffffffffu);
+        if (piece && first + k < kDigits) add(first + k, negative ? -piece : piece);
+    }
+}
+
 template <class T, class Add = PlainAdd>
 struct ExactDigits {
     using F = ExactFormat<T>;
@@ -120,17 +137,7 @@ struct ExactDigits {
 
     // += (negative ? -1 : 1) * (hi * 2^64 + lo) * 2^at, at >= 0: the magnitude's 32-bit pieces into the digits
     __host__ __device__ __forceinline__ void add_scaled(uint64_t lo, uint64_t hi, int at, bool negative) {
-        const int first = at / 32, shift = at % 32;
-        uint64_t w[3] = {lo, hi, 0};
-        if (shift) {
-            w[2] = hi >> (64 - shift);
-            w[1] = (hi << shift) | (lo >> (64 - shift));
-            w[0] = lo << shift;
-        }
-        for (int k = 0; k < 6; k++) {
-            const int64_t piece = int64_t((w[k / 2] >> (32 * (k % 2))) & 0xffffffffu);
-            if (piece && first + k < F::kDigits) add(&digit[first + k], negative ? -piece : piece);
-        }
+        exact_pieces<F::kDigits>(lo, hi, at, negative, [&](int i, int64_t piece) { add(&digit[i], piece); });
     }
 
     __host__ __device__ __forceinline__ void add_flags(unsigned f) {
