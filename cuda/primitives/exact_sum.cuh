@@ -144,6 +144,11 @@ struct ExactDigits {
         if (f) add.or_flags(&flags, f);
     }
 
+    // += (negative ? -1 : 1) * m * 2^pos: one element (m < 2^kMantissa)
+    __host__ __device__ __forceinline__ void add_element(uint64_t m, int pos, bool negative) {
+        add_scaled(m, 0, pos, negative);
+    }
+
     __host__ __device__ __forceinline__ void add_element(T x) {
         const ExactParts<T> p = exact_parts(x);
         add_flags(exact_flag(p));
@@ -287,7 +292,7 @@ struct ExactWindow {
             anchor = a < 0 ? 0 : a > kMaxAnchor ? kMaxAnchor : a;
         }
         if (p.pos < anchor) {  // too small for the window: to the digits alone
-            spill.add_scaled(p.m, 0, p.pos, p.negative);
+            spill.add_element(p.m, p.pos, p.negative);
             return;
         }
         if (p.pos - anchor > kMaxShift) {  // too large: move the anchor up, the bits below it to the digits

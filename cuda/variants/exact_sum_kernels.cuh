@@ -2,24 +2,32 @@
 // (abi/jit.h: GR_JIT_EXACT_SUM; its host half is variants/reduce_exact.cu): the correctly rounded sum of a
 // float32 or float64 array, the same bits for every launch shape (primitives/exact_sum.cuh says why).
 //
-// One launch.  Each thread keeps an ExactWindow over its elements (16-byte loads, two in flight).  What leaves a
-// window (an element far below or above the rest, a full window) goes to digits no other thread adds to at the
-// same time: float32's thread has its own column of 10 digits in shared memory, float64's warp its own 68 (a
-// thread's would not fit), added to with shared atomics; no two warps ever contend.  At the end a warp sums its
-// windows where they share an anchor (one spill instead of 32), the block adds its threads' or warps' digits up,
-// normalizes them and adds them to the grid's in global memory (atomics: integer adds, any order), and the last
-// block to finish rounds them into the result.  The grid's digits are zeroed by block 0 before any other block
-// adds to them: the others wait for its signal after their own elements, by which time block 0, dispatched
+// One launch.  Each thread keeps an ExactWindow over its elements (16-byte loads, several in flight).  What leaves
+// a window (an element far below the others, a full window, bits below a moved anchor) goes to the thread's own
+// digits, a column of a [digit][thread] array in shared memory: plain adds, no contention, one or two words an
+// element (ExactColumn).  float64's 68 digits a thread take 64-thread blocks to fit.  At the end a warp sums its
+// windows where they share an anchor (one spill instead of 32), the block adds its threads' columns up,
+// normalizes them and adds them to the grid's digits in global memory (atomics: integer adds, any order), and the
+// last block to finish rounds them into the result.  The grid's digits are zeroed by block 0 before any other
+// block adds to them: the others wait for its signal after their own elements, by which time block 0, dispatched
 // first, has long run (the forward progress CUB's decoupled look-back relies on too).
 #pragma once
 #include "primitives/exact_sum.cuh"
 
 namespace gr {
 
-// The launch's shape (reduce_exact.cu sizes the grid from it): 256 threads, each loading two 16-byte vectors per
-// step of its grid-stride loop.
-constexpr int kExactBlock = 256;
-constexpr int kExactVectorsInFlight = 2;
+// The launch's shape of each type (reduce_exact.cu sizes the grid from it): threads a block, 16-byte vectors each
+// thread has in flight, blocks an SM (what the columns' shared memory allows: float64's 68 x 64 x 8 bytes a block).
+template <class T>
+struct ExactLaunch;
+template <>
+struct ExactLaunch<float> {
+    static constexpr int kBlock = 256, kVectorsInFlight = 2, kBlocksPerSm = 4;
+};
+template <>
+struct ExactLaunch<double> {
+    static constexpr int kBlock = 64, kVectorsInFlight = 4, kBlocksPerSm = 6;
+};
 
 // The kernels' name expressions in the program (what reduce_exact.cu launches and `warm` compiles).
 constexpr const char *kExactSumKernels[] = {"gr::exact_sum_kernel<float>", "gr::exact_sum_kernel<double>"};
@@ -44,61 +52,54 @@ struct ExactVector<double> {
     __device__ __forceinline__ static void each(const double2 &v, double *x) { x[0] = v.x, x[1] = v.y; }
 };
 
-// Where a float32 thread's window spills: its own column of a [digit][thread] array in shared memory.
-struct ExactThreadDigits {
-    static constexpr int kDigits = ExactFormat<float>::kDigits;
-    static constexpr int kSharedWords = kDigits * kExactBlock;
-    int64_t *column;  // digit d at column[d * kExactBlock]
-    unsigned flags = 0;
-    __device__ __forceinline__ void add_scaled(uint64_t lo, uint64_t hi, int at, bool negative) {
-        exact_pieces<kDigits>(lo, hi, at, negative, [&](int d, int64_t piece) { column[d * kExactBlock] += piece; });
-    }
-    __device__ __forceinline__ void add_flags(unsigned f) { flags |= f; }
-};
-
-// Where a float64 thread's window spills: its warp's digits in shared memory, by atomics among the warp's lanes.
-struct ExactWarpDigits {
-    static constexpr int kDigits = ExactFormat<double>::kDigits;
-    static constexpr int kSharedWords = kDigits * (kExactBlock / 32);
-    int64_t *digits;  // the warp's kDigits words
-    unsigned flags = 0;
-    __device__ __forceinline__ void add_scaled(uint64_t lo, uint64_t hi, int at, bool negative) {
-        exact_pieces<kDigits>(lo, hi, at, negative, [&](int d, int64_t piece) {
-            atomicAdd(reinterpret_cast<unsigned long long *>(&digits[d]), static_cast<unsigned long long>(piece));
-        });
-    }
-    __device__ __forceinline__ void add_flags(unsigned f) { flags |= f; }
-};
-
+// Where a thread's window spills: its own column of a [digit][thread] array in shared memory.  An element goes in
+// as two adds, (m << pos % 32) mod 2^32 to digit pos / 32 and the rest (below 2^53) to the next one, so a word
+// takes 2^10 of them before its carries must move (normalize, counted for float64; float32's rests are below
+// 2^24, and a thread's 2^23 elements at most never fill a word).
 template <class T>
-struct ExactSpill;
-template <>
-struct ExactSpill<float> {
-    using type = ExactThreadDigits;
-    __device__ static type at(int64_t *shared, int t) { return type{shared + t}; }
-    __device__ static int64_t digit_sum(const int64_t *shared, int d) {  // the block's digit d: every thread's
-        int64_t s = 0;
-        for (int k = 0; k < kExactBlock; k++) s += shared[d * kExactBlock + k];  // each below 2^32: normalized
-        return s;
+struct ExactColumn {
+    using F = ExactFormat<T>;
+    static constexpr int kBlock = ExactLaunch<T>::kBlock;
+    static constexpr int kWords = F::kDigits * kBlock;  // the block's shared array
+    static constexpr int kAddsBetweenCarries = sizeof(T) == 8 ? 512 : 1 << 30;
+    int64_t *column;  // digit d at column[d * kBlock]
+    unsigned flags = 0;
+    int adds = 0;  // since the last normalize
+
+    __device__ __forceinline__ int64_t &digit(int d) const { return column[d * kBlock]; }
+    __device__ __forceinline__ void add_scaled(uint64_t lo, uint64_t hi, int at, bool negative) {
+        exact_pieces<F::kDigits>(lo, hi, at, negative, [&](int d, int64_t piece) { digit(d) += piece; });
+        count_add();
     }
-};
-template <>
-struct ExactSpill<double> {
-    using type = ExactWarpDigits;
-    __device__ static type at(int64_t *shared, int t) { return type{shared + (t / 32) * type::kDigits}; }
-    __device__ static int64_t digit_sum(const int64_t *shared, int d) {  // every warp's
-        int64_t s = 0;
-        for (int w = 0; w < kExactBlock / 32; w++) s += shared[w * type::kDigits + d];
-        return s;
+    __device__ __forceinline__ void add_element(uint64_t m, int pos, bool negative) {
+        const int d = pos / 32, s = pos % 32;
+        const int64_t low = int64_t(uint32_t(m << s)), rest = int64_t(s ? m >> (32 - s) : m >> 32);
+        digit(d) += negative ? -low : low;
+        if (rest && d + 1 < F::kDigits) digit(d + 1) += negative ? -rest : rest;
+        count_add();
+    }
+    __device__ __forceinline__ void add_flags(unsigned f) { flags |= f; }
+    __device__ __forceinline__ void count_add() {
+        if (++adds == kAddsBetweenCarries) normalize();
+    }
+    // Each digit into [0, 2^32) but the top one, which carries the sign.
+    __device__ void normalize() {
+        int64_t carry = 0;
+        for (int d = 0; d + 1 < F::kDigits; d++) {
+            const int64_t v = digit(d) + carry;
+            carry = v >> 32;
+            digit(d) = v - carry * (int64_t(1) << 32);
+        }
+        digit(F::kDigits - 1) += carry;
+        adds = 0;
     }
 };
 
-// A warp's windows into its spill target: summed in 128 bits where every lane that holds something shares one
-// anchor (the usual case: one spill for the warp), else lane by lane.  The flags stay in the spill target.
-template <class T, class Spill>
-__device__ __forceinline__ void exact_finish_warp(ExactWindow<T> &window, Spill &spill) {
+// A warp's windows into their columns: summed in 128 bits where every lane that holds something shares one
+// anchor (the usual case: lane 0 spills the warp's sum), else lane by lane.
+template <class T>
+__device__ __forceinline__ void exact_finish_warp(ExactWindow<T> &window, ExactColumn<T> &column) {
     const unsigned holding = __ballot_sync(0xffffffffu, window.w != 0);
-    const int lane = threadIdx.x % 32;
     if (holding) {
         const int leader = __ffs(holding) - 1;
         const int anchor = __shfl_sync(0xffffffffu, window.anchor, leader);
@@ -111,65 +112,64 @@ __device__ __forceinline__ void exact_finish_warp(ExactWindow<T> &window, Spill 
                 s += (__int128)(((unsigned __int128)hi << 64) | lo);
             }
             window.w = 0;
-            if (lane == 0) {  // (lane 0 holds the warp's sum: the leader's anchor is every holder's)
-                window.anchor = anchor;
+            if (threadIdx.x % 32 == 0) {
                 const bool negative = s < 0;
                 const unsigned __int128 m = negative ? (unsigned __int128)(-s) : (unsigned __int128)s;
-                spill.add_scaled(uint64_t(m), uint64_t(m >> 64), anchor, negative);
+                column.add_scaled(uint64_t(m), uint64_t(m >> 64), anchor, negative);
             }
         } else {
-            window.spill_window(spill);
+            window.spill_window(column);
         }
     }
-    spill.add_flags(window.flags);
 }
 
 // The exact sum of in[0, n) into *out (n >= 1).  `head` elements before the first 16-byte boundary are read one
 // by one, as is the tail after the last whole vector.  `grid_digits`: ExactFormat<T>::kDigits + 1 words of
 // scratch (the digits, then the flags), any content on entry; `counters`: zero on entry, left zero.
 template <class T>
-__global__ void __launch_bounds__(kExactBlock) exact_sum_kernel(const T *in, int64_t n, int64_t head,
-                                                                int64_t *grid_digits, unsigned *counters, T *out) {
+__global__ void __launch_bounds__(ExactLaunch<T>::kBlock) exact_sum_kernel(const T *in, int64_t n, int64_t head,
+                                                                          int64_t *grid_digits, unsigned *counters,
+                                                                          T *out) {
     using F = ExactFormat<T>;
     using Vec = ExactVector<T>;
-    using Spill = typename ExactSpill<T>::type;
-    __shared__ int64_t spilled[Spill::kSharedWords];
-    __shared__ ExactDigits<T> block;  // the block's sum, added up from `spilled`; then the grid's, in the last
+    constexpr int kBlock = ExactLaunch<T>::kBlock, kInFlight = ExactLaunch<T>::kVectorsInFlight;
+    __shared__ int64_t columns[ExactColumn<T>::kWords];
+    __shared__ ExactDigits<T> block;  // the block's sum, added up from the columns; then the grid's, in the last
     __shared__ unsigned block_flags;
     __shared__ bool last;
     const int t = threadIdx.x;
-    for (int i = t; i < Spill::kSharedWords; i += kExactBlock) spilled[i] = 0;
+    for (int i = t; i < ExactColumn<T>::kWords; i += kBlock) columns[i] = 0;
     if (t == 0) block_flags = 0;
     if (blockIdx.x == 0) {  // the grid's digits zeroed, then said so
-        for (int i = t; i <= F::kDigits; i += kExactBlock) grid_digits[i] = 0;
+        for (int i = t; i <= F::kDigits; i += kBlock) grid_digits[i] = 0;
         __threadfence();
     }
     __syncthreads();
     if (blockIdx.x == 0 && t == 0) atomicExch(&counters[kExactDigitsZeroed], 1u);
 
-    Spill spill = ExactSpill<T>::at(spilled, t);
+    ExactColumn<T> column{columns + t};
     ExactWindow<T> window;
-    const int64_t thread = int64_t(blockIdx.x) * kExactBlock + t, threads = int64_t(gridDim.x) * kExactBlock;
-    if (thread < head) window.add(in[thread], spill);
+    const int64_t thread = int64_t(blockIdx.x) * kBlock + t, threads = int64_t(gridDim.x) * kBlock;
+    if (thread < head) window.add(in[thread], column);
     const typename Vec::type *vectors = reinterpret_cast<const typename Vec::type *>(in + head);
     const int64_t count = (n - head) / Vec::kLanes;
     // the window's headroom holds kSpillEvery elements: spilled that often (float32's 64-bit window: every 4096)
-    constexpr int kStep = kExactVectorsInFlight * Vec::kLanes;
+    constexpr int kStep = kInFlight * Vec::kLanes;
     constexpr int64_t kStepsBetweenSpills = (ExactWindow<T>::kSpillEvery - 2) / kStep;  // (head and tail: 2 more)
     int64_t i = thread, steps = 0;
-    for (; i + (kExactVectorsInFlight - 1) * threads < count; i += kExactVectorsInFlight * threads) {
-        typename Vec::type v[kExactVectorsInFlight];
+    for (; i + (kInFlight - 1) * threads < count; i += kInFlight * threads) {
+        typename Vec::type v[kInFlight];
 #pragma unroll
-        for (int k = 0; k < kExactVectorsInFlight; k++) v[k] = __ldg(&vectors[i + k * threads]);
+        for (int k = 0; k < kInFlight; k++) v[k] = __ldg(&vectors[i + k * threads]);
 #pragma unroll
-        for (int k = 0; k < kExactVectorsInFlight; k++) {
+        for (int k = 0; k < kInFlight; k++) {
             T x[Vec::kLanes];
             Vec::each(v[k], x);
 #pragma unroll
-            for (int l = 0; l < Vec::kLanes; l++) window.add(x[l], spill);
+            for (int l = 0; l < Vec::kLanes; l++) window.add(x[l], column);
         }
         if (++steps == kStepsBetweenSpills) {
-            window.spill_window(spill);
+            window.spill_window(column);
             steps = 0;
         }
     }
@@ -177,25 +177,23 @@ __global__ void __launch_bounds__(kExactBlock) exact_sum_kernel(const T *in, int
         T x[Vec::kLanes];
         Vec::each(__ldg(&vectors[i]), x);
 #pragma unroll
-        for (int l = 0; l < Vec::kLanes; l++) window.add(x[l], spill);
+        for (int l = 0; l < Vec::kLanes; l++) window.add(x[l], column);
     }
     const int64_t tail = head + count * Vec::kLanes + thread;
-    if (tail < n) window.add(in[tail], spill);
-    exact_finish_warp(window, spill);
-    unsigned flags = spill.flags;  // (OR-ed over the warp by shuffles: __reduce_or_sync needs sm_80)
+    if (tail < n) window.add(in[tail], column);
+    exact_finish_warp(window, column);
+    unsigned flags = window.flags;  // (OR-ed over the warp by shuffles: __reduce_or_sync needs sm_80)
     for (int offset = 16; offset > 0; offset /= 2) flags |= __shfl_xor_sync(0xffffffffu, flags, offset);
     if (t % 32 == 0 && flags) atomicOr(&block_flags, flags);
-    if constexpr (sizeof(T) == 4) {  // a thread's column normalized: each digit below 2^32, the block's sums too
-        int64_t carry = 0;
-        for (int d = 0; d + 1 < F::kDigits; d++) {
-            const int64_t v = spill.column[d * kExactBlock] + carry;
-            carry = v >> 32;
-            spill.column[d * kExactBlock] = v - carry * (int64_t(1) << 32);
-        }
-        spill.column[(F::kDigits - 1) * kExactBlock] += carry;
-    }
+    // the block's sums of the columns' words stay below 2^63: each word took fewer than 16 rests of 2^53 since the
+    // column's last normalize (float64), or every add was below 2^32 but its rests below 2^24 (float32)
+    if (sizeof(T) == 8 && column.adds >= 16) column.normalize();
     __syncthreads();
-    for (int d = t; d < F::kDigits; d += kExactBlock) block.digit[d] = ExactSpill<T>::digit_sum(spilled, d);
+    for (int d = t; d < F::kDigits; d += kBlock) {
+        int64_t s = 0;
+        for (int k = 0; k < kBlock; k++) s += columns[d * kBlock + k];
+        block.digit[d] = s;
+    }
     __syncthreads();
 
     if (t == 0) {
@@ -205,7 +203,7 @@ __global__ void __launch_bounds__(kExactBlock) exact_sum_kernel(const T *in, int
         __threadfence();
     }
     __syncthreads();
-    for (int k = t; k < F::kDigits; k += kExactBlock)
+    for (int k = t; k < F::kDigits; k += kBlock)
         if (block.digit[k]) atomicAdd(reinterpret_cast<unsigned long long *>(&grid_digits[k]),
                                       static_cast<unsigned long long>(block.digit[k]));
     if (t == 0 && block_flags)
@@ -216,7 +214,7 @@ __global__ void __launch_bounds__(kExactBlock) exact_sum_kernel(const T *in, int
     __syncthreads();
     if (!last) return;
     __threadfence();
-    for (int k = t; k < F::kDigits; k += kExactBlock) block.digit[k] = __ldcg(&grid_digits[k]);
+    for (int k = t; k < F::kDigits; k += kBlock) block.digit[k] = __ldcg(&grid_digits[k]);
     __syncthreads();
     if (t == 0) {
         block.flags = unsigned(__ldcg(&grid_digits[F::kDigits]));

@@ -9,8 +9,6 @@
 namespace gr {
 namespace {
 
-constexpr int kExactBlocksPerSm = 4;  // as auto's grid: 1024 threads x 32 B in flight per SM
-
 template <class T>
 gr_status reduce_exact_typed(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
     const size_t need = GR_WORKSPACE_ZEROED_BYTES + align_up((ExactFormat<T>::kDigits + 1) * sizeof(int64_t),
@@ -35,15 +33,16 @@ gr_status reduce_exact_typed(const gr_args *a, size_t *ws_bytes, int *cuda_error
     const int64_t misalign = int64_t(reinterpret_cast<uintptr_t>(in) % 16);
     int64_t head = misalign ? (16 - misalign) / int64_t(sizeof(T)) : 0;
     if (head > n) head = n;
-    const int64_t per_block = int64_t(kExactBlock) * ExactVector<T>::kLanes * kExactVectorsInFlight;
-    const int64_t want = ceil_div(n, per_block), cap = int64_t(a->sm_count > 0 ? a->sm_count : 1) * kExactBlocksPerSm;
+    using L = ExactLaunch<T>;
+    const int64_t per_block = int64_t(L::kBlock) * ExactVector<T>::kLanes * L::kVectorsInFlight;
+    const int64_t want = ceil_div(n, per_block), cap = int64_t(a->sm_count > 0 ? a->sm_count : 1) * L::kBlocksPerSm;
     const int blocks = int(want < cap ? want : cap);
     char *ws = static_cast<char *>(a->workspace);
     int64_t *grid_digits = reinterpret_cast<int64_t *>(ws + GR_WORKSPACE_ZEROED_BYTES);
     unsigned *counters = reinterpret_cast<unsigned *>(ws);
     T *out = static_cast<T *>(a->out);
     void *args[] = {&in, &n, &head, &grid_digits, &counters, &out};
-    return cuda_status(cudaLaunchKernel(kernel, dim3(blocks), dim3(kExactBlock), args, 0, stream), cuda_error);
+    return cuda_status(cudaLaunchKernel(kernel, dim3(blocks), dim3(L::kBlock), args, 0, stream), cuda_error);
 }
 
 }  // namespace
