@@ -26,6 +26,7 @@
 #define __host__
 #define __device__
 #define __forceinline__ inline
+#define __noinline__ __attribute__((noinline))
 #endif
 
 namespace gr {
@@ -280,11 +281,19 @@ struct ExactWindow {
             w += p.negative ? -v : v;
             return;
         }
-        add_outside(p, spill);
+        *this = outside(*this, p, spill);
+    }
+
+    // An element outside the window, out of line so that the unrolled hot loop stays small (and quick to compile);
+    // the window goes in and out by value, so that the hot loop keeps it in registers.
+    template <class Digits>
+    __host__ __device__ static __noinline__ ExactWindow outside(ExactWindow window, ExactParts<T> p, Digits &spill) {
+        window.add_outside(p, spill);
+        return window;
     }
 
     template <class Digits>
-    __host__ __device__ void add_outside(const ExactParts<T> &p, Digits &spill) {
+    __host__ __device__ __forceinline__ void add_outside(const ExactParts<T> &p, Digits &spill) {
         flags |= exact_flag(p);
         if (!p.finite || p.m == 0) return;
         if (anchor == kUnset) {

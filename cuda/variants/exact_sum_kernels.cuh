@@ -17,7 +17,8 @@
 namespace gr {
 
 // The launch's shape of each type (reduce_exact.cu sizes the grid from it): threads a block, 16-byte vectors each
-// thread has in flight, blocks an SM (what the columns' shared memory allows: float64's 68 x 64 x 8 bytes a block).
+// thread has in flight, blocks an SM (what the columns' shared memory allows: float64's 68 x 64 x 8 bytes a block,
+// so 384 threads an SM, each with 128 bytes in flight).
 template <class T>
 struct ExactLaunch;
 template <>
@@ -26,7 +27,7 @@ struct ExactLaunch<float> {
 };
 template <>
 struct ExactLaunch<double> {
-    static constexpr int kBlock = 64, kVectorsInFlight = 4, kBlocksPerSm = 6;
+    static constexpr int kBlock = 64, kVectorsInFlight = 8, kBlocksPerSm = 6;
 };
 
 // The kernels' name expressions in the program (what reduce_exact.cu launches and `warm` compiles).
