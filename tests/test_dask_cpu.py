@@ -314,6 +314,11 @@ def test_unknown_or_unable_variants_fail_when_the_graph_is_built():
             call()
     with pytest.raises(ValueError, match="argmin"):  # a classic variant has none: the message names those that do
         gd.argmin(d, variant="two_pass")
+    # chunk sums rounded one by one are not the correctly rounded total: refused, never a silently inexact answer
+    for call in (lambda: gd.sum(d, variant="exact"), lambda: gd.max(d, variant="exact"),
+                 lambda: gpureduce.sum(d, variant="exact")):
+        with pytest.raises(ValueError, match="not available for Dask arrays"):
+            call()
 
 
 def test_xarray_reduce_with_dask_data(numpy_kernels, rng):
