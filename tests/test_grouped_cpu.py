@@ -42,3 +42,32 @@ def test_the_signature_reads_as_jaxs_segment_functions():
 def test_ids_sort_in_the_narrowest_dtype_that_holds_them(count, dtype):
     from gpureduce._planning.groups import narrowest_id_dtype
     assert narrowest_id_dtype(count) == np.dtype(dtype)
+
+
+@pytest.mark.parametrize("n", [2, 1000, (1 << 16) + 3])  # below and above the size from which the range is sought
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "uint32", "uint64"])
+def test_the_stable_order_of_ids_of_any_range(n, dtype):
+    """groupby_reduce's and groupby_scan's sort: the stable order of the ids whatever their dtype and range (negative
+    ids, ids far from 0, a range wider than 2^31), sorted in their narrowest dtype, and None (no sort, no gather)
+    for ids in order already."""
+    from gpureduce._planning.groups import stable_order
+    from gpureduce._planning.libraries import library_of
+
+    rng = np.random.default_rng(n)
+    info = np.iinfo(dtype)
+    lib = library_of(np.zeros(1))
+    for low, high in [(0, 3), (info.min, info.min + 40000), (-5, 70000), (info.min, info.max)]:
+        low, high = max(low, int(info.min)), min(high, int(info.max))
+        ids = rng.integers(low, high, n, dtype=dtype, endpoint=True)
+        want = np.argsort(ids, kind="stable")
+        order = stable_order(lib, ids)
+        assert order is None if (want == np.arange(n)).all() and n >= (1 << 16) else \
+            np.array_equal(order, want), (dtype, low, high)
+        if not (want == np.arange(n)).all():
+            assert np.array_equal(stable_order(lib, ids, lib.bounds(ids)), want), (dtype, low, high)
+        ordered = np.sort(ids)  # in order: no sort where the range is sought (from 2^16 ids, or bounds given)
+        assert stable_order(lib, ordered, lib.bounds(ordered)) is None
+        if n >= (1 << 16):
+            assert stable_order(lib, ordered) is None
+        else:
+            assert np.array_equal(stable_order(lib, ordered), np.arange(n))

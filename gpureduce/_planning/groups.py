@@ -6,7 +6,8 @@ The ids are sorted stably in the input's own library (NumPy, CuPy, PyTorch, JAX:
 memory pool), the input is gathered in that order along the axis, and each group is then one range of a segmented
 reduction (gpureduce/_planning/ranges.py) whose bounds are found by a binary search of the sorted ids: the elements
 of a group are folded in their original order, in a fixed tree, so the bits never depend on timing.  Sorted ids
-(``ids_sorted=True``) skip the sort and the gather.  Ids are checked before anything runs: integers, 1-d, one per
+(``ids_sorted=True``, or ids found in order where their range is sought: groupby_reduce's always, groupby_scan's from
+2^16 ids) skip the sort and the gather; the sort runs on the ids shifted to 0 in their narrowest dtype.  Ids are checked before anything runs: integers, 1-d, one per
 element along the axis, each in ``[0, num_groups)`` and ascending where ``ids_sorted=True`` says so (three small
 reductions of the ids in their library, each brought to the host: a wait for device ids).
 """
@@ -55,6 +56,37 @@ def narrowest_id_dtype(count):
     return np.dtype(np.int64)
 
 
+# From this many ids on, their range is worth its wait (device ids): below, a sort is cheaper than the wait.
+NARROW_SORT_FROM = 1 << 16
+
+
+def stable_order(lib, ids, bounds=None):
+    """The stable order of 1-d integer `ids` in their library, or None where they are in order already.  The sort
+    runs on the ids shifted to start at 0 and cast to their narrowest dtype (narrowest_id_dtype).  `bounds`:
+    (smallest, largest, sorted?) when known; else found here from NARROW_SORT_FROM ids on (a wait for device
+    ids), and below that the ids are sorted as they are."""
+    if bounds is None and ids.shape[0] >= NARROW_SORT_FROM:
+        bounds = lib.bounds(ids)
+    if bounds is None:
+        return lib.stable_order(ids)
+    low, high, ordered = bounds
+    if ordered:
+        return None
+    if high - low < 2 ** 31:
+        narrow = narrowest_id_dtype(high - low + 1)
+        if low != 0:  # shifted in 64 bits: exact, where a narrower dtype's difference could wrap
+            wide = ids if _dtype_of(ids).itemsize == 8 else lib.astype(ids, np.int64)
+            ids = lib.astype(wide - low, narrow)
+        elif _dtype_of(ids).itemsize > narrow.itemsize:  # (already so: no copy)
+            ids = lib.astype(ids, narrow)
+    return lib.stable_order(ids)
+
+
+def _dtype_of(ids):
+    """The NumPy dtype of an array of any of the libraries (a tensor's torch.int16 as int16)."""
+    return np.dtype(str(ids.dtype).replace("torch.", ""))
+
+
 def _ids_along(lib, fn, a, group_ids, axis):
     """(axis, n, ids): the axis the ids label, normalized, its length and the ids in the input's library, with the
     refusals every grouped function makes."""
@@ -68,7 +100,7 @@ def _ids_along(lib, fn, a, group_ids, axis):
     axis %= ndim
     n = a.shape[axis]
     ids = lib.ids(group_ids, a)
-    kind = np.dtype(str(ids.dtype).replace("torch.", "")).kind
+    kind = _dtype_of(ids).kind
     if kind not in "iu":
         raise TypeError(f"group_ids must be integers, not {ids.dtype}")
     if len(ids.shape) != 1 or ids.shape[0] != n:
@@ -98,9 +130,10 @@ def _reduce_groups(lib, op, a, group_ids, num_groups, axis, dtype, ids_sorted, v
         k = 0
     order = None
     if n:
-        ids = lib.astype(ids, narrowest_id_dtype(k))  # a radix sort's passes are the key's bytes
+        ids = lib.astype(ids, narrowest_id_dtype(k))  # a radix sort's passes are the key's bytes, as the gather's
     if not ids_sorted and n > 1:
-        order = lib.stable_order(ids)
+        order = stable_order(lib, ids, (0, max(k - 1, 0), ordered))  # None: in order already
+    if order is not None:
         a = lib.take(a, order, axis)
         ids = lib.take(ids, order, 0)
     starts = lib.first_at_least(ids, k, right=False)
@@ -131,7 +164,8 @@ def _scan_groups(lib, op, a, group_ids, axis, dtype, exclusive, ids_sorted, vari
         raise ValueError("group_ids are not sorted (ascending): pass ids_sorted=False")
     order = None
     if not ids_sorted and n > 1:
-        order = lib.stable_order(ids)
+        order = stable_order(lib, ids)  # None: in order already
+    if order is not None:
         a = lib.take(a, order, axis)
         ids = lib.take(ids, order, 0)
     if n == 0:
