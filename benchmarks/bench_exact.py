@@ -9,10 +9,15 @@ adversarial; float64 >= 85% / >= 50%).  Every exact result is checked against th
 (gpureduce._bounds.correctly_rounded_sum) where --check says so (math.fsum on the host: slow beyond 2^24).
 
     python benchmarks/bench_exact.py --log2 20,24,28 --out benchmarks/results
+
+With --gpu-to-gpu SO, CCCL's gpu_to_gpu deterministic reduce (benchmarks/gpu_to_gpu_reduce.cu, built with nvcc
+against CCCL >= 3.1's headers, as that file says) is timed in the same process too, its error against the
+correctly rounded sum given in units in the last place (it is reproducible, not exact).
 """
 from __future__ import annotations
 
 import argparse
+import ctypes
 import sys
 
 import numpy as np
@@ -53,6 +58,31 @@ def every_bit(rng, n, dt):
     return x
 
 
+def gpu_to_gpu_library(path):
+    """dtype name -> the sum function of benchmarks/gpu_to_gpu_reduce.cu's library at `path`."""
+    lib = ctypes.CDLL(path)
+    functions = {}
+    for dtype in ("float32", "float64"):
+        f = getattr(lib, f"gpu_to_gpu_sum_{dtype}")
+        f.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong, ctypes.c_void_p]
+        f.restype = ctypes.c_int
+        functions[dtype] = f
+    return functions
+
+
+def check(error):
+    if error:
+        raise RuntimeError(f"CCCL's gpu_to_gpu sum failed: cudaError {error}")
+
+
+def ulps(got, want):
+    """How many representable values `got` lies from `want` (same dtype; 0 for the same bits)."""
+    itype = np.int32 if got.dtype == np.float32 else np.int64
+    a, b = np.array([got]).view(itype)[0], np.array([want]).view(itype)[0]
+    signed = lambda v: int(v) if v >= 0 else -(int(v) & int(np.iinfo(itype).max))
+    return abs(signed(a) - signed(b))
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--log2", default="20,24,28")
@@ -61,6 +91,7 @@ def main(argv=None):
     p.add_argument("--repeat", type=int, default=20)
     p.add_argument("--check", type=int, default=24, help="check exact results against fsum up to 2^CHECK elements")
     p.add_argument("--out", help="write exact_<gpu>.md and .json there")
+    p.add_argument("--gpu-to-gpu", metavar="SO", help="also time CCCL's gpu_to_gpu reduce from this library")
     args = p.parse_args(argv)
     try:
         import cupy as cp
@@ -73,6 +104,7 @@ def main(argv=None):
     props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
     info = {"name": props["name"].decode(), "commit": commit(), "sms": props["multiProcessorCount"]}
     scratch = cp.empty(SCRATCH_BYTES, dtype=cp.uint8)
+    peer = gpu_to_gpu_library(args.gpu_to_gpu) if args.gpu_to_gpu else None
     rng = np.random.default_rng(41)
     rows = []
     for log2 in [int(v) for v in args.log2.split(",")]:
@@ -87,6 +119,13 @@ def main(argv=None):
                 row["exact"] = timed(cp, lambda: gpureduce.sum(x, variant="exact"), scratch, args.repeat)
                 row["read"] = x.nbytes / row["exact"] / 1e3  # GB/s
                 row["ratio"] = row["auto"] / row["exact"]
+                if peer is not None:
+                    out = cp.empty(1, dtype=x.dtype)
+                    call = lambda: check(peer[dtype](x.data.ptr, out.data.ptr, n, cp.cuda.get_current_stream().ptr))
+                    row["gpu_to_gpu"] = timed(cp, call, scratch, args.repeat)
+                    if log2 <= args.check:
+                        call()
+                        row["gpu_to_gpu ulps"] = ulps(out.get()[0], correctly_rounded_sum(host, dtype))
                 if log2 <= args.check:
                     got = gpureduce.sum(x, variant="exact").get()[()]
                     want = correctly_rounded_sum(host, dtype)
@@ -97,15 +136,21 @@ def main(argv=None):
                       + ("" if row.get("exact ok", True) else "  WRONG"), flush=True)
                 del x
     head = "| n | dtype | data | auto (µs) | exact (µs) | exact / auto | exact GB/s | target |"
+    rule = "|---|---|---|---:|---:|---:|---:|---|"
+    if peer is not None:
+        head += " CCCL gpu_to_gpu (µs) | its error (ulps) |"
+        rule += "---:|---:|"
     lines = [f"# The variant \"exact\" against auto, {info['name']} ({info['commit']})", "",
-             "Throughput ratio exact / auto (1.00: as fast as the plain sum); cold L2, medians.", "", head,
-             "|---|---|---|---:|---:|---:|---:|---|"]
+             "Throughput ratio exact / auto (1.00: as fast as the plain sum); cold L2, medians.", "", head, rule]
     for r in rows:
         target = (0.90 if r["typical"] else 0.60) if r["dtype"] == "float32" else (0.85 if r["typical"] else 0.50)
         met = "met" if r["ratio"] >= target else "**not met**"
-        lines.append(f"| 2^{r['n'].bit_length() - 1} | {r['dtype']} | {r['distribution']} | {r['auto']:.1f} | "
-                     f"{r['exact']:.1f}{'' if r.get('exact ok', True) else ' (wrong)'} | {r['ratio']:.2f} | "
-                     f"{r['read']:.0f} | >= {target:.2f}: {met} |")
+        line = (f"| 2^{r['n'].bit_length() - 1} | {r['dtype']} | {r['distribution']} | {r['auto']:.1f} | "
+                f"{r['exact']:.1f}{'' if r.get('exact ok', True) else ' (wrong)'} | {r['ratio']:.2f} | "
+                f"{r['read']:.0f} | >= {target:.2f}: {met} |")
+        if peer is not None:
+            line += f" {r['gpu_to_gpu']:.1f} | {r.get('gpu_to_gpu ulps', 'n/a')} |"
+        lines.append(line)
     save_table(args.out, "exact", info, "\n".join(lines), rows)
     return 0
 
