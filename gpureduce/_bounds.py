@@ -345,25 +345,32 @@ def _rounded(exact, dtype):
     return dtype.type(sign * float(value))
 
 
-def exact_call(kind, variant, op, x, result_dtype, axis, initial, where):
-    """Whether this call runs variant `variant`'s correctly rounded flat kernel (the "exact" property): a whole
-    array of its dtypes in NumPy's result dtype, no initial= or where=."""
-    v = next(v for v in _registry.variants(kind=kind) if v.name == variant)
-    if "exact" not in v.properties:
-        return False
+def _variant(kind, name):
+    return next(v for v in _registry.variants(kind=kind) if v.name == name)
+
+
+def _flat_call(kind, v, op, x, result_dtype, axis, initial, where):
+    """Whether variant `v`'s flat kernel runs this call: a whole array of its dtypes in NumPy's result dtype, no
+    initial= or where=, one of its flat operators (not mean, nansum, ...); else the axis kernels do."""
     whole = axis is None or x.ndim <= 1 or (kind == "reduce" and len(normalize_axis_tuple(axis, x.ndim)) == x.ndim)
-    return whole and x.dtype.kind == "f" and x.dtype.name in v.dtypes and np.dtype(result_dtype) == x.dtype and \
-        initial is None and where is True and op == "sum"
+    default = default_dtype(SCANS.get(op, op), x.dtype, _core.KIND_SCAN if kind == "scan" else _core.KIND_REDUCE)
+    return whole and x.dtype.name in v.dtypes and result_dtype == default and initial is None and \
+        where is True and SCANS.get(op, op) in v.ops
+
+
+def exact_call(kind, variant, op, x, result_dtype, axis, initial, where):
+    """Whether this call runs variant `variant`'s correctly rounded kernel (the "exact" property): its flat
+    kernel's floating sum."""
+    v = _variant(kind, variant)
+    return "exact" in v.properties and op == "sum" and x.dtype.kind == "f" and \
+        _flat_call(kind, v, op, x, np.dtype(result_dtype), axis, initial, where)
 
 
 def rounding_chain_of(kind, variant, op, x, result_dtype, axis, initial, where, n):
     """The variant's longest chain of roundings for this call: its flat kernel's for a whole array of its
     dtypes in NumPy's result dtype, else the axis kernels' (gpureduce/_accuracy.py)."""
-    v = next(v for v in _registry.variants(kind=kind) if v.name == variant)
-    whole = axis is None or x.ndim <= 1 or (kind == "reduce" and len(normalize_axis_tuple(axis, x.ndim)) == x.ndim)
-    default = default_dtype(SCANS.get(op, op), x.dtype, _core.KIND_SCAN if kind == "scan" else _core.KIND_REDUCE)
-    flat = whole and x.dtype.name in v.dtypes and result_dtype == default and initial is None and \
-        where is True and SCANS.get(op, op) in v.ops  # the flat kernels' operators (not mean, nansum, ...)
+    v = _variant(kind, variant)
+    flat = _flat_call(kind, v, op, x, result_dtype, axis, initial, where)
     if isinstance(x, np.ndarray) and x.nbytes > _core.STREAM_FROM_BYTES:
         streamed = _streamed_chain(v, kind, x, result_dtype, axis, n, flat)
         if streamed:
