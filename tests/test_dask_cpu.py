@@ -276,32 +276,38 @@ def test_truth_reductions_match_numpy(numpy_kernels, op, axis, keepdims, rng):
 
 
 def _whole_arrays_only(fn, calls):
-    """A stand-in for a classic variant's kernel: it refuses an axis or keepdims, as gpureduce's do."""
+    """A stand-in for a classic variant's kernel: it refuses an axis, keepdims or a dtype other than NumPy's, as
+    gpureduce's do."""
     def kernel(x, axis=None, variant="auto", **options):
         calls.append((variant, axis, options.get("keepdims", False)))
-        if variant != "auto" and (axis is not None or options.get("keepdims")):
-            raise ValueError(f"variant {variant!r} reduces a whole array (axis=None, no keepdims) and nothing else")
+        numpy_dtype = fn(np.ones(1, x.dtype)).dtype
+        if variant != "auto" and (axis is not None or options.get("keepdims")
+                                  or np.dtype(options.get("dtype", numpy_dtype)) != numpy_dtype):
+            raise ValueError(f"variant {variant!r} reduces a whole array (axis=None, no keepdims) in NumPy's result "
+                             "dtype and nothing else")
         return fn(x, axis=axis, **options)
     return kernel
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
 @pytest.mark.parametrize("keepdims", [False, True])
 @pytest.mark.parametrize("axis", [None, (0, 1), (1, 0)])
-def test_classic_variants_reduce_whole_chunks(monkeypatch, axis, keepdims, rng):
-    """The seeds' classic variants (no "axes" property) take whole arrays only: a reduction over every axis gives
-    them each chunk and each group of partials whole, and the kept dimensions are restored around the value."""
+def test_classic_variants_reduce_whole_chunks(monkeypatch, axis, keepdims, dtype, rng):
+    """The seeds' classic variants (no "axes" property) take whole arrays only, in NumPy's result dtype: a
+    reduction over every axis gives them each chunk and each group of partials whole (a float16 sum's partials kept
+    in float16, not auto's float32), and the kept dimensions are restored around the value."""
     calls = []
     stand_in = types.SimpleNamespace(**{op: _whole_arrays_only(getattr(np, op), calls)
                                         for op in ("sum", "prod", "min", "max")})
     monkeypatch.setattr(gd.chunks, "kernels", stand_in)
-    x = rng.integers(-3, 4, (37, 29)).astype(np.float32)
+    x = rng.integers(-3, 4, (37, 29)).astype(dtype)
     d = da.from_array(x, chunks=(8, 7))
     for op in ("sum", "max", "min"):
         got = getattr(gd, op)(d, axis=axis, keepdims=keepdims, variant="two_pass").compute()
-        check(np.asarray(got), getattr(np, op)(x, axis=axis, keepdims=keepdims), np.float32)
+        check(np.asarray(got), getattr(np, op)(x, axis=axis, keepdims=keepdims), x.dtype)
     assert calls and all(c == ("two_pass", None, False) for c in calls), calls[:5]
     mean = gd.mean(d, axis=axis, keepdims=keepdims, variant="two_pass").compute()
-    check(np.asarray(mean), np.mean(x, axis=axis, keepdims=keepdims), np.float32)
+    check(np.asarray(mean), np.mean(x, axis=axis, keepdims=keepdims), x.dtype)
     with pytest.raises(ValueError, match="whole array"):  # one axis of two: the kernel's own refusal
         gd.sum(d, axis=0, variant="two_pass").compute()
 
@@ -583,9 +589,6 @@ def test_nan_reductions_match_numpy(numpy_kernels, op, dtype, shape, chunks, rng
         if op in ("nanmin", "nanmax") or want.dtype.kind not in "fc":
             np.testing.assert_array_equal(got, want)
             continue
-        if want.dtype == np.float16:  # NumPy's stand-ins sum float16 in float16 (gpureduce in float32): check()'s
-            check(np.asarray(got), np.asarray(want), dtype)
-            continue
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             wide = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
@@ -795,8 +798,8 @@ def test_logsumexp_errors(numpy_kernels):
         gd.logsumexp(d, axis=2)
 
 
-# (no float16 sums: NumPy's stand-in rounds each step in float16, 2000 of them drift from gpureduce's float32 ones)
-NEW_SCANS = [("nancumsum", dt) for dt in ("bool", "int32", "float32", "float64", "complex64")] + \
+# float16 scans are carried in float32 between blocks and rounded once, as gpureduce's own (carried_dtype)
+NEW_SCANS = [("nancumsum", dt) for dt in ("bool", "int32", "float16", "float32", "float64", "complex64")] + \
     [("nancumprod", dt) for dt in ("int8", "float32", "complex64")] + \
     [("logcumsumexp", dt) for dt in ("bool", "int32", "float16", "float32", "float64")]
 

@@ -15,12 +15,13 @@ from functools import partial
 import numpy as np
 import dask.array as da
 from dask.array import reductions as _reductions
+from dask.array.core import handle_out
 from dask.array.utils import meta_from_array
 
 from .. import _registry
 from .._planning import calls
 from .._planning.numpy_rules import NoValue
-from .._planning.operands import dtype_kind
+from .._planning.operands import ACCUMULATOR, dtype_kind
 from .._planning.plan import takes_axes, variant_for
 from .._registry import DTYPE_NAMES
 
@@ -130,9 +131,24 @@ def whole_arrays_only(op, variant):
     return variant != "auto" and not takes_axes(op, variant)
 
 
-def kernel_reduce(op, variant, x, axis=None, keepdims=False, result_dtype=None, initial=NO_INITIAL,
-                   **dask_options):
-    """`op` of one chunk or of concatenated partials (Dask's own options, dtype= among them, are not NumPy's)."""
+def carried_dtype(dtype, op, variant, kind="reduce"):
+    """The dtype the partials of reduction `op` (or the carry of scan `op`) with `dtype` results are kept in
+    between chunks: float32 for float16 and bfloat16 (the kernels' accumulator), else `dtype` itself.  gpureduce's
+    own call rounds a half result once; rounding every chunk's partial to the half dtype would add a rounding per
+    chunk.  A classic variant keeps the half dtype: it reduces in NumPy's result dtype and no other."""
+    dtype = np.dtype(dtype)
+    if variant != "auto" and "axes" not in variant_for(kind, op, variant).properties:
+        return dtype
+    return ACCUMULATOR.get(dtype, dtype)
+
+
+def kernel_reduce(op, variant, x, axis=None, keepdims=False, result_dtype=None, initial=NO_INITIAL, round_to=None,
+                  **dask_options):
+    """`op` of one chunk or of concatenated partials (Dask's own options, dtype= among them, are not NumPy's), in
+    `result_dtype`, then rounded once to `round_to` where given (a half dtype's aggregate of float32 partials)."""
+    if round_to is not None and np.dtype(round_to) != np.dtype(result_dtype):
+        reduced = kernel_reduce(op, variant, x, axis, keepdims, result_dtype, initial)
+        return reduced.astype(round_to)
     fn = getattr(kernels, op)
     options = {"keepdims": keepdims}
     if result_dtype is not None:
@@ -184,8 +200,8 @@ def mean(a, axis=None, dtype=None, keepdims=False, split_every=None, out=None, *
     a = checked_array(a)
     whole_arrays_only("sum", variant)  # an unknown variant fails here, not at compute()
     result_dtype = np.mean(np.ones((1,), a.dtype), dtype=dtype).dtype
-    accumulate = np.dtype(dtype) if dtype is not None else (
-        a.dtype if dtype_kind(a.dtype) in "fc" else np.dtype(np.float64))
+    accumulate = carried_dtype(dtype if dtype is not None else (
+        a.dtype if dtype_kind(a.dtype) in "fc" else np.float64), "sum", variant)
     return da.reduction(a, partial(mean_chunk, variant, accumulate=accumulate),
                         partial(mean_agg, accumulate=accumulate, result_dtype=result_dtype),
                         combine=partial(mean_combine, accumulate=accumulate), axis=axis, keepdims=keepdims,
@@ -254,10 +270,13 @@ def scalar_if_0d(result):
 _DTYPED_SCANS = {_registry.scan_function_name(op.name) for op in _registry.OPERATORS if op.scans and "dtype" in op.keywords}
 
 
-def _kernel_scan(op, variant, x, axis=None, dtype=None):
+def _kernel_scan(op, variant, x, axis=None, dtype=None, cast=False):
+    """`op` of one block, in `dtype` (dtype= where `op` takes it, else the block `cast` to it first)."""
     options = kernel_options(variant)
     if dtype is not None and op in _DTYPED_SCANS:
         options["dtype"] = dtype
+    elif cast:
+        x = x.astype(dtype)
     return getattr(kernels, op)(x, axis=axis, **options)
 
 
@@ -298,9 +317,14 @@ def block_scan(op, a, axis, dtype, out, variant):
         # `npartitions` elements (15 elements a chunk for 15 blocks), a graph whose ordering alone takes about a
         # minute for 10^6 elements.  ravel() keeps about as many blocks as the input has.
         a, axis = a.ravel(), 0
-    func = partial(_kernel_scan, op, variant, dtype=result_dtype)
+    # a half dtype's scan carried in float32 and rounded once at the end (carried_dtype); a running extreme rounds
+    # nothing
+    carry_dtype = result_dtype if op in ("cummax", "cummin") else \
+        carried_dtype(result_dtype, _registry.SCAN_FUNCTIONS[op], variant, kind="scan")
+    func = partial(_kernel_scan, op, variant, dtype=carry_dtype, cast=carry_dtype != result_dtype)
     func.__name__ = op  # cumreduction names its graph layer after it
-    return _reductions.cumreduction(func, binop, ident, a, axis=axis, dtype=result_dtype, out=out)
+    scanned = _reductions.cumreduction(func, binop, ident, a, axis=axis, dtype=carry_dtype)
+    return handle_out(out, scanned if carry_dtype == result_dtype else scanned.astype(result_dtype))
 
 
 # A host block at least this large has the blocks before it folded in on several threads (NumPy's ufuncs release

@@ -30,7 +30,9 @@ from .._planning.numpy_rules import EXACT, operator_for_dtype
 from .._planning.numpy_rules import NoValue
 from .._registry import scan_function_name
 from . import plain as plain_functions
-from .chunks import block_scan, checked_array, filled_partial, first_extreme, gather_parts, global_arg, kernel_reduce, mean, mean_agg, mean_combine, reduced_size, result_meta, scalar_if_0d, structured_partials, whole_arrays_only
+from .chunks import (block_scan, carried_dtype, checked_array, filled_partial, first_extreme, gather_parts,
+                     global_arg, kernel_reduce, mean, mean_agg, mean_combine, reduced_size, result_meta, scalar_if_0d,
+                     structured_partials, whole_arrays_only)
 
 
 def _exact(op, a):
@@ -60,9 +62,10 @@ def _fold(op, a, axis, dtype, out, keepdims, initial, split_every, variant):
                                      initial=initial, variant=variant)
     whole_arrays_only(op, variant)
     result_dtype = getattr(np, op)(np.ones((1,), a.dtype), dtype=dtype).dtype
-    chunk = partial(kernel_reduce, op, variant, result_dtype=result_dtype)
-    combine = partial(kernel_reduce, plain, variant, result_dtype=result_dtype)
-    aggregate = partial(kernel_reduce, plain, variant, result_dtype=result_dtype, initial=initial)
+    partials = carried_dtype(result_dtype, op, variant)  # a half sum's in float32, rounded once at the end
+    chunk = partial(kernel_reduce, op, variant, result_dtype=partials)
+    combine = partial(kernel_reduce, plain, variant, result_dtype=partials)
+    aggregate = partial(kernel_reduce, plain, variant, result_dtype=partials, initial=initial, round_to=result_dtype)
     return da.reduction(a, chunk, aggregate, combine=combine, axis=axis, keepdims=keepdims, dtype=result_dtype,
                         split_every=split_every, out=out, meta=result_meta(a, axis, keepdims, result_dtype))
 
@@ -145,7 +148,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, split_every=N
                           variant=variant)
     whole_arrays_only("nanmean", variant)
     result_dtype = np.nanmean(np.ones((1,), a.dtype), dtype=dtype).dtype  # NumPy's TypeError for an integer dtype
-    accumulate = np.dtype(dtype) if dtype is not None else a.dtype
+    accumulate = carried_dtype(dtype if dtype is not None else a.dtype, "nansum", variant)
     return da.reduction(a, partial(_nanmean_chunk, variant, accumulate),
                         partial(mean_agg, accumulate=accumulate, result_dtype=result_dtype),
                         combine=partial(mean_combine, accumulate=accumulate), axis=axis, keepdims=keepdims,

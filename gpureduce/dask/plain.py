@@ -17,9 +17,9 @@ from .._planning.numpy_rules import NoValue, check_norm_axis, norm_order
 from .._planning.operands import dtype_kind
 from .._planning.plan import weighted_dtype
 from . import chunks
-from .chunks import (NO_INITIAL, axes_of, block_scan, checked_array, filled_partial, first_extreme, gather_parts,
-                     global_arg, highest, kernel_options, kernel_reduce, lowest, mean, reduced_dtype, reduced_size,
-                     result_meta, scalar_if_0d, structured_partials, whole_arrays_only)
+from .chunks import (NO_INITIAL, axes_of, block_scan, carried_dtype, checked_array, filled_partial, first_extreme,
+                     gather_parts, global_arg, highest, kernel_options, kernel_reduce, lowest, mean, reduced_dtype,
+                     reduced_size, result_meta, scalar_if_0d, structured_partials, whole_arrays_only)
 
 
 
@@ -27,12 +27,14 @@ def _reduce(op, a, axis, dtype, keepdims, split_every, out, variant, initial=NO_
     a = checked_array(a)
     whole_arrays_only(op, variant)  # an unknown variant fails here, not at compute()
     result_dtype = reduced_dtype(op, dtype, a)
-    pass_dtype = result_dtype if op in ("sum", "prod") else None
+    # a half sum's partials in float32, rounded once by the aggregate (carried_dtype)
+    pass_dtype = carried_dtype(result_dtype, op, variant) if op in ("sum", "prod") else None
     # initial= is folded in once, by the aggregate; min and max take it everywhere (it changes nothing twice, and an
     # empty chunk then has a result)
     partial_initial = initial if op in ("min", "max") else NO_INITIAL
     chunk = partial(kernel_reduce, op, variant, result_dtype=pass_dtype, initial=partial_initial)
-    aggregate = partial(kernel_reduce, op, variant, result_dtype=pass_dtype, initial=initial)
+    aggregate = partial(kernel_reduce, op, variant, result_dtype=pass_dtype, initial=initial,
+                        round_to=result_dtype if pass_dtype else None)
     return da.reduction(a, chunk, aggregate, combine=chunk, axis=axis, keepdims=keepdims, dtype=result_dtype,
                         split_every=split_every, out=out, meta=result_meta(a, axis, keepdims, result_dtype))
 
