@@ -1,8 +1,8 @@
 """The kernels compiled on first use (src/jit.c): filling their disk cache ahead of time.
 
 Everything outside the hot set (cuda/abi/hot_set.def, ``gpureduce._core.hot_set``) compiles with NVRTC the first
-time a process needs it, about a second a kernel, and is kept in the kernel cache (``jit_info()["cache_dir"]``); a
-later process reads it from there in well under a millisecond.  ``warm`` compiles them all for some architectures
+time a process needs it, a fraction of a second a kernel (CUB's a few seconds), and is kept in the kernel cache
+(``jit_info()["cache_dir"]``); a later process reads it from there in well under a millisecond.  ``warm`` compiles them all for some architectures
 at once, in parallel processes, so that no call compiles: on a machine whose GPUs run gpureduce, before going
 offline, or where the toolkit is and the GPUs are not (``--arch``).
 """

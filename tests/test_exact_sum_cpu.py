@@ -5,7 +5,6 @@ walked backwards) must give exactly the correctly rounded bits, NaN and infiniti
 after Neal's and the ReproBLAS papers': huge cancellations, subnormals, the full exponent range, ties that round
 differently under every order, sums that overflow only in the last step."""
 import math
-import shutil
 import struct
 import subprocess
 from fractions import Fraction
@@ -13,7 +12,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from test_stream_host_cpu import ROOT, cuda_home
+from test_stream_host_cpu import nvcc_host_check
 
 FORMATS = {np.float32: (24, 8, "<f", "<I"), np.float64: (53, 11, "<d", "<Q")}
 
@@ -54,15 +53,7 @@ def bits(x, dtype):
 
 @pytest.fixture(scope="module")
 def exact_check(tmp_path_factory):
-    nvcc = cuda_home() / "bin" / "nvcc"
-    if not nvcc.exists() or not shutil.which("c++"):
-        pytest.skip("needs the CUDA toolkit's nvcc and a C++ compiler (the build needs both too)")
-    exe = tmp_path_factory.mktemp("exact") / "exact_sum_check"
-    cmd = [str(nvcc), "-std=c++17", "-arch=sm_75", "-I", str(ROOT / "cuda"),
-           str(ROOT / "tests" / "c" / "exact_sum_check.cu"), "-o", str(exe)]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, f"the check does not build:\n{' '.join(cmd)}\n{done.stderr[-4000:]}"
-    return exe
+    return nvcc_host_check(tmp_path_factory, "exact_sum_check")
 
 
 def cases(dtype):

@@ -173,6 +173,33 @@ def JIT_H_PROGRAMS():
     return re.findall(r"^\s*(GR_JIT_\w+\s*=\s*\d+)", text, re.M)
 
 
+def _libcu_includes(header, seen):
+    """The `#include <cuda/...>` and `<cub/...>` lines of cuda/`header` and of the cuda/ headers it includes."""
+    if header in seen:
+        return set()
+    seen.add(header)
+    text = (ROOT / "cuda" / header).read_text()
+    found = set(re.findall(r'^\s*#\s*include\s+<((?:cuda|cub)/[^>]+)>', text, re.M))
+    for included in re.findall(r'^\s*#\s*include\s+"([^"]+)"', text, re.M):
+        found |= _libcu_includes(included, seen)
+    return found
+
+
+def test_the_programs_without_cub_parse_no_libcu_header():
+    """A first-use kernel's compile is mostly the parse of its program's headers: libcu++'s <cuda/std/type_traits>
+    alone took 0.65 s of 0.9 (cuda/primitives/traits.cuh).  The programs that do not run CUB include no CCCL header
+    (the standard ones NVRTC lacks are setup.py's cheap stand-ins); CUB's two bring libcu++ with CUB."""
+    jit_h = (ROOT / "cuda" / "abi" / "jit.h").read_text()
+    programs = re.findall(r"^\s*GR_JIT_(\w+)\s*=\s*\d+,\s*/\*\s*([\w/]+\.cuh)", jit_h, re.M)
+    assert len(programs) == len(JIT_H_PROGRAMS())
+    for name, header in programs:
+        includes = _libcu_includes(header, set())
+        if name.endswith("_CUB"):
+            assert any(i.startswith("cub/") for i in includes), (name, includes)
+        else:
+            assert not includes, f"program {name} ({header}) includes {sorted(includes)}"
+
+
 def test_every_program_has_first_use_kernels():
     import gpureduce._core as c
     assert sorted({program for program, _ in c.jit_kernels()}) == list(range(len(JIT_H_PROGRAMS())))

@@ -1,26 +1,18 @@
 """The kernels' Reducers (cuda/primitives/reducers.cuh) run on the host, where their rules are easiest to check
 exhaustively: tests/c/nanarg_reducer_check.cu folds NanArgReducer over every small array of NaN, inf, -inf and 1
 and compares with NumPy's nanargmin / nanargmax (NaN read as +inf / -inf, the first extreme, -1 for no number).
-The GPU suite runs the same Reducers in the kernels (tests/test_nanfunctions_gpu.py)."""
-import shutil
+The GPU suite runs the same Reducers in the kernels (tests/test_nanfunctions_gpu.py).  The type traits and limits the
+kernels use (cuda/primitives/traits.cuh) are checked against the standard library's (tests/c/traits_check.cu)."""
 import subprocess
 
 import pytest
 
-from test_stream_host_cpu import ROOT, cuda_home
+from test_stream_host_cpu import nvcc_host_check
 
 
 @pytest.fixture(scope="module")
 def nanarg_check(tmp_path_factory):
-    nvcc = cuda_home() / "bin" / "nvcc"
-    if not nvcc.exists() or not shutil.which("c++"):
-        pytest.skip("needs the CUDA toolkit's nvcc and a C++ compiler (the build needs both too)")
-    exe = tmp_path_factory.mktemp("reducers") / "nanarg_reducer_check"
-    cmd = [str(nvcc), "-std=c++17", "-arch=sm_75", "-I", str(ROOT / "cuda"),
-           str(ROOT / "tests" / "c" / "nanarg_reducer_check.cu"), "-o", str(exe)]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, f"the check does not build:\n{' '.join(cmd)}\n{done.stderr[-4000:]}"
-    return exe
+    return nvcc_host_check(tmp_path_factory, "nanarg_reducer_check")
 
 
 def test_nanarg_reducer_follows_numpy(nanarg_check):
@@ -28,3 +20,12 @@ def test_nanarg_reducer_follows_numpy(nanarg_check):
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     for name in ("nanargmin float32", "nanargmax float32", "nanargmin float64", "nanargmax float64"):
         assert f"{name}: 0 bad of 5460" in done.stdout, done.stdout
+
+
+def test_the_kernels_traits_are_the_standards(tmp_path_factory):
+    """cuda/primitives/traits.cuh's traits and limits, which the kernels use instead of libcu++'s (whose parse was
+    most of a first-use compile), agree with the standard library's for every element type (tests/c/traits_check.cu:
+    static_asserts, then the limits' bits)."""
+    exe = nvcc_host_check(tmp_path_factory, "traits_check")
+    done = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "traits: all agree" in done.stdout, done.stdout + done.stderr

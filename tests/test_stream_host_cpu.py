@@ -33,6 +33,20 @@ def cuda_home():
     return Path(nvcc).resolve().parent.parent if nvcc else Path("/usr/local/cuda")
 
 
+def nvcc_host_check(tmp_path_factory, name):
+    """tests/c/`name`.cu built by nvcc against the cuda/ headers (a host program: their rules checked on the CPU),
+    or the test skipped where nvcc or a C++ compiler is missing."""
+    nvcc = cuda_home() / "bin" / "nvcc"
+    if not nvcc.exists() or not shutil.which("c++"):
+        pytest.skip("needs the CUDA toolkit's nvcc and a C++ compiler (the build needs both too)")
+    exe = tmp_path_factory.mktemp(name) / name
+    cmd = [str(nvcc), "-std=c++17", "-arch=sm_75", "-I", str(ROOT / "cuda"), str(ROOT / "tests" / "c" / f"{name}.cu"),
+           "-o", str(exe)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"the check does not build:\n{' '.join(cmd)}\n{done.stderr[-4000:]}"
+    return exe
+
+
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory):
     cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")

@@ -5,6 +5,7 @@
 // (dtype=a.dtype, wrapping like NumPy) and mean of inexact types, and the widening float pairs.  Any other
 // dtype= is served by casting the input first (gr_copy_strided), as NumPy's buffered casts do.
 #pragma once
+#include <utility>  // std::index_sequence: host dispatch, which nvcc alone compiles
 #include "variants/entry.cuh"
 #include "primitives/reducers.cuh"
 #include "axis/hot_set.cuh"
@@ -13,7 +14,7 @@ namespace gr {
 
 template <class T> struct tag { using type = T; };
 // The type a (possibly referenced) tag names.
-template <class Tag> using tag_type = typename cuda::std::remove_reference_t<Tag>::type;
+template <class Tag> using tag_type = typename remove_reference_t<Tag>::type;
 
 // Calls f(tag<T>{}) for the C++ type of `d`.
 template <class F>
@@ -166,7 +167,7 @@ struct PairTable {
 };
 
 template <class Pairs, class F, size_t... K>
-gr_status with_listed_pair(gr_dtype in, gr_dtype out, F &f, cuda::std::index_sequence<K...>) {
+gr_status with_listed_pair(gr_dtype in, gr_dtype out, F &f, std::index_sequence<K...>) {
     gr_status status = GR_ERR_UNSUPPORTED_DTYPE;
     (void)((Pairs::kTable.at[K].in == in && Pairs::kTable.at[K].out == out
                 ? (status = f(tag<typename Pairs::template In<K>>{}, tag<typename Pairs::template Out<K>>{}), true)
@@ -179,13 +180,13 @@ gr_status with_listed_pair(gr_dtype in, gr_dtype out, F &f, cuda::std::index_seq
 template <bool kCub, gr_kind KIND, gr_op OP, class F>
 gr_status with_segment_types(gr_dtype in, gr_dtype out, F &&f) {
     using Pairs = PairTable<kCub, KIND, OP>;
-    return with_listed_pair<Pairs>(in, out, f, cuda::std::make_index_sequence<Pairs::kCount>{});
+    return with_listed_pair<Pairs>(in, out, f, std::make_index_sequence<Pairs::kCount>{});
 }
 
 // f(tag<In>{}, tag<Out>{}) for every instantiated (op, in, out) triple of `kind` in turn, until one returns
 // nonzero; that value (`python -m gpureduce warm`'s list, axis/jit_kernels.cu).
 template <bool kCub, gr_kind KIND, gr_op OP, class F, size_t... K>
-int each_listed_pair(F &f, cuda::std::index_sequence<K...>) {
+int each_listed_pair(F &f, std::index_sequence<K...>) {
     using Pairs = PairTable<kCub, KIND, OP>;
     int stop = 0;
     ((stop = stop ? stop : f(tag<typename Pairs::template In<K>>{}, tag<typename Pairs::template Out<K>>{})), ...);
@@ -193,7 +194,7 @@ int each_listed_pair(F &f, cuda::std::index_sequence<K...>) {
 }
 template <bool kCub, gr_kind KIND, gr_op OP, class F>
 int each_segment_types(F &&f) {
-    return each_listed_pair<kCub, KIND, OP>(f, cuda::std::make_index_sequence<PairTable<kCub, KIND, OP>::kCount>{});
+    return each_listed_pair<kCub, KIND, OP>(f, std::make_index_sequence<PairTable<kCub, KIND, OP>::kCount>{});
 }
 
 // The check every axis entry makes before it runs: data pointers where data moves, enough workspace, pointers

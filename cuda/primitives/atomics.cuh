@@ -2,7 +2,7 @@
 // Native instructions where the hardware has them (add, integer min/max); a compare-and-swap loop
 // over the value's bits otherwise (prod, floating min/max with NaN propagation).
 #pragma once
-#include <cuda/std/type_traits>
+#include "primitives/traits.cuh"
 #include "primitives/ops.cuh"
 
 namespace gr {
@@ -10,7 +10,7 @@ namespace gr {
 template <class Op, class T>
 __device__ __forceinline__ void atomic_combine_cas(T *cell, T v) {
     static_assert(sizeof(T) == 4 || sizeof(T) == 8, "CAS combine needs a 32- or 64-bit type");
-    using Bits = cuda::std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>;
+    using Bits = conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>;
     Bits *addr = reinterpret_cast<Bits *>(cell);
     Bits old = *addr, assumed;
     do {
@@ -27,16 +27,16 @@ __device__ __forceinline__ void atomic_combine_cas(T *cell, T v) {
 
 template <class Op, class T>
 __device__ __forceinline__ void atomic_combine(T *cell, T v) {
-    constexpr bool is_int = cuda::std::is_integral<T>::value;
-    if constexpr (cuda::std::is_same<Op, Sum>::value && cuda::std::is_floating_point<T>::value) {
+    constexpr bool is_int = is_integral<T>::value;
+    if constexpr (is_same<Op, Sum>::value && is_floating_point<T>::value) {
         atomicAdd(cell, v);
-    } else if constexpr (cuda::std::is_same<Op, Sum>::value && is_int) {
+    } else if constexpr (is_same<Op, Sum>::value && is_int) {
         // two's-complement add wraps exactly like NumPy's integer sum
-        using U = cuda::std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>;
+        using U = conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>;
         atomicAdd(reinterpret_cast<U *>(cell), static_cast<U>(v));
-    } else if constexpr (is_int && (cuda::std::is_same<Op, Min>::value || cuda::std::is_same<Op, Max>::value)) {
-        using S = cuda::std::conditional_t<sizeof(T) == 4, int, long long>;
-        if constexpr (cuda::std::is_same<Op, Min>::value) atomicMin(reinterpret_cast<S *>(cell), static_cast<S>(v));
+    } else if constexpr (is_int && (is_same<Op, Min>::value || is_same<Op, Max>::value)) {
+        using S = conditional_t<sizeof(T) == 4, int, long long>;
+        if constexpr (is_same<Op, Min>::value) atomicMin(reinterpret_cast<S *>(cell), static_cast<S>(v));
         else atomicMax(reinterpret_cast<S *>(cell), static_cast<S>(v));
     } else {
         atomic_combine_cas<Op>(cell, v);

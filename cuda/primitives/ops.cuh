@@ -2,9 +2,8 @@
 //   * integer sum/prod wrap around on overflow, as NumPy's do (done in unsigned: signed overflow is UB in C++)
 //   * min/max propagate NaN, as numpy.minimum/maximum do
 #pragma once
-#include <cuda/std/limits>
-#include <cuda/std/type_traits>
 #include "abi/gpureduce.h"
+#include "primitives/traits.cuh"
 #include "primitives/types.cuh"
 
 namespace gr {
@@ -12,10 +11,10 @@ namespace gr {
 // bool arithmetic is NumPy's: add is "or", multiply is "and".
 template <class T>
 __host__ __device__ __forceinline__ T wrap_add(T a, T b) {
-    if constexpr (cuda::std::is_same<T, bool>::value) {
+    if constexpr (is_same<T, bool>::value) {
         return a || b;
-    } else if constexpr (cuda::std::is_integral<T>::value) {
-        using U = cuda::std::make_unsigned_t<T>;
+    } else if constexpr (is_integral<T>::value) {
+        using U = make_unsigned_t<T>;
         return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
     } else {
         return a + b;
@@ -24,8 +23,8 @@ __host__ __device__ __forceinline__ T wrap_add(T a, T b) {
 
 template <class T>
 __host__ __device__ __forceinline__ T wrap_sub(T a, T b) {
-    if constexpr (cuda::std::is_integral<T>::value && !cuda::std::is_same<T, bool>::value) {
-        using U = cuda::std::make_unsigned_t<T>;
+    if constexpr (is_integral<T>::value && !is_same<T, bool>::value) {
+        using U = make_unsigned_t<T>;
         return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
     } else {
         return a - b;
@@ -34,10 +33,10 @@ __host__ __device__ __forceinline__ T wrap_sub(T a, T b) {
 
 template <class T>
 __host__ __device__ __forceinline__ T wrap_mul(T a, T b) {
-    if constexpr (cuda::std::is_same<T, bool>::value) {
+    if constexpr (is_same<T, bool>::value) {
         return a && b;
-    } else if constexpr (cuda::std::is_integral<T>::value) {
-        using U = cuda::std::make_unsigned_t<T>;
+    } else if constexpr (is_integral<T>::value) {
+        using U = make_unsigned_t<T>;
         return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
     } else {
         return a * b;
@@ -46,11 +45,11 @@ __host__ __device__ __forceinline__ T wrap_mul(T a, T b) {
 
 template <class T>
 __host__ __device__ __forceinline__ bool is_nan(T x) {
-    if constexpr (cuda::std::is_floating_point<T>::value) return x != x;
+    if constexpr (is_floating_point<T>::value) return x != x;
     // __half and __nv_bfloat16 are no floating-point types to the traits: a NaN has all exponent bits set and a
     // nonzero mantissa
-    else if constexpr (cuda::std::is_same<T, __half>::value) return (static_cast<__half_raw>(x).x & 0x7fffu) > 0x7c00u;
-    else if constexpr (cuda::std::is_same<T, __nv_bfloat16>::value)
+    else if constexpr (is_same<T, __half>::value) return (static_cast<__half_raw>(x).x & 0x7fffu) > 0x7c00u;
+    else if constexpr (is_same<T, __nv_bfloat16>::value)
         return (static_cast<__nv_bfloat16_raw>(x).x & 0x7fffu) > 0x7f80u;
     else if constexpr (is_complex<T>::value) return x.re != x.re || x.im != x.im;
     else return false;
@@ -73,11 +72,11 @@ struct Min {
     template <class T> __host__ __device__ static constexpr T identity() {
         if constexpr (is_complex<T>::value) {
             using P = decltype(T().re);
-            return T(cuda::std::numeric_limits<P>::infinity(), cuda::std::numeric_limits<P>::infinity());
-        } else if constexpr (cuda::std::is_floating_point<T>::value) {
-            return cuda::std::numeric_limits<T>::infinity();
+            return T(limits<P>::infinity(), limits<P>::infinity());
+        } else if constexpr (is_floating_point<T>::value) {
+            return limits<T>::infinity();
         } else {
-            return cuda::std::numeric_limits<T>::max();
+            return limits<T>::max();
         }
     }
     // a NaN on either side wins
@@ -94,11 +93,11 @@ struct Max {
     template <class T> __host__ __device__ static constexpr T identity() {
         if constexpr (is_complex<T>::value) {
             using P = decltype(T().re);
-            return T(-cuda::std::numeric_limits<P>::infinity(), -cuda::std::numeric_limits<P>::infinity());
-        } else if constexpr (cuda::std::is_floating_point<T>::value) {
-            return -cuda::std::numeric_limits<T>::infinity();
+            return T(-limits<P>::infinity(), -limits<P>::infinity());
+        } else if constexpr (is_floating_point<T>::value) {
+            return -limits<T>::infinity();
         } else {
-            return cuda::std::numeric_limits<T>::lowest();
+            return limits<T>::lowest();
         }
     }
     template <class T> __host__ __device__ __forceinline__ T operator()(T a, T b) const {
@@ -125,7 +124,7 @@ struct NanProd : Prod {
 struct LogAddExp {
     static constexpr gr_op code = GR_OP_LOGSUMEXP;
     template <class T> __host__ __device__ static constexpr T identity() {
-        return -cuda::std::numeric_limits<T>::infinity();
+        return -limits<T>::infinity();
     }
     template <class T> __host__ __device__ __forceinline__ T operator()(T a, T b) const {
         if (a == b) return a + T(0.6931471805599453094);  // ln 2; +-inf stay +-inf
@@ -134,8 +133,8 @@ struct LogAddExp {
     }
 };
 
-template <class Op, class = void> struct skips_nan : cuda::std::false_type {};
-template <class Op> struct skips_nan<Op, cuda::std::void_t<decltype(Op::kSkipsNan)>> : cuda::std::true_type {};
+template <class Op, class = void> struct skips_nan : false_type {};
+template <class Op> struct skips_nan<Op, void_t<decltype(Op::kSkipsNan)>> : true_type {};
 
 // The value a scan reads for element x: x in the accumulator type, or the identity for a NaN an Op skips.
 template <class Op, class Acc, class In>

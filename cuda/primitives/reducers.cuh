@@ -30,10 +30,10 @@ struct FoldReducer {
     // initial=-0.0 stays -0.0 as NumPy's does; without initial the fold ends on from_initial(nullptr), +0.0,
     // NumPy's start.
     __host__ __device__ __forceinline__ static V identity() {
-        if constexpr (cuda::std::is_same<Op, Sum>::value && is_complex<Acc>::value) {
+        if constexpr (is_same<Op, Sum>::value && is_complex<Acc>::value) {
             using P = decltype(Acc().re);
             return Acc(-P(0), -P(0));
-        } else if constexpr (cuda::std::is_same<Op, Sum>::value && cuda::std::is_floating_point<Acc>::value) {
+        } else if constexpr (is_same<Op, Sum>::value && is_floating_point<Acc>::value) {
             return -Acc(0);
         } else {
             return Op::template identity<Acc>();
@@ -106,7 +106,7 @@ struct ArgReducer {
 
   protected:
     __host__ __device__ __forceinline__ static bool strictly_better(const Acc &a, const Acc &b) {
-        if constexpr (cuda::std::is_same<Better, Min>::value) return a < b;
+        if constexpr (is_same<Better, Min>::value) return a < b;
         else return a > b;
     }
 };
@@ -179,7 +179,7 @@ struct LogSumExpReducer {
     using Result = Out;
     using Partials = LogSumExpReducer<Out, Out>;
     __host__ __device__ __forceinline__ static V identity() {
-        return {-cuda::std::numeric_limits<Acc>::infinity(), Acc(0)};
+        return {-limits<Acc>::infinity(), Acc(0)};
     }
     __host__ __device__ __forceinline__ static V element(const In &x, int64_t) { return {convert<Acc>(x), Acc(1)}; }
     __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) {
@@ -189,7 +189,7 @@ struct LogSumExpReducer {
         return {hi.m, hi.s + lo.s * exp(lo.m - hi.m)};
     }
     __host__ __device__ __forceinline__ static Out finish(const V &v) {
-        if (v.s == Acc(0)) return convert<Out>(-cuda::std::numeric_limits<Acc>::infinity());  // nothing taken
+        if (v.s == Acc(0)) return convert<Out>(-limits<Acc>::infinity());  // nothing taken
         return convert<Out>(v.m + log(v.s));
     }
     __host__ __device__ static V from_initial(const void *) { return identity(); }
@@ -214,7 +214,7 @@ struct WeightedLogSumExpReducer : LogSumExpReducer<In, Out> {
         return {convert<Acc>(x), weight};
     }
     __host__ __device__ __forceinline__ static Out finish(const V &v, double finish) {
-        const Acc nan = cuda::std::numeric_limits<Acc>::quiet_NaN(), inf = cuda::std::numeric_limits<Acc>::infinity();
+        const Acc nan = limits<Acc>::quiet_NaN(), inf = limits<Acc>::infinity();
         // +inf terms of opposite signs cancel to a NaN sum, as SciPy's inf - inf
         const bool undefined = is_nan(v.m) || is_nan(v.s) || (v.s == Acc(0) && v.m == inf);
         const bool zero = v.s == Acc(0) || v.m == -inf;  // nothing taken, or every term exp(-inf) * b
@@ -277,9 +277,9 @@ struct NanExtremeReducer {
     __host__ __device__ __forceinline__ static V identity() {
         if constexpr (is_complex<Acc>::value) {
             using P = decltype(Acc().re);
-            return Acc(cuda::std::numeric_limits<P>::quiet_NaN(), cuda::std::numeric_limits<P>::quiet_NaN());
+            return Acc(limits<P>::quiet_NaN(), limits<P>::quiet_NaN());
         } else {
-            return cuda::std::numeric_limits<Acc>::quiet_NaN();
+            return limits<Acc>::quiet_NaN();
         }
     }
     __host__ __device__ __forceinline__ static V element(const In &x, int64_t) { return convert<Acc>(x); }
@@ -325,7 +325,7 @@ struct Moments {
 // one set of kernels serves both (ops.def's `kernels` column: std runs var's).
 template <class In, class Out, bool kSkipNan>
 struct MomentsReducer {
-    using M = cuda::std::conditional_t<is_complex<In>::value, cplx<double>, double>;
+    using M = conditional_t<is_complex<In>::value, cplx<double>, double>;
     using V = Moments<M>;
     using Result = Out;
     using Partials = MomentsReducer<M, Out, kSkipNan>;
@@ -376,7 +376,7 @@ struct MomentsReducer {
         const double m2 = v.s2 - mean2 < 0.0 ? 0.0 : v.s2 - mean2;  // rounding cannot make it negative
         double var = m2 / (dof > 0.0 ? dof : 0.0);
         // NumPy's var divides by max(dof, 0) (inf, or NaN for 0/0); its nanvar gives NaN wherever dof <= 0
-        if (!finite || (kSkipNan && dof <= 0.0)) var = cuda::std::numeric_limits<double>::quiet_NaN();
+        if (!finite || (kSkipNan && dof <= 0.0)) var = limits<double>::quiet_NaN();
         return convert<Out>(root != 0.0 ? sqrt(var) : var);
     }
     __host__ __device__ static V from_initial(const void *initial) {
@@ -420,7 +420,7 @@ struct ScaledSquares {
 template <class In, class Out>
 struct SumOfSquaresReducer {
     static constexpr bool kScaled = sizeof(In) == (is_complex<In>::value ? 16 : 8);
-    using V = cuda::std::conditional_t<kScaled, ScaledSquares, double>;
+    using V = conditional_t<kScaled, ScaledSquares, double>;
     using Result = Out;
     using Partials = SumOfSquaresReducer<Out, Out>;
     // Blue's thresholds and scalings for float64: squares of |x| above kBig or below kSmall are taken scaled
@@ -479,7 +479,7 @@ struct AbsFoldReducer {
     using Result = Out;
     using Partials = AbsFoldReducer<Op, Out, Out>;
     __host__ __device__ __forceinline__ static V identity() {
-        return cuda::std::is_same<Op, Max>::value ? 0.0 : Op::template identity<double>();
+        return is_same<Op, Max>::value ? 0.0 : Op::template identity<double>();
     }
     __host__ __device__ __forceinline__ static V element(const In &x, int64_t) { return magnitude(x); }
     __host__ __device__ __forceinline__ static V combine(const V &a, const V &b) { return Op()(a, b); }
@@ -533,17 +533,17 @@ struct DotReducer {
 
 // A Reducer over pairs of elements of two operands declares kSecondOperand (DotReducer).
 template <class Red, class = void>
-struct takes_second : cuda::std::false_type {};
+struct takes_second : false_type {};
 template <class Red>
-struct takes_second<Red, cuda::std::void_t<decltype(Red::kSecondOperand)>> : cuda::std::true_type {};
+struct takes_second<Red, void_t<decltype(Red::kSecondOperand)>> : true_type {};
 
 // A Reducer that reads the operator's parameter declares kReadsParam and takes it as element()'s third and
 // finish()'s second argument; the kernels call every Reducer through element_of / finish_of with
 // SegProblem::param, which param_of takes from the call: the initial value the plan passes, or the operator.
 template <class Red, class = void>
-struct reads_param : cuda::std::false_type {};
+struct reads_param : false_type {};
 template <class Red>
-struct reads_param<Red, cuda::std::void_t<decltype(Red::kReadsParam)>> : cuda::std::true_type {};
+struct reads_param<Red, void_t<decltype(Red::kReadsParam)>> : true_type {};
 
 template <class Red, class In>
 __host__ __device__ __forceinline__ typename Red::V element_of(const In &x, int64_t r, double param) {
@@ -557,9 +557,9 @@ __host__ __device__ __forceinline__ typename Red::V element_of(const In &x, int6
 // (MomentsReducer's general case, in float64) declares kFoldsElements and fold(v, x); the kernels fold each
 // element they read through fold_element.
 template <class Red, class = void>
-struct folds_elements : cuda::std::false_type {};
+struct folds_elements : false_type {};
 template <class Red>
-struct folds_elements<Red, cuda::std::void_t<decltype(Red::kFoldsElements)>> : cuda::std::true_type {};
+struct folds_elements<Red, void_t<decltype(Red::kFoldsElements)>> : true_type {};
 
 template <class Red, class In>
 __host__ __device__ __forceinline__ typename Red::V fold_element(const typename Red::V &v, const In &x, int64_t r,
@@ -650,7 +650,7 @@ template <class In, class Out>
 struct reducer_choice<GR_OP_VECTOR_NORM, In, Out> {
     static constexpr int kCount = 5;
     __host__ __device__ static int index(const gr_segments *s) {
-        const double ord = norm_order<Out>(s->initial), inf = cuda::std::numeric_limits<double>::infinity();
+        const double ord = norm_order<Out>(s->initial), inf = limits<double>::infinity();
         return ord == 2.0 ? 0 : ord == 1.0 ? 1 : ord == inf ? 2 : ord == -inf ? 3 : 4;
     }
 };

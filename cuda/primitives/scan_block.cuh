@@ -11,7 +11,7 @@
 //                             "blocked" arrangement (each thread owns kItems consecutive elements)
 // Operand order is kept left to right everywhere (op(earlier, later)), so nothing here relies on commutativity.
 #pragma once
-#include <cuda/std/type_traits>
+#include "primitives/traits.cuh"
 #include <cstdint>
 #include "primitives/types.cuh"
 #include "primitives/warp.cuh"
@@ -24,7 +24,7 @@ namespace gr {
 // first is still Op::identity (+0.0).
 template <class Op, class T>
 __host__ __device__ __forceinline__ constexpr T scan_neutral() {
-    if constexpr (cuda::std::is_base_of<Sum, Op>::value && cuda::std::is_floating_point<T>::value) return T(-0.0);
+    if constexpr (is_base_of<Sum, Op>::value && is_floating_point<T>::value) return T(-0.0);
     else return Op::template identity<T>();
 }
 

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-#include <cuda/std/type_traits>
+#include "primitives/traits.cuh"
 #include "abi/gpureduce.h"
 
 namespace gr {
@@ -33,8 +33,8 @@ template <class T> __host__ __device__ inline bool operator<(cplx<T> a, cplx<T> 
 }
 template <class T> __host__ __device__ inline bool operator>(cplx<T> a, cplx<T> b) { return b < a; }
 
-template <class T> struct is_complex : cuda::std::false_type {};
-template <class T> struct is_complex<cplx<T>> : cuda::std::true_type {};
+template <class T> struct is_complex : false_type {};
+template <class T> struct is_complex<cplx<T>> : true_type {};
 
 using complex64 = cplx<float>;
 using complex128 = cplx<double>;
@@ -170,34 +170,34 @@ template <class Out> struct accumulator { using type = Out; };  // accumulate_as
 // (rounded to nearest even), complex -> real keeps the real part, anything -> bool is "!= 0".
 template <class To, class From>
 __host__ __device__ __forceinline__ To convert(const From &x) {
-    if constexpr (cuda::std::is_same<To, From>::value) {
+    if constexpr (is_same<To, From>::value) {
         return x;
-    } else if constexpr (cuda::std::is_same<From, bool>::value) {
+    } else if constexpr (is_same<From, bool>::value) {
         // NumPy reads any nonzero byte as True (a uint8 array viewed as bool holds 0xff, say): the byte is
         // read as stored, not trusted to be 0 or 1
         unsigned char byte;
         memcpy(&byte, &x, 1);
         return convert<To>(static_cast<unsigned char>(byte != 0));
-    } else if constexpr (cuda::std::is_same<From, __half>::value) {
+    } else if constexpr (is_same<From, __half>::value) {
         return convert<To>(__half2float(x));
-    } else if constexpr (cuda::std::is_same<From, __nv_bfloat16>::value) {
+    } else if constexpr (is_same<From, __nv_bfloat16>::value) {
         return convert<To>(__bfloat162float(x));
-    } else if constexpr (cuda::std::is_same<To, __half>::value) {
+    } else if constexpr (is_same<To, __half>::value) {
         if constexpr (is_complex<From>::value) return __float2half(static_cast<float>(x.re));
-        else if constexpr (cuda::std::is_same<From, double>::value) return __double2half(x);
+        else if constexpr (is_same<From, double>::value) return __double2half(x);
         else return __float2half(static_cast<float>(x));
-    } else if constexpr (cuda::std::is_same<To, __nv_bfloat16>::value) {
+    } else if constexpr (is_same<To, __nv_bfloat16>::value) {
         if constexpr (is_complex<From>::value) return __float2bfloat16(static_cast<float>(x.re));
-        else if constexpr (cuda::std::is_same<From, double>::value) return __double2bfloat16(x);
+        else if constexpr (is_same<From, double>::value) return __double2bfloat16(x);
         else return __float2bfloat16(static_cast<float>(x));
     } else if constexpr (is_complex<To>::value) {
         using P = decltype(To().re);
         if constexpr (is_complex<From>::value) return To(static_cast<P>(x.re), static_cast<P>(x.im));
         else return To(static_cast<P>(x), P(0));
     } else if constexpr (is_complex<From>::value) {
-        if constexpr (cuda::std::is_same<To, bool>::value) return x.re != 0 || x.im != 0;
+        if constexpr (is_same<To, bool>::value) return x.re != 0 || x.im != 0;
         else return static_cast<To>(x.re);
-    } else if constexpr (cuda::std::is_same<To, bool>::value) {
+    } else if constexpr (is_same<To, bool>::value) {
         return x != From(0);
     } else {
         return static_cast<To>(x);

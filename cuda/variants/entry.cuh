@@ -36,7 +36,7 @@ inline gr_status cuda_status(cudaError_t e, int *cuda_error) {
 template <class Policy, class In, class Out, class Op>
 gr_status reduce_typed(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
     using Acc = typename accumulator<Out>::type;
-    constexpr bool kDirect = cuda::std::is_same<Acc, Out>::value;
+    constexpr bool kDirect = is_same<Acc, Out>::value;
     const int64_t n = a->n;
     const size_t result_slot = kDirect ? 0 : align_up(sizeof(Acc), GR_WORKSPACE_ALIGN);
     size_t scratch = 0;
