@@ -30,6 +30,11 @@ def timed(fn, repeats):
     return statistics.median(times)
 
 
+def tasks(result, base):
+    """The tasks `result`'s graph adds to `base`'s (the persisted input's): what Dask schedules per call."""
+    return len(dict(result.__dask_graph__())) - len(dict(base.__dask_graph__()))
+
+
 def measure(gpus, n, chunk, repeats):
     """Wall-clock of sum and cumsum on a cluster of one worker per GPU in `gpus`: NumPy chunks in the workers'
     memory, then the same data as CuPy chunks on the workers' GPUs, and the cost of one tiny reduction."""
@@ -61,6 +66,7 @@ def measure(gpus, n, chunk, repeats):
             last = r[-1].compute()
             return float(last.get() if hasattr(last, "get") else last)
 
+        row["sum_tasks"], row["cumsum_tasks"] = tasks(gd.sum(x), x), tasks(gd.cumsum(x), x)
         check_sum(gd.sum(x).compute(), "NumPy chunks")
         row["sum_s"] = timed(lambda: gd.sum(x).compute(), repeats)
         row["dask_sum_s"] = timed(lambda: x.sum().compute(), repeats)  # Dask's own: NumPy on the workers' CPUs
@@ -140,13 +146,14 @@ def main():
              "a cumsum's result is persisted on the workers (not gathered).", "",
              "NumPy chunks in the workers' memory:", "",
              "| GPUs | sum | speed-up | GB/s | dask.array's own sum (NumPy) | cumsum | speed-up | "
-             "GB/s (read + write) |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "GB/s (read + write) | tasks (sum / cumsum) |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {r['gpus']} | {r['sum_s'] * 1e3:.1f} ms | {base['sum_s'] / r['sum_s']:.2f} | "
                      f"{nbytes / r['sum_s'] / 1e9:.1f} | {r['dask_sum_s'] * 1e3:.1f} ms | "
                      f"{r['cumsum_s'] * 1e3:.1f} ms | "
-                     f"{base['cumsum_s'] / r['cumsum_s']:.2f} | {2 * nbytes / r['cumsum_s'] / 1e9:.1f} |")
+                     f"{base['cumsum_s'] / r['cumsum_s']:.2f} | {2 * nbytes / r['cumsum_s'] / 1e9:.1f} | "
+                     f"{r['sum_tasks']} / {r['cumsum_tasks']} |")
     if "cupy_sum_s" in base:
         lines += ["", "CuPy chunks on the workers' GPUs; \"kernels alone\" is each GPU's share read at its measured "
                   "read ceiling, so the rest of the wall-clock is Dask's (scheduling, the tree of partials, "

@@ -65,3 +65,29 @@ def test_each_worker_process_sees_its_own_entry(monkeypatch):
         seen = client.run(_visible)
         assert sorted(seen.values()) == ["6", "9"]
         assert {w["memory_limit"] for w in client.scheduler_info()["workers"].values()} == {0}
+
+
+def test_a_scan_on_two_workers_moves_only_its_carries(monkeypatch):
+    """Two workers (threads of this process; NumPy's cumsum stands in for the kernels): each block is scanned and
+    gets its carry on the worker that holds it, so what crosses between the workers is the blocks' last elements
+    and the carries, bytes, never a block (32 KiB each here; Dask's cumreduction moved whole blocks)."""
+    import types
+
+    import numpy as np
+    import dask.array as da
+
+    monkeypatch.setattr(gd.chunks, "kernels", types.SimpleNamespace(cumsum=np.cumsum))
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
+    with cluster, distributed.Client(cluster) as client:
+        x = da.random.default_rng(5).random(2**18, chunks=2**12).persist()
+        distributed.wait(x)
+        assert all(client.has_what().values()), "the blocks are on both workers"
+
+        def moved():
+            return sum(client.run(lambda dask_worker: dask_worker.transfer_outgoing_bytes_total).values())
+
+        before = moved()
+        r = gd.cumsum(x).persist()
+        distributed.wait(r)
+        assert moved() - before < 2**15, moved() - before
+        np.testing.assert_allclose(r.compute(), np.cumsum(x.compute()), rtol=1e-12)

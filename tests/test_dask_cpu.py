@@ -193,6 +193,63 @@ def test_flattened_scans_keep_the_blocks_few(op):
     assert r.shape == (3000 * 257,) and r.npartitions <= d.npartitions
 
 
+@pytest.mark.parametrize("axis", [0, 1])
+def test_a_scan_reads_each_block_where_it_is(axis):
+    """A block's scan is read by two tasks only, both its own: its last slice (the tail) and its result with the
+    carry folded in; one task per line of blocks folds the tails into the carries (gpureduce/dask/scans.py).  No
+    task reads a block of another: Dask's cumreduction chained the carries through tasks that each read a whole
+    block, which moved blocks between workers."""
+    from dask.core import get_dependencies
+
+    d = da.ones((40, 60), chunks=(10, 15))  # 4 x 4 blocks
+    r = gd.cumsum(d, axis=axis)
+    graph = dict(r.__dask_graph__())
+    scans = {k for k in graph if any(isinstance(dep, tuple) and dep[0] == d.name for dep in get_dependencies(graph, k))}
+    assert len(scans) == d.npartitions
+    dependents = {}
+    for key in graph:
+        for dep in get_dependencies(graph, key):
+            dependents.setdefault(dep, set()).add(key)
+    for key in scans:
+        readers = dependents[key]
+        assert all(reader[1:] == key[1:] for reader in readers), (key, readers)  # the same block's tasks only
+        assert len(readers) == (1 if key[1 + axis] == d.numblocks[axis] - 1 else 2), (key, readers)
+    carries = {k for k in graph if isinstance(k, tuple) and "-carries-" in k[0]}
+    assert len(carries) == d.numblocks[1 - axis]
+    for c in carries:
+        assert all("-tail-" in dep[0] for dep in get_dependencies(graph, c))
+
+
+def test_scans_keep_numpys_negative_zero_across_blocks(numpy_kernels):
+    """numpy.cumsum of -0.0s is -0.0 throughout (its running sum starts from the first element); the carry into
+    each block is the running result itself, never an identity +0.0 added first."""
+    x = np.full((7, 6), -0.0)
+    for axis in (None, 0, 1):
+        got = gd.cumsum(da.from_array(x, chunks=(2, 4)), axis=axis).compute()
+        want = np.cumsum(x, axis=axis)
+        assert np.array_equal(np.signbit(got), np.signbit(want)), axis
+
+
+def _levels(r):
+    """How many tasks of r's reduction tree combine partials: (those of the intermediate levels, the aggregates)."""
+    names = [k[0].rsplit("-", 1)[0] for k in dict(r.__dask_graph__()) if isinstance(k, tuple)]
+    return sum(n.endswith("-partial") for n in names), sum(n.endswith("-aggregate") for n in names)
+
+
+def test_a_reductions_partials_are_combined_in_one_task():
+    """Every chunk's partial result combined by one task (one level, where Dask's default tree combines 4 a task:
+    three levels for 32 chunks), for every reduction; split_every= as given; past 1,024 partials, or partials too
+    large for one task (64 MiB at 32 bytes an element), two levels."""
+    d = da.ones(2**15, chunks=2**10)  # 32 chunks
+    for op in gd.OPERATORS:
+        if "cum" not in op:
+            assert _levels(getattr(gd, op)(d)) == (0, 1), op
+    assert _levels(gd.mean(da.ones((40, 60), chunks=(10, 15)), axis=(0, 1))) == (0, 1)
+    assert _levels(gd.sum(d, split_every=4)) == (8 + 2, 1)  # the caller's tree
+    assert _levels(gd.sum(da.ones(2000, chunks=1))) == (45, 1)  # ceil(sqrt(2000)) a task
+    assert _levels(gd.sum(da.ones((64, 2**20), chunks=(1, 2**20)), axis=0)) == (8, 1)  # 64 rows of 2^20: too large
+
+
 def test_results_do_not_depend_on_scheduling(numpy_kernels, rng):
     """The tree of partials is fixed by the chunks and split_every: any scheduler gives the same bits."""
     import dask
@@ -962,8 +1019,8 @@ def test_large_host_blocks_are_folded_on_several_threads(numpy_kernels, op, rng,
     """Blocks of 32 MiB and more have the blocks before them folded in slices on several threads: along the scan
     axis of a 1-D block, along the rows or the columns (where the carry is broadcast) of a 2-D one."""
     calls = []
-    real = gd.chunks._fold_slice
-    monkeypatch.setattr(gd.chunks, "_fold_slice", lambda *args: calls.append(len(args) == 4) or real(*args))  # out=
+    real = gd.scans._fold_slice
+    monkeypatch.setattr(gd.scans, "_fold_slice", lambda *args: calls.append(len(args) == 4) or real(*args))  # out=
     x = rng.integers(-3, 4, 2**23).astype(np.int64)
     if op == "cumprod":
         x = np.where(rng.random(x.size) < 0.999, 1, -1).astype(np.int64)

@@ -20,16 +20,17 @@ returns a lazy ``dask.array.Array``, NumPy's signature and result dtype, built o
   kernels on each chunk; nanmin and nanmax carry whether a slice has a number (an all-NaN slice gives NaN and
   one "All-NaN slice encountered" warning, at the end), nanmean the count of numbers and their sum,
   nanargmin and nanargmax NaN for a chunk's slice without a number, which never wins;
-* cumsum, cumprod, cummax, cummin, nancumsum, nancumprod, logcumsumexp: ``dask.array.reductions.cumreduction``:
-  gpureduce scans each chunk and the last result of the blocks before it is folded into each block (added,
-  multiplied, the larger or smaller taken, ``numpy.logaddexp``; a large host block on several threads), block
-  after block.
+* cumsum, cumprod, cummax, cummin, nancumsum, nancumprod, logcumsumexp (gpureduce/dask/scans.py): gpureduce scans
+  each chunk where it is; the chunks' last slices, folded in block order by one small task, give each chunk its
+  carry, which is folded into it where it is (added, multiplied, the larger or smaller taken, ``numpy.logaddexp``;
+  a large host block on several threads): no chunk moves between workers.
 
 Integer and bool inputs hold no NaN: a nan function of them is the plain one, as NumPy's.  The tree of partial
-results is fixed by the chunks and ``split_every`` (Dask's ``split_every`` config, 4 by default), never by
-scheduling, so the result is the same run after run; floats differ from a single call of gpureduce or NumPy by
-the roundings of that tree, within ``gpureduce.testing.error_bound`` of the exact result.  ``gpureduce.sum(x)``
-& co. of a Dask array return this module's lazy result.
+results is fixed by the chunks and ``split_every``, never by scheduling, so the result is the same run after run
+(by default one task combines every chunk's partial, while they number at most 1,024 and fit 64 MiB: one level of
+tree, the fewest tasks and waits; else about the square root of their count a task, two levels); floats differ
+from a single call of gpureduce or NumPy by the roundings of that tree, within ``gpureduce.testing.error_bound`` of
+the exact result.  ``gpureduce.sum(x)`` & co. of a Dask array return this module's lazy result.
 
 Many GPUs: run one Dask worker per GPU (``local_cluster()``, gpureduce/dask/cluster.py: dask-cuda's
 ``LocalCUDACluster`` where it is installed, else one ``distributed`` nanny per GPU with its own

@@ -1,13 +1,11 @@
 """What gpureduce.dask's reductions and scans share: the chunk, combine and aggregate functions Dask's
-``reduction`` and ``cumreduction`` call, the functions each chunk is reduced or scanned with (``kernels``: the eager
-calls under gpureduce's public functions), and mean's and the scans' machinery, which the nan family reuses.
-The public functions are in gpureduce/dask/__init__.py (the moments in moments.py, the nan family in nan.py).
+``reduction`` calls, the functions each chunk is reduced or scanned with (``kernels``: the eager calls under
+gpureduce's public functions), and mean's machinery, which the nan family reuses.  The public functions are in
+gpureduce/dask/__init__.py (the moments in moments.py, the nan family in nan.py, the scans' graph in scans.py).
 """
 from __future__ import annotations
 
-import concurrent.futures
 import math
-import os
 import types
 import warnings
 from functools import partial
@@ -15,7 +13,6 @@ from functools import partial
 import numpy as np
 import dask.array as da
 from dask.array import reductions as _reductions
-from dask.array.core import handle_out
 from dask.array.utils import meta_from_array
 
 from .. import _registry
@@ -90,6 +87,29 @@ def result_meta(a, axis, keepdims, dtype):
 def axes_of(ndim, axis):
     """`axis` (None, an int or a tuple; negative counts from the end) as a tuple of axes; NumPy's AxisError."""
     return tuple(range(ndim)) if axis is None else normalize_axis_tuple(axis, ndim)
+
+
+# One task combines every chunk's partial result: one level of tree, as few tasks and as few waits between levels
+# as the answer allows (Dask's default combines 4 a task: log4(chunks) levels, each a round of scheduling), while
+# a task's partials stay under _COMBINE_BYTES (at a generous _PARTIAL_BYTES an element: mean's count and sum,
+# argmin's value and index, var's three moments) and number at most _COMBINE_PARTIALS; past either, two levels.
+_COMBINE_BYTES = 64 << 20
+_PARTIAL_BYTES = 32
+_COMBINE_PARTIALS = 1024
+
+
+def one_level(a, axis, split_every):
+    """split_every for Dask's reduction of `a` over `axis`: the caller's if given, else every reduced block's
+    partial combined by one task where they are few and small enough, else about the square root of their count a
+    task (two levels)."""
+    if split_every is not None:
+        return split_every
+    axes = axes_of(a.ndim, axis)
+    blocks = math.prod(a.numblocks[i] for i in axes)
+    kept = math.prod(max(a.chunks[i], default=1) for i in range(a.ndim) if i not in axes)
+    if blocks <= _COMBINE_PARTIALS and blocks * kept * _PARTIAL_BYTES <= _COMBINE_BYTES:
+        return {i: max(a.numblocks[i], 2) for i in axes}
+    return max(2, math.isqrt(blocks - 1) + 1)
 
 
 def reduced_size(shape, axis):
@@ -205,7 +225,7 @@ def mean(a, axis=None, dtype=None, keepdims=False, split_every=None, out=None, *
     return da.reduction(a, partial(mean_chunk, variant, accumulate=accumulate),
                         partial(mean_agg, accumulate=accumulate, result_dtype=result_dtype),
                         combine=partial(mean_combine, accumulate=accumulate), axis=axis, keepdims=keepdims,
-                        dtype=result_dtype, split_every=split_every, out=out, concatenate=False,
+                        dtype=result_dtype, split_every=one_level(a, axis, split_every), out=out, concatenate=False,
                         meta=result_meta(a, axis, keepdims, result_dtype))
 
 
@@ -264,106 +284,6 @@ def first_extreme(value_op, data, axis, keepdims, skip_nan=False):
 def scalar_if_0d(result):
     """A 0-d NumPy result as a NumPy scalar, as NumPy's own reductions give (a device 0-d array stays one)."""
     return result[()] if isinstance(result, np.ndarray) and result.ndim == 0 else result
-
-
-# the scans that take dtype= (those of the operators whose NumPy function takes it: ops.def)
-_DTYPED_SCANS = {_registry.scan_function_name(op.name) for op in _registry.OPERATORS if op.scans and "dtype" in op.keywords}
-
-
-def _kernel_scan(op, variant, x, axis=None, dtype=None, cast=False):
-    """`op` of one block, in `dtype` (dtype= where `op` takes it, else the block `cast` to it first)."""
-    options = kernel_options(variant)
-    if dtype is not None and op in _DTYPED_SCANS:
-        options["dtype"] = dtype
-    elif cast:
-        x = x.astype(dtype)
-    return getattr(kernels, op)(x, axis=axis, **options)
-
-
-def _check_scan_variant(op, variant):
-    """An unknown variant, or one that does not scan `op`: gpureduce's ValueError naming the choices, here, not at
-    compute()."""
-    if variant != "auto":
-        variant_for("scan", _registry.SCAN_FUNCTIONS[op], variant)
-
-
-def block_scan(op, a, axis, dtype, out, variant):
-    a = checked_array(a)
-    _check_scan_variant(op, variant)
-    probe = np.ones((1,), a.dtype)
-    if op in _DTYPED_SCANS:
-        result_dtype = getattr(np, op)(probe, dtype=dtype).dtype
-    elif op == "logcumsumexp":
-        if a.dtype.kind == "c":
-            raise TypeError(f"unsupported dtype {a.dtype} of the Dask array: logsumexp has no kernel for it "
-                            "(gpureduce.logcumsumexp takes real inputs)")
-        result_dtype = a.dtype if dtype_kind(a.dtype) == "f" else np.dtype(np.float64)
-    else:
-        result_dtype = a.dtype
-    # the step that folds the blocks before into a block, and what folds in nothing (a nan scan's carry holds no
-    # NaN of an element: only one of the data's own, inf - inf, which stays, as NumPy's)
-    ufunc, ident = {
-        "cumsum": (np.add, 0),
-        "cumprod": (np.multiply, 1),
-        "nancumsum": (np.add, 0),
-        "nancumprod": (np.multiply, 1),
-        "cummax": (np.maximum, lowest(result_dtype)),
-        "cummin": (np.minimum, highest(result_dtype)),
-        "logcumsumexp": (np.logaddexp, -np.inf),
-    }[op]
-    binop = partial(_fold, ufunc)
-    if axis is None:
-        # Flattened here, not by cumreduction: Dask 2026.8 rechunks its flattened array to chunks of
-        # `npartitions` elements (15 elements a chunk for 15 blocks), a graph whose ordering alone takes about a
-        # minute for 10^6 elements.  ravel() keeps about as many blocks as the input has.
-        a, axis = a.ravel(), 0
-    # a half dtype's scan carried in float32 and rounded once at the end (carried_dtype); a running extreme rounds
-    # nothing
-    carry_dtype = result_dtype if op in ("cummax", "cummin") else \
-        carried_dtype(result_dtype, _registry.SCAN_FUNCTIONS[op], variant, kind="scan")
-    func = partial(_kernel_scan, op, variant, dtype=carry_dtype, cast=carry_dtype != result_dtype)
-    func.__name__ = op  # cumreduction names its graph layer after it
-    scanned = _reductions.cumreduction(func, binop, ident, a, axis=axis, dtype=carry_dtype)
-    return handle_out(out, scanned if carry_dtype == result_dtype else scanned.astype(result_dtype))
-
-
-# A host block at least this large has the blocks before it folded in on several threads (NumPy's ufuncs release
-# the GIL): the fold reads and writes the whole block in host memory, which one thread does at a fraction of the
-# memory's bandwidth, about 7 GB/s, seven times slower than the GPU's scan of the same block.
-_PARALLEL_FOLD_BYTES = 32 << 20
-
-
-_FOLD_THREADS = 8
-
-
-_fold_pool = None
-
-
-def _fold(ufunc, carry, block):
-    """ufunc(carry, block): the running result of the blocks before (length 1 along the scan axis) folded into
-    a scanned block, as cumreduction asks; a large NumPy block in slices on up to _FOLD_THREADS threads."""
-    threads = min(_FOLD_THREADS, os.cpu_count() or 1)
-    along = [d for d in range(block.ndim) if np.ndim(carry) == block.ndim and np.shape(carry)[d] == 1]
-    if (type(block) is not np.ndarray or block.nbytes < _PARALLEL_FOLD_BYTES or threads < 2 or not along
-            or np.result_type(carry, block) != block.dtype):
-        return _fold_slice(ufunc, carry, block)
-    d = max(along, key=lambda k: block.shape[k])  # slices along a dimension the carry is broadcast over
-    if block.shape[d] < threads:
-        return _fold_slice(ufunc, carry, block)
-    global _fold_pool
-    if _fold_pool is None:
-        _fold_pool = concurrent.futures.ThreadPoolExecutor(_FOLD_THREADS, thread_name_prefix="gpureduce-fold")
-    out = np.empty_like(block)
-    bounds = np.linspace(0, block.shape[d], threads + 1).astype(int)
-    pieces = [(slice(None),) * d + (slice(lo, hi),) for lo, hi in zip(bounds[:-1], bounds[1:])]
-    for done in [_fold_pool.submit(_fold_slice, ufunc, carry, block[p], out[p]) for p in pieces]:
-        done.result()
-    return out
-
-
-def _fold_slice(ufunc, carry, block, out=None):
-    with np.errstate(invalid="ignore"):  # logaddexp of a NaN: NumPy warns, the kernels propagate it silently
-        return ufunc(carry, block) if out is None else ufunc(carry, block, out=out)
 
 
 def lowest(dtype):

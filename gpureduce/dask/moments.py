@@ -24,7 +24,8 @@ from .._planning.numpy_rules import operator_for_dtype
 from .._planning.operands import dtype_kind
 from .._planning.numpy_rules import NoValue, variance_ddof
 from . import chunks
-from .chunks import checked_array, filled_partial, kernel_options, kernel_reduce, reduced_size, result_meta, scalar_if_0d, whole_arrays_only
+from .chunks import (checked_array, filled_partial, kernel_options, kernel_reduce, one_level, reduced_size, result_meta,
+                     scalar_if_0d, whole_arrays_only)
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=NoValue, split_every=None,
@@ -67,8 +68,9 @@ def _moments(op, a, axis, dtype, out, ddof, keepdims, split_every, variant):
     skip_nan = operator_for_dtype(op, a.dtype).startswith("nan")  # integers and bool: nanvar is their var
     sqrt = op.endswith("std")
     return da.reduction(a, partial(_chunk, skip_nan, variant), partial(_aggregate, skip_nan, sqrt, ddof, result_dtype),
-                        combine=_combine, axis=axis, keepdims=keepdims, dtype=result_dtype, split_every=split_every,
-                        out=out, concatenate=False, meta=result_meta(a, axis, keepdims, result_dtype))
+                        combine=_combine, axis=axis, keepdims=keepdims, dtype=result_dtype,
+                        split_every=one_level(a, axis, split_every), out=out, concatenate=False,
+                        meta=result_meta(a, axis, keepdims, result_dtype))
 
 
 def _chunk(skip_nan, variant, x, axis=None, keepdims=True, computing_meta=False, **dask_options):

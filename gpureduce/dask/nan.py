@@ -30,9 +30,10 @@ from .._planning.numpy_rules import EXACT, operator_for_dtype
 from .._planning.numpy_rules import NoValue
 from .._registry import scan_function_name
 from . import plain as plain_functions
-from .chunks import (block_scan, carried_dtype, checked_array, filled_partial, first_extreme, gather_parts,
-                     global_arg, kernel_reduce, mean, mean_agg, mean_combine, reduced_size, result_meta, scalar_if_0d,
-                     structured_partials, whole_arrays_only)
+from .chunks import (carried_dtype, checked_array, filled_partial, first_extreme, gather_parts,
+                     global_arg, kernel_reduce, mean, mean_agg, mean_combine, one_level, reduced_size, result_meta,
+                     scalar_if_0d, structured_partials, whole_arrays_only)
+from .scans import block_scan
 
 
 def _exact(op, a):
@@ -67,7 +68,8 @@ def _fold(op, a, axis, dtype, out, keepdims, initial, split_every, variant):
     combine = partial(kernel_reduce, plain, variant, result_dtype=partials)
     aggregate = partial(kernel_reduce, plain, variant, result_dtype=partials, initial=initial, round_to=result_dtype)
     return da.reduction(a, chunk, aggregate, combine=combine, axis=axis, keepdims=keepdims, dtype=result_dtype,
-                        split_every=split_every, out=out, meta=result_meta(a, axis, keepdims, result_dtype))
+                        split_every=one_level(a, axis, split_every), out=out,
+                        meta=result_meta(a, axis, keepdims, result_dtype))
 
 
 # ---------------------------------------------------------------- nanmin, nanmax
@@ -96,12 +98,13 @@ def _extreme(op, a, axis, out, keepdims, initial, split_every, variant):
         chunk = partial(kernel_reduce, op, variant, initial=initial)
         fold = partial(kernel_reduce, plain, variant, initial=initial)
         return da.reduction(a, chunk, fold, combine=fold, axis=axis, keepdims=keepdims, dtype=a.dtype,
-                            split_every=split_every, out=out, meta=meta)
+                            split_every=one_level(a, axis, split_every), out=out, meta=meta)
     if reduced_size(a.shape, axis) == 0:
         raise ValueError(f"zero-size array to reduction operation f{plain} which has no identity")
     return da.reduction(a, partial(_extreme_chunk, op, variant), partial(_extreme_agg, plain, variant, a.dtype),
                         combine=partial(_extreme_combine, plain, variant), axis=axis, keepdims=keepdims,
-                        dtype=a.dtype, split_every=split_every, out=out, concatenate=False, meta=meta)
+                        dtype=a.dtype, split_every=one_level(a, axis, split_every), out=out, concatenate=False,
+                        meta=meta)
 
 
 def _extreme_chunk(op, variant, x, axis=None, keepdims=True, computing_meta=False, **dask_options):
@@ -152,7 +155,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, split_every=N
     return da.reduction(a, partial(_nanmean_chunk, variant, accumulate),
                         partial(mean_agg, accumulate=accumulate, result_dtype=result_dtype),
                         combine=partial(mean_combine, accumulate=accumulate), axis=axis, keepdims=keepdims,
-                        dtype=result_dtype, split_every=split_every, out=out, concatenate=False,
+                        dtype=result_dtype, split_every=one_level(a, axis, split_every), out=out, concatenate=False,
                         meta=result_meta(a, axis, keepdims, result_dtype))
 
 
@@ -196,7 +199,7 @@ def _nanarg(op, a, axis, out, keepdims, split_every, variant):
     value_op = "min" if plain == "argmin" else "max"
     return _reductions.arg_reduction(a, partial(_nanarg_chunk, op, variant), partial(_nanarg_combine, value_op),
                                      partial(_nanarg_agg, value_op), axis=axis, keepdims=keepdims,
-                                     split_every=split_every, out=out)
+                                     split_every=one_level(a, axis, split_every), out=out)
 
 
 def _nanarg_chunk(op, variant, x, axis, offset_info):

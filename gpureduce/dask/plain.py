@@ -1,6 +1,6 @@
 """gpureduce.dask's reductions and scans without NaN handling or moments: sum, prod, min, max, any, all,
 count_nonzero, mean, argmin, argmax, vector_norm, ptp, logsumexp and the scans (see gpureduce/dask/__init__.py for
-how each is built on Dask's reduction and cumreduction)."""
+how each is built: on Dask's reduction, the scans on gpureduce/dask/scans.py's graph)."""
 from __future__ import annotations
 
 import math
@@ -17,9 +17,10 @@ from .._planning.numpy_rules import NoValue, check_norm_axis, norm_order
 from .._planning.operands import dtype_kind
 from .._planning.plan import weighted_dtype
 from . import chunks
-from .chunks import (NO_INITIAL, axes_of, block_scan, carried_dtype, checked_array, filled_partial, first_extreme,
-                     gather_parts, global_arg, highest, kernel_options, kernel_reduce, lowest, mean, reduced_dtype,
-                     reduced_size, result_meta, scalar_if_0d, structured_partials, whole_arrays_only)
+from .chunks import (NO_INITIAL, axes_of, carried_dtype, checked_array, filled_partial, first_extreme,
+                     gather_parts, global_arg, highest, kernel_options, kernel_reduce, lowest, mean, one_level,
+                     reduced_dtype, reduced_size, result_meta, scalar_if_0d, structured_partials, whole_arrays_only)
+from .scans import block_scan
 
 
 
@@ -36,7 +37,8 @@ def _reduce(op, a, axis, dtype, keepdims, split_every, out, variant, initial=NO_
     aggregate = partial(kernel_reduce, op, variant, result_dtype=pass_dtype, initial=initial,
                         round_to=result_dtype if pass_dtype else None)
     return da.reduction(a, chunk, aggregate, combine=chunk, axis=axis, keepdims=keepdims, dtype=result_dtype,
-                        split_every=split_every, out=out, meta=result_meta(a, axis, keepdims, result_dtype))
+                        split_every=one_level(a, axis, split_every), out=out,
+                        meta=result_meta(a, axis, keepdims, result_dtype))
 
 
 def sum(a, axis=None, dtype=None, keepdims=False, split_every=None, out=None, *, initial=NO_INITIAL, variant="auto"):
@@ -79,7 +81,7 @@ def count_nonzero(a, axis=None, *, keepdims=False, split_every=None, variant="au
     chunk = partial(kernel_reduce, "count_nonzero", variant)
     total = partial(kernel_reduce, "sum", variant)
     return da.reduction(a, chunk, total, combine=total, axis=axis, keepdims=keepdims, dtype=counts,
-                        split_every=split_every, meta=result_meta(a, axis, keepdims, counts))
+                        split_every=one_level(a, axis, split_every), meta=result_meta(a, axis, keepdims, counts))
 
 
 # ---------------------------------------------------------------- mean: counts and sums, divided once
@@ -95,7 +97,7 @@ def _arg(op, a, axis, keepdims, split_every, out, variant):
     value_op = "min" if op == "argmin" else "max"
     chunk = partial(_arg_chunk, op, variant)
     return _reductions.arg_reduction(a, chunk, partial(_arg_combine, value_op), partial(_arg_agg, value_op),
-                                     axis=axis, keepdims=keepdims, split_every=split_every, out=out)
+                                     axis=axis, keepdims=keepdims, split_every=one_level(a, axis, split_every), out=out)
 
 
 def _arg_chunk(op, variant, x, axis, offset_info):
@@ -150,7 +152,8 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2, split_every=None, var
     with warnings.catch_warnings():  # Dask casts a complex array's empty meta to the real result dtype
         warnings.simplefilter("ignore", getattr(np, "exceptions", np).ComplexWarning)
         return da.reduction(a, chunk, combined, combine=combined, axis=axis, keepdims=keepdims, dtype=result_dtype,
-                            split_every=split_every, meta=result_meta(a, axis, keepdims, result_dtype))
+                            split_every=one_level(a, axis, split_every),
+                            meta=result_meta(a, axis, keepdims, result_dtype))
 
 
 # ---------------------------------------------------------------- ptp: the chunks' minima and maxima
@@ -167,7 +170,8 @@ def ptp(a, axis=None, out=None, keepdims=False, *, split_every=None, variant="au
         raise ValueError("zero-size array to reduction operation maximum which has no identity")
     return da.reduction(a, partial(_ptp_chunk, variant), partial(_ptp_agg, variant),
                         combine=partial(_ptp_combine, variant), axis=axis, keepdims=keepdims, dtype=a.dtype,
-                        split_every=split_every, out=out, concatenate=False, meta=result_meta(a, axis, keepdims, a.dtype))
+                        split_every=one_level(a, axis, split_every), out=out, concatenate=False,
+                        meta=result_meta(a, axis, keepdims, a.dtype))
 
 
 def _ptp_chunk(variant, x, axis=None, keepdims=True, computing_meta=False, **dask_options):
@@ -210,7 +214,8 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, *, split_
     result_dtype = a.dtype if dtype_kind(a.dtype) == "f" else np.dtype(np.float64)
     result = da.reduction(a, partial(_lse_chunk, variant), partial(_lse_kernel, variant, result_dtype),
                           combine=partial(_lse_kernel, variant, np.float64), axis=axis, keepdims=keepdims,
-                          dtype=result_dtype, split_every=split_every, meta=result_meta(a, axis, keepdims, result_dtype))
+                          dtype=result_dtype, split_every=one_level(a, axis, split_every),
+                          meta=result_meta(a, axis, keepdims, result_dtype))
     if not return_sign:
         return result
     empty = reduced_size(a.shape, axis) == 0
@@ -231,7 +236,7 @@ def _weighted_logsumexp(a, axis, b, keepdims, return_sign, split_every, variant)
     axes = tuple(ax + 1 for ax in axes_of(a.ndim, axis))  # the stacked axis 0 is never reduced
     folded = da.reduction(pair, partial(_wlse_fold, variant, np.float64), partial(_wlse_fold, variant, dtype),
                           combine=partial(_wlse_fold, variant, np.float64), axis=axes, keepdims=keepdims,
-                          dtype=dtype, split_every=split_every, concatenate=True,
+                          dtype=dtype, split_every=one_level(pair, axes, split_every), concatenate=True,
                           meta=result_meta(pair, axes, keepdims, dtype))
     result, sign = folded[0], folded[1]
     if not return_sign:

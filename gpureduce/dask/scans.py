@@ -1,0 +1,167 @@
+"""The scans of Dask arrays (cumsum, cumprod, cummax, cummin, nancumsum, nancumprod, logcumsumexp): each block
+scanned by gpureduce on the worker that holds it, then the running result of the blocks before folded into it.
+
+The graph (``block_scan``), for each line of blocks along the scan axis:
+
+* ``scan``: each block's own scan (a gpureduce kernel; the block stays where it is);
+* ``tail``: each block's last slice along the axis, a task of its own on the block's worker, so that only those
+  slices (a number each in 1-d) leave it;
+* ``carries``: one task that folds the tails in block order into the carry of every block after the first;
+* the result: each block's scan with its carry folded in (added, multiplied, the larger or smaller taken,
+  ``numpy.logaddexp``), again on the block's worker; the first block's scan is its result.
+
+Dask's own ``cumreduction`` chains the carries block after block, each link a task reading the whole block before
+it: a chain of as many dependent tasks as blocks, crossing between workers as the blocks do.  Here no block moves
+and the carries are one task.  The folds are done in the block order of the chain before, so the result is the
+same bits, run after run and whatever the scheduling; float16 and bfloat16 are carried in float32 and rounded once.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import operator
+import os
+from functools import partial
+from itertools import product
+
+import numpy as np
+import dask.array as da
+from dask.array.core import handle_out
+from dask.array.utils import validate_axis
+from dask.base import tokenize
+from dask.highlevelgraph import HighLevelGraph
+
+from .. import _registry
+from .._planning.operands import dtype_kind
+from .._planning.plan import variant_for
+from . import chunks
+from .chunks import carried_dtype, checked_array, kernel_options
+
+# the scans that take dtype= (those of the operators whose NumPy function takes it: ops.def)
+_DTYPED_SCANS = {_registry.scan_function_name(op.name) for op in _registry.OPERATORS if op.scans and "dtype" in op.keywords}
+
+# the step that folds the blocks before into a block (a nan scan's carry holds no NaN of an element: only one of
+# the data's own, inf - inf, which stays, as NumPy's)
+_FOLDS = {"cumsum": np.add, "cumprod": np.multiply, "nancumsum": np.add, "nancumprod": np.multiply,
+          "cummax": np.maximum, "cummin": np.minimum, "logcumsumexp": np.logaddexp}
+
+
+def _kernel_scan(op, variant, x, axis=None, dtype=None, cast=False):
+    """`op` of one block, in `dtype` (dtype= where `op` takes it, else the block `cast` to it first)."""
+    options = kernel_options(variant)
+    if dtype is not None and op in _DTYPED_SCANS:
+        options["dtype"] = dtype
+    elif cast:
+        x = x.astype(dtype)
+    return getattr(chunks.kernels, op)(x, axis=axis, **options)
+
+
+def _check_scan_variant(op, variant):
+    """An unknown variant, or one that does not scan `op`: gpureduce's ValueError naming the choices, here, not at
+    compute()."""
+    if variant != "auto":
+        variant_for("scan", _registry.SCAN_FUNCTIONS[op], variant)
+
+
+def _result_dtype(op, a_dtype, dtype):
+    """NumPy's result dtype of scan `op` over `a_dtype` (with dtype= where `op` takes it)."""
+    if op in _DTYPED_SCANS:
+        return getattr(np, op)(np.ones((1,), a_dtype), dtype=dtype).dtype
+    if op == "logcumsumexp":
+        if a_dtype.kind == "c":
+            raise TypeError(f"unsupported dtype {a_dtype} of the Dask array: logsumexp has no kernel for it "
+                            "(gpureduce.logcumsumexp takes real inputs)")
+        return a_dtype if dtype_kind(a_dtype) == "f" else np.dtype(np.float64)
+    return a_dtype
+
+
+def block_scan(op, a, axis, dtype, out, variant):
+    a = checked_array(a)
+    _check_scan_variant(op, variant)
+    result_dtype = _result_dtype(op, a.dtype, dtype)
+    # a half dtype's scan carried in float32 and rounded once at the end (carried_dtype); a running extreme rounds
+    # nothing
+    carry_dtype = result_dtype if op in ("cummax", "cummin") else \
+        carried_dtype(result_dtype, _registry.SCAN_FUNCTIONS[op], variant, kind="scan")
+    if axis is None:
+        # Flattened here, keeping about as many blocks as the input has: Dask 2026.8's own flattening for a scan
+        # rechunks to chunks of `npartitions` elements (15 elements a chunk for 15 blocks), a graph whose ordering
+        # alone takes about a minute for 10^6 elements.
+        a, axis = a.ravel(), 0
+    else:
+        axis = validate_axis(axis, a.ndim)
+    func = partial(_kernel_scan, op, variant, dtype=carry_dtype, cast=carry_dtype != result_dtype)
+    scanned = _carried_scan(op, func, _FOLDS[op], a, axis, carry_dtype)
+    return handle_out(out, scanned if carry_dtype == result_dtype else scanned.astype(result_dtype))
+
+
+def _carried_scan(op, func, ufunc, a, axis, dtype):
+    """The graph of the module's documentation: `func` scans a block along `axis` into `dtype`, `ufunc` folds."""
+    scans = a.map_blocks(func, axis=axis, dtype=dtype)
+    token = tokenize(op, func, ufunc, axis, a, dtype)
+    name, tail, carries = f"{op}-{token}", f"{op}-tail-{token}", f"{op}-carries-{token}"
+    n = a.numblocks[axis]
+    last = (slice(None),) * axis + (slice(-1, None),) + (slice(None),) * (a.ndim - axis - 1)
+    fold = partial(_fold, ufunc)
+    dsk = {}
+    for line in product(*[range(nb) if i != axis else [0] for i, nb in enumerate(a.numblocks)]):
+        def at(k):
+            return line[:axis] + (k,) + line[axis + 1:]
+        dsk[(name,) + at(0)] = (scans.name,) + at(0)
+        if n == 1:
+            continue
+        for k in range(n - 1):
+            dsk[(tail,) + at(k)] = (operator.getitem, (scans.name,) + at(k), last)
+        dsk[(carries,) + line] = (partial(_running_folds, ufunc),) + tuple((tail,) + at(k) for k in range(n - 1))
+        for k in range(1, n):
+            dsk[(name,) + at(k)] = (fold, (operator.getitem, (carries,) + line, k - 1), (scans.name,) + at(k))
+    graph = HighLevelGraph.from_collections(name, dsk, dependencies=[scans])
+    return da.Array(graph, name, a.chunks, dtype=scans.dtype, meta=scans._meta)
+
+
+def _running_folds(ufunc, *tails):
+    """The carry into each block after the first: the first block's tail, then each later tail folded into the
+    carry before it (NumPy's running order: -0.0 stays -0.0, as numpy.cumsum keeps it)."""
+    carries = [tails[0]]
+    for t in tails[1:]:
+        carries.append(_fold_slice(ufunc, carries[-1], t))
+    return carries
+
+
+# A host block at least this large has its carry folded in on several threads (NumPy's ufuncs release the GIL):
+# the fold reads and writes the whole block in host memory, which one thread does at a fraction of the memory's
+# bandwidth, about 7 GB/s, seven times slower than the GPU's scan of the same block.
+_PARALLEL_FOLD_BYTES = 32 << 20
+
+
+_FOLD_THREADS = 8
+
+
+_fold_pool = None
+
+
+def _fold(ufunc, carry, block):
+    """ufunc(carry, block): the running result of the blocks before (length 1 along the scan axis) folded into
+    a scanned block, into a new array (a task may run twice; its input is never written); a large NumPy block in
+    slices on up to _FOLD_THREADS threads."""
+    threads = min(_FOLD_THREADS, os.cpu_count() or 1)
+    along = [d for d in range(block.ndim) if np.ndim(carry) == block.ndim and np.shape(carry)[d] == 1]
+    if (type(block) is not np.ndarray or block.nbytes < _PARALLEL_FOLD_BYTES or threads < 2 or not along
+            or np.result_type(carry, block) != block.dtype):
+        return _fold_slice(ufunc, carry, block)
+    d = max(along, key=lambda k: block.shape[k])  # slices along a dimension the carry is broadcast over
+    if block.shape[d] < threads:
+        return _fold_slice(ufunc, carry, block)
+    global _fold_pool
+    if _fold_pool is None:
+        _fold_pool = concurrent.futures.ThreadPoolExecutor(_FOLD_THREADS, thread_name_prefix="gpureduce-fold")
+    out = np.empty_like(block)
+    bounds = np.linspace(0, block.shape[d], threads + 1).astype(int)
+    pieces = [(slice(None),) * d + (slice(lo, hi),) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    for done in [_fold_pool.submit(_fold_slice, ufunc, carry, block[p], out[p]) for p in pieces]:
+        done.result()
+    return out
+
+
+def _fold_slice(ufunc, carry, block, out=None):
+    with np.errstate(invalid="ignore"):  # logaddexp of a NaN: NumPy warns, the kernels propagate it silently
+        return ufunc(carry, block) if out is None else ufunc(carry, block, out=out)
