@@ -79,3 +79,19 @@ def test_results_do_not_depend_on_scheduling(client, rng):
     assert all(a.tobytes() == first.tobytes() for a in again), (first, again)
     scan = gd.cumsum(d).compute()
     assert gd.cumsum(d).compute().tobytes() == scan.tobytes()
+
+
+@pytest.mark.parametrize("kind", ["numpy", "cupy"])
+@pytest.mark.parametrize("dtype", ["float64", "int32"])
+def test_every_function_across_gpus_matches_numpy(client, kind, dtype):
+    """Every reduction and scan of gpureduce.dask, along every axis and the whole array, on chunks spread over the
+    workers (NumPy chunks in their memory, or CuPy chunks on their GPUs): NumPy's dtype, shape and values."""
+    from test_dask_cluster_cpu import every_function_data, every_function_matches_numpy
+
+    x = every_function_data(dtype)
+    d = da.from_array(x, chunks=(16, 12))
+    if kind == "cupy":
+        cupy = pytest.importorskip("cupy")
+        d = d.map_blocks(cupy.asarray)
+    every_function_matches_numpy(x, _spread(client, d))
+
