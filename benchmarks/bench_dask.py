@@ -30,6 +30,41 @@ def timed(fn, repeats):
     return statistics.median(times)
 
 
+def worker_h2d():
+    """A worker's GPU's pinned host-to-device rate (gpureduce.device_info's h2d_gbps, measured again)."""
+    import gpureduce
+    return gpureduce.device_info(remeasure=True)["h2d_gbps"]
+
+
+def worker_copy(start_at, gib=1, threads=8):
+    """A plain copy of `gib` GiB of host memory on `threads` threads, after one untimed copy (the pages touched),
+    started at wall-clock time `start_at` so that every worker copies at once: (start, end, bytes read + written)."""
+    import concurrent.futures
+
+    import numpy as np
+
+    src = np.ones(gib << 28, np.float32)
+    dst = np.empty_like(src)
+    bounds = np.linspace(0, src.size, threads + 1).astype(int)
+    pieces = [slice(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    with concurrent.futures.ThreadPoolExecutor(threads) as pool:
+        list(pool.map(lambda p: np.copyto(dst[p], src[p]), pieces))
+        time.sleep(max(0.0, start_at - time.time()))
+        start = time.time()
+        list(pool.map(lambda p: np.copyto(dst[p], src[p]), pieces))
+        return start, time.time(), 2 * src.nbytes
+
+
+def machine_ceiling(client):
+    """What the host-resident rows can reach on this cluster: the workers' pinned host-to-device rates (measured
+    on all at once) added up, and the host memory's rate under a plain copy on every worker at once (all bytes over
+    the first start to the last end); the sum of host chunks reads each byte once, so its ceiling is the smaller."""
+    links = sum(client.run(worker_h2d).values())
+    copies = list(client.run(worker_copy, time.time() + 3.0).values())
+    host = sum(b for _, _, b in copies) / (max(e for _, e, _ in copies) - min(s for s, _, _ in copies)) / 1e9
+    return {"links_gbps": links, "host_copy_gbps": host, "ceiling_gbps": min(links, host)}
+
+
 def tasks(result, base):
     """The tasks `result`'s graph adds to `base`'s (the persisted input's): what Dask schedules per call."""
     return len(dict(result.__dask_graph__())) - len(dict(base.__dask_graph__()))
@@ -47,11 +82,12 @@ def measure(gpus, n, chunk, repeats):
 
     with gd.local_cluster(gpus) as cluster, Client(cluster) as client:
         how = type(cluster).__name__
+        ceiling = machine_ceiling(client)  # before the array takes the workers' memory
         x = da.random.default_rng(7).random(n, chunks=chunk, dtype=np.float32).persist()
         wait(x)
         exact = float(da.map_blocks(lambda b: np.array([b.sum(dtype=np.float64)]), x, chunks=(1,),
                                     dtype=np.float64).sum().compute())
-        row = {"gpus": len(gpus), "how": how}
+        row = {"gpus": len(gpus), "how": how, **ceiling}
 
         def check_sum(got, what):
             assert abs(float(got) - exact) <= 1e-5 * abs(exact), f"{what}: sum {float(got)} against {exact}"
@@ -145,15 +181,24 @@ def main():
              f"(gpureduce.dask.local_cluster: {base['how']}), the array persisted on the workers before timing; "
              "a cumsum's result is persisted on the workers (not gathered).", "",
              "NumPy chunks in the workers' memory:", "",
-             "| GPUs | sum | speed-up | GB/s | dask.array's own sum (NumPy) | cumsum | speed-up | "
+             "| GPUs | sum | speed-up | GB/s | of the ceiling | dask.array's own sum (NumPy) | cumsum | speed-up | "
              "GB/s (read + write) | tasks (sum / cumsum) |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| {r['gpus']} | {r['sum_s'] * 1e3:.1f} ms | {base['sum_s'] / r['sum_s']:.2f} | "
-                     f"{nbytes / r['sum_s'] / 1e9:.1f} | {r['dask_sum_s'] * 1e3:.1f} ms | "
+                     f"{nbytes / r['sum_s'] / 1e9:.1f} | {nbytes / r['sum_s'] / 1e9 / r['ceiling_gbps']:.0%} | "
+                     f"{r['dask_sum_s'] * 1e3:.1f} ms | "
                      f"{r['cumsum_s'] * 1e3:.1f} ms | "
                      f"{base['cumsum_s'] / r['cumsum_s']:.2f} | {2 * nbytes / r['cumsum_s'] / 1e9:.1f} | "
                      f"{r['sum_tasks']} / {r['cumsum_tasks']} |")
+    lines += ["", "The machine's ceiling for the host-resident sum, measured on the same workers before the array: the "
+              "smaller of their pinned host-to-device rates added up and the host memory's rate under a plain copy "
+              "(8 threads, 1 GiB) on every worker at once:", "",
+              "| GPUs | host-to-device, all links | host memory, copy on every worker | ceiling |",
+              "|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(f"| {r['gpus']} | {r['links_gbps']:.1f} GB/s | {r['host_copy_gbps']:.1f} GB/s | "
+                     f"{r['ceiling_gbps']:.1f} GB/s |")
     if "cupy_sum_s" in base:
         lines += ["", "CuPy chunks on the workers' GPUs; \"kernels alone\" is each GPU's share read at its measured "
                   "read ceiling, so the rest of the wall-clock is Dask's (scheduling, the tree of partials, "
