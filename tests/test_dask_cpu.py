@@ -316,6 +316,12 @@ def test_errors():
         gd.sum(d, axis=2)
     with pytest.raises(TypeError):
         gd.sum(da.ones(3, chunks=1, dtype=object))
+    # a scan's axis: NumPy's errors, when the graph is built
+    with pytest.raises(np.exceptions.AxisError):
+        gd.cumsum(d, axis=-3)
+    for axis in ((0, 1), 1.0):
+        with pytest.raises(TypeError, match="cannot be interpreted as an integer"):
+            gd.cummax(d, axis=axis)
 
 
 @pytest.mark.parametrize("keepdims", [False, True])

@@ -88,7 +88,7 @@ def block_scan(op, a, axis, dtype, out, variant):
         # alone takes about a minute for 10^6 elements.
         a, axis = a.ravel(), 0
     else:
-        axis = validate_axis(axis, a.ndim)
+        axis = validate_axis(operator.index(axis), a.ndim)  # NumPy's TypeError for a tuple or a float
     func = partial(_kernel_scan, op, variant, dtype=carry_dtype, cast=carry_dtype != result_dtype)
     scanned = _carried_scan(op, func, _FOLDS[op], a, axis, carry_dtype)
     return handle_out(out, scanned if carry_dtype == result_dtype else scanned.astype(result_dtype))
