@@ -3,31 +3,39 @@ tests/c/exact_sum_check.cu, against the exact real sum rounded to nearest-even i
 summed three ways (one accumulator; per-piece windows whose digits are added, as blocks combine; the same pieces
 walked backwards) must give exactly the correctly rounded bits, NaN and infinities as IEEE 754 says.  Hard cases
 after Neal's and the ReproBLAS papers': huge cancellations, subnormals, the full exponent range, ties that round
-differently under every order, sums that overflow only in the last step."""
+differently under every order, sums that overflow only in the last step.  The same digits rounded the other ways
+the header gives: divided by the count (the exact mean), and float32's digits rounded to float16 and bfloat16."""
 import math
 import struct
 import subprocess
 from fractions import Fraction
 
+import ml_dtypes
 import numpy as np
 import pytest
 
 from test_stream_host_cpu import nvcc_host_check
 
-FORMATS = {np.float32: (24, 8, "<f", "<I"), np.float64: (53, 11, "<d", "<Q")}
+BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+# mantissa bits (with the hidden one) and exponent bits of each format, and its bits' unsigned dtype
+FORMATS = {np.dtype(np.float16): (11, 5, np.uint16), BFLOAT16: (8, 8, np.uint16),
+           np.dtype(np.float32): (24, 8, np.uint32), np.dtype(np.float64): (53, 11, np.uint64)}
 
 
-def correctly_rounded(values, dtype):
-    """The exact sum of `values` rounded to `dtype` (ties to even), NaN and infinities by IEEE 754's rules."""
+def correctly_rounded(values, dtype, divisor=1):
+    """The exact sum of `values` divided by `divisor` (the count, for a mean; 0 gives NaN), rounded once to `dtype`
+    (float16, bfloat16, float32 or float64; ties to even), NaN and infinities by IEEE 754's rules: a NumPy value of
+    `dtype`, encoded by NumPy (ml_dtypes for bfloat16) from the exactly representable float64 value."""
+    dtype = np.dtype(dtype)
     values = [float(v) for v in values]
-    if any(math.isnan(v) for v in values) or (math.inf in values and -math.inf in values):
-        return dtype(np.nan)
+    if divisor == 0 or any(math.isnan(v) for v in values) or (math.inf in values and -math.inf in values):
+        return np.array(np.nan, dtype)[()]
     if math.inf in values or -math.inf in values:
-        return dtype(math.inf if math.inf in values else -math.inf)
-    exact = sum((Fraction(v) for v in values), Fraction(0))
-    mantissa_bits, exponent_bits, _, _ = FORMATS[dtype]
+        return np.array(math.inf if math.inf in values else -math.inf, dtype)[()]
+    exact = sum((Fraction(v) for v in values), Fraction(0)) / divisor
+    mantissa_bits, exponent_bits, _ = FORMATS[dtype]
     if exact == 0:  # +0.0, also of -0.0 elements alone: NumPy's sums start from +0.0, as math.fsum
-        return dtype(0.0)
+        return np.array(0.0, dtype)[()]
     sign = -1 if exact < 0 else 1
     magnitude = abs(exact)
     bias = 2 ** (exponent_bits - 1) - 1
@@ -41,14 +49,61 @@ def correctly_rounded(values, dtype):
     m = round(magnitude / Fraction(2) ** step)  # Fraction's round: half to even
     value = Fraction(m) * Fraction(2) ** step
     if value >= Fraction(2) ** (bias + 1):
-        return dtype(sign * math.inf)
-    return dtype(sign * float(value)) if dtype is np.float64 else np.float32(sign * float(value))
+        return np.array(sign * math.inf, dtype)[()]
+    return np.array(sign * float(value), dtype)[()]  # exactly representable: no rounding here
 
 
 def bits(x, dtype):
-    _, _, fmt, ifmt = FORMATS[dtype]
-    (v,) = struct.unpack(ifmt, struct.pack(fmt, x))
-    return v
+    return int(np.array(x, dtype).view(FORMATS[np.dtype(dtype)][2]))
+
+
+def same_bits(got, want, dtype):
+    """`got` (bits) is `want`'s encoding, any NaN for a NaN."""
+    if np.isnan(float(want)):
+        return bool(np.isnan(float(np.array(got, FORMATS[np.dtype(dtype)][2]).view(dtype))))
+    return got == bits(want, dtype)
+
+
+def mean_cases(dtype):
+    """(name, array) whose mean rounds at the edges: quotients below, at and above half the smallest subnormal, a
+    tie made by the quotient, a sum beyond the range with a mean inside it."""
+    info = np.finfo(dtype)
+    tiny, big, eps = dtype(info.smallest_subnormal), dtype(info.max), np.spacing(dtype(1.0))
+    return [
+        ("a third of the smallest subnormal", np.array([tiny, 0, 0], dtype)),
+        ("half the smallest subnormal: a tie to zero", np.array([tiny, 0], dtype)),
+        ("two thirds of the smallest subnormal", np.array([tiny, tiny, 0], dtype)),
+        ("three halves of the smallest subnormal: a tie to two", np.array([3 * tiny, 0], dtype)),
+        ("a tie made by halving", np.array([1.0 + eps, 1.0 + 2 * eps], dtype)),
+        ("a tie made by quartering", np.array([1.0 + eps, 1.0 + eps, 1.0 + eps, 1.0 + 3 * eps], dtype)),
+        ("a sum beyond the range, its mean the largest value", np.array([big, big], dtype)),
+        ("the same negative", np.array([-big, -big, -big], dtype)),
+        ("sevenths", np.array([1.0, eps, 2 * eps, 3 * eps, 0, 0, -tiny], dtype)),
+    ]
+
+
+def half_cases(target):
+    """(name, float32 array) whose exact sum rounds to float16 or bfloat16 at its format's edges: ties each way, a
+    tie broken by a bit far below, subnormals, the largest value and the tie above it (to infinity: the largest
+    value's mantissa is odd)."""
+    info = ml_dtypes.finfo(target)
+    eps, tiny, big = float(info.eps), float(info.smallest_subnormal), float(info.max)
+    half_ulp_at_max = 2.0 ** (info.maxexp - 1) * eps / 2
+    return [(name, np.array(v, np.float32)) for name, v in [
+        ("half format: a tie to even below", [1.0, eps / 2]),
+        ("half format: a tie to even above", [1.0 + eps, eps / 2]),
+        ("half format: a tie broken upwards", [1.0, eps / 2, 2.0 ** -60]),
+        ("half format: a tie broken downwards", [1.0, eps / 2, -(2.0 ** -60)]),
+        ("half format: negative", [-1.0, -eps / 2, -eps]),
+        ("half format: the smallest subnormal", [tiny]),
+        ("half format: half of it, a tie to zero", [tiny / 2]),
+        ("half format: three halves of it, a tie to two", [3 * tiny / 2]),
+        ("half format: half of it and a bit", [tiny / 2, tiny / 2 ** 20]),
+        ("half format: the largest value", [big]),
+        ("half format: the tie above it, to infinity", [big, half_ulp_at_max]),
+        ("half format: just below that tie", [big, half_ulp_at_max, -half_ulp_at_max / 2 ** 10]),
+        ("half format: beyond, cancelled", [big, big, -big]),
+    ]]
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +136,7 @@ def cases(dtype):
         ("ties", np.array([1.0, np.spacing(dtype(1.0)) / 2, np.spacing(dtype(1.0)) / 4, -np.spacing(dtype(1.0)) / 4],
                           dtype)),
         ("tie to even up", np.array([1.0, np.spacing(dtype(1.0)) * 1.5, np.spacing(dtype(1.0)) / 2 ** 30], dtype)),
+        ("an exact tie, to even above", np.array([1.0, np.spacing(dtype(1.0)) * 1.5], dtype)),
         ("a tie after float64's rounding, above it exactly", np.array([1.0, np.spacing(dtype(1.0)) / 2, 2.0 ** -70],
                                                                        dtype)),
         ("a tie after float64's rounding, below it exactly", np.array([1.0, np.spacing(dtype(1.0)) * 1.5,
@@ -110,9 +166,8 @@ def cases(dtype):
     return out
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
-def test_every_way_gives_the_correctly_rounded_sum(exact_check, dtype, tmp_path):
-    named = cases(dtype)
+def run_check(exact_check, named, dtype, tmp_path):
+    """The check's output line for each of the (name, array) records, as lists of ints (bits)."""
     path = tmp_path / "cases.bin"
     with open(path, "wb") as f:
         for i, (_, x) in enumerate(named):
@@ -120,20 +175,47 @@ def test_every_way_gives_the_correctly_rounded_sum(exact_check, dtype, tmp_path)
             f.write(np.ascontiguousarray(x).tobytes())
     done = subprocess.run([str(exact_check), str(path)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-4000:]
-    lines = done.stdout.split("\n")
+    lines = [[int(h, 16) for h in line.split()[1:]] for line in done.stdout.split("\n") if line]
+    assert len(lines) == len(named)
+    return lines
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_every_way_gives_the_correctly_rounded_sum(exact_check, dtype, tmp_path):
+    named = cases(dtype)
     bad = []
-    for (name, x), line in zip(named, lines):
+    for (name, x), got in zip(named, run_check(exact_check, named, dtype, tmp_path)):
         want = correctly_rounded(x, dtype)
-        got = [int(h, 16) for h in line.split()[1:]]
-        if np.isnan(want):
-            ok = all(np.isnan(np.array([g], dtype=np.uint32 if dtype is np.float32 else np.uint64).view(dtype)[0])
-                     for g in got)
-        else:
-            ok = got == [bits(want, dtype)] * 3
-        if not ok:
-            bad.append(f"{name}: want {bits(want, dtype) if not np.isnan(want) else 'nan':x} got "
-                       f"{[format(g, 'x') for g in got]}" if not np.isnan(want) else f"{name}: want nan got {got}")
-    assert len(lines) > len(named) - 1
+        if not all(same_bits(g, want, dtype) for g in got[:3]):
+            bad.append(f"{name}: want {want!r} ({bits(want, dtype):x}), got {[format(g, 'x') for g in got[:3]]}")
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_the_digits_divided_by_the_count_give_the_correctly_rounded_mean(exact_check, dtype, tmp_path):
+    """round_quotient_bits: the exact sum divided by the count, rounded once (the exact mean's rounding; a remainder
+    that breaks a tie, quotients below the smallest subnormal)."""
+    named = cases(dtype) + mean_cases(dtype)
+    bad = []
+    for (name, x), got in zip(named, run_check(exact_check, named, dtype, tmp_path)):
+        want = correctly_rounded(x, dtype, divisor=x.size)
+        if not same_bits(got[3], want, dtype):
+            bad.append(f"{name}: want {want!r} ({bits(want, dtype):x}), got {got[3]:x}")
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("target", ["float16", "bfloat16"])
+def test_float32_digits_round_to_a_half_format(exact_check, target, tmp_path):
+    """round_bits<ExactHalf> and <ExactBfloat16>: float32 elements' exact sum rounded once to float16 or bfloat16
+    (what an exact sum of half-precision inputs rounds through): the float32 hard sets and the half formats' own
+    ties, subnormals and overflow."""
+    dtype = np.dtype(target) if target == "float16" else BFLOAT16
+    named = cases(np.float32) + half_cases(dtype)
+    bad = []
+    for (name, x), got in zip(named, run_check(exact_check, named, np.float32, tmp_path)):
+        want = correctly_rounded(x, dtype)
+        if not same_bits(got[4 if target == "float16" else 5], want, dtype):
+            bad.append(f"{name}: want {want!r} ({bits(want, dtype):x}), got {got[4 if target == 'float16' else 5]:x}")
     assert not bad, "\n".join(bad)
 
 

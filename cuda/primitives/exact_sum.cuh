@@ -5,7 +5,9 @@
 // launches, rows of a batch or chunks of a Dask array: exact and batch-invariant by construction.
 //
 //   ExactDigits<T>  S as 32-bit digits held in int64 words (carry-save: each word absorbs 2^31 signed 32-bit
-//                   pieces before a carry must move), NaN and infinities as flags; rounds to T.  A block's or a
+//                   pieces before a carry must move), NaN and infinities as flags; rounds once to T, or to
+//                   float16 or bfloat16 (round_bits), or S divided by a count (round_quotient_bits: the exact
+//                   mean; exact_round_magnitude is the one rounding of them all).  A block's or a
 //                   grid's accumulator: its adds are integer adds, atomics on the device where threads share it
 //                   (the Add policy), so any order of them gives the same S.
 //   ExactWindow<T>  a thread's hot path: a signed 128-bit integer W holding the elements' sum as W x 2^anchor,
@@ -124,6 +126,62 @@ __host__ __device__ __forceinline__ void exact_pieces(uint64_t lo, uint64_t hi, 
     }
 }
 
+// A binary floating-point format the digits round to, by its bits: mantissa bits with the hidden one, exponent bits,
+// its largest exponent field (infinities and NaN), and kLsb, the exponent of its smallest subnormal.
+template <class Bits_, int kMantissa_, int kExponentBits_>
+struct ExactTargetFormat {
+    using Bits = Bits_;
+    static constexpr int kMantissa = kMantissa_, kExponentBits = kExponentBits_;
+    static constexpr int kMaxField = (1 << kExponentBits) - 1;
+    static constexpr int kLsb = 3 - (1 << (kExponentBits - 1)) - kMantissa;
+};
+template <class T>
+struct ExactTarget;
+template <>
+struct ExactTarget<float> : ExactTargetFormat<uint32_t, 24, 8> {};
+template <>
+struct ExactTarget<double> : ExactTargetFormat<uint64_t, 53, 11> {};
+using ExactHalf = ExactTargetFormat<uint16_t, 11, 5>;      // IEEE binary16 (float16)
+using ExactBfloat16 = ExactTargetFormat<uint16_t, 8, 8>;   // bfloat16: float32's exponent, 8 mantissa bits
+
+// The 64 bits from bit `b` up (b >= 0) of a magnitude held as `count` 32-bit digits in int64 words.
+__host__ __device__ __forceinline__ uint64_t exact_bits_from(const int64_t *digit, int count, int b) {
+    const int i = b / 32, s = b % 32;
+    const uint64_t w0 = i < count ? uint64_t(digit[i]) : 0, w1 = i + 1 < count ? uint64_t(digit[i + 1]) : 0,
+                   w2 = i + 2 < count ? uint64_t(digit[i + 2]) : 0;
+    return s ? (w0 >> s) | (w1 << (32 - s)) | (w2 << (64 - s)) : w0 | (w1 << 32);
+}
+// Whether any bit below `b` of such a magnitude is set.
+__host__ __device__ __forceinline__ bool exact_any_below(const int64_t *digit, int b) {
+    if (b <= 0) return false;
+    for (int i = 0; i < b / 32; i++)
+        if (digit[i]) return true;
+    return b % 32 && (uint64_t(digit[b / 32]) & ((uint64_t(1) << (b % 32)) - 1)) != 0;
+}
+
+// The normalized magnitude M = sum of digit[i] 2^(32 i) (each in [0, 2^32)), worth M x 2^lsb plus, where `sticky`,
+// something less than 2^lsb, rounded to nearest with ties to even in Target, as its bits without the sign (an
+// infinity where it rounds beyond the largest finite value).  One encoding for subnormals, normals and a mantissa
+// rounded up into the next binade: bits = (lowest kept bit's exponent above the subnormals' << (kMantissa - 1)) +
+// the kept bits, hidden bit included.  Target's unit must be at least 2^lsb, twice that where `sticky`.
+template <class Target>
+__host__ __device__ typename Target::Bits exact_round_magnitude(const int64_t *digit, int count, int lsb,
+                                                                 bool sticky) {
+    using Bits = typename Target::Bits;
+    int i = count - 1;
+    while (i >= 0 && digit[i] == 0) i--;
+    if (i < 0) return 0;  // below 2^lsb: under half of Target's smallest subnormal
+    const int top = 32 * i + 31 - exact_clz32(uint32_t(digit[i]));  // M's highest set bit
+    const int unit = Target::kLsb - lsb;  // Target's unit, in bits of M
+    const int low = top - (Target::kMantissa - 1) > unit ? top - (Target::kMantissa - 1) : unit;  // lowest kept
+    uint64_t kept = exact_bits_from(digit, count, low);  // M's bits above top are zero: at most kMantissa bits
+    const bool round = low >= 1 && (exact_bits_from(digit, count, low - 1) & 1u);
+    if (round && (sticky || (kept & 1u) || exact_any_below(digit, low - 1))) kept++;
+    const uint64_t bits = (uint64_t(low - unit) << (Target::kMantissa - 1)) + kept;
+    const uint64_t infinity = uint64_t(Target::kMaxField) << (Target::kMantissa - 1);
+    return Bits(bits < infinity ? bits : infinity);
+}
+
 template <class T, class Add = PlainAdd>
 struct ExactDigits {
     using F = ExactFormat<T>;
@@ -165,72 +223,80 @@ struct ExactDigits {
         }
     }
 
-    // The 64 bits of a normalized magnitude from bit `b` up (b >= 0).
-    __host__ __device__ __forceinline__ uint64_t bits_from(int b) const {
-        const int i = b / 32, s = b % 32;
-        const uint64_t w0 = uint64_t(digit[i]), w1 = i + 1 < F::kDigits ? uint64_t(digit[i + 1]) : 0,
-                       w2 = i + 2 < F::kDigits ? uint64_t(digit[i + 2]) : 0;
-        return s ? (w0 >> s) | (w1 << (32 - s)) | (w2 << (64 - s)) : w0 | (w1 << 32);
-    }
-    // Whether any bit below `b` of a normalized magnitude is set.
-    __host__ __device__ __forceinline__ bool any_below(int b) const {
-        if (b <= 0) return false;
-        for (int i = 0; i < b / 32; i++)
-            if (digit[i]) return true;
-        return b % 32 && (uint64_t(digit[b / 32]) & ((uint64_t(1) << (b % 32)) - 1)) != 0;
-    }
-
     // The sum rounded to T, to nearest with ties to even; NaN where a NaN was added or both infinities, an
     // infinity where one was added or the exact sum rounds beyond T's range.  Normalizes (one thread).
     __host__ __device__ __forceinline__ T round() {
-        using Bits = typename F::Bits;
-        constexpr int kFraction = F::kMantissa - 1, kMaxField = (1 << F::kExponentBits) - 1;
-        constexpr Bits kSign = Bits(1) << (8 * sizeof(T) - 1);
-        Bits bits;
+        const typename ExactTarget<T>::Bits bits = round_bits<ExactTarget<T>>();
         T result;
-        if (flags & kExactNaN || (flags & (kExactPlusInf | kExactMinusInf)) == (kExactPlusInf | kExactMinusInf)) {
-            bits = (Bits(kMaxField) << kFraction) | (Bits(1) << (kFraction - 1));  // quiet NaN
-            memcpy(&result, &bits, sizeof bits);
-            return result;
+        memcpy(&result, &bits, sizeof bits);
+        return result;
+    }
+
+    // The sum rounded once to the format Target (ExactTarget<float>, ExactHalf, ...: one whose smallest subnormal is
+    // no smaller than T's), to nearest with ties to even, as its bits; NaN and infinities as round()'s.
+    // Normalizes (one thread).
+    template <class Target>
+    __host__ __device__ typename Target::Bits round_bits() {
+        typename Target::Bits special;
+        if (special_bits<Target>(&special)) return special;
+        const bool negative = to_magnitude();
+        return signed_bits<Target>(exact_round_magnitude<Target>(digit, F::kDigits, ExactTarget<T>::kLsb, false),
+                                   negative);
+    }
+
+    // The sum divided by `count` (0: NaN, the mean of nothing) rounded once to Target, as round_bits: the digits'
+    // long division, carried two digits below the units, the remainder a sticky bit (a count below 2^64 leaves a
+    // set quotient bit below the units whenever it leaves a remainder, so Target's rounding is decided by the
+    // quotient's bits; the sticky bit keeps the contract exact).  Normalizes (one thread).
+    template <class Target>
+    __host__ __device__ typename Target::Bits round_quotient_bits(uint64_t count) {
+        typename Target::Bits special;
+        if (count == 0) return nan_bits<Target>();
+        if (special_bits<Target>(&special)) return special;
+        const bool negative = to_magnitude();
+        int64_t q[F::kDigits + 2];
+        unsigned __int128 rest = 0;
+        for (int i = F::kDigits + 1; i >= 0; i--) {
+            rest = (rest << 32) | uint64_t(i >= 2 ? digit[i - 2] : 0);
+            q[i] = int64_t(uint64_t(rest / count));  // < 2^32: rest < count x 2^32
+            rest %= count;
         }
-        if (flags & (kExactPlusInf | kExactMinusInf)) {
-            bits = (Bits(kMaxField) << kFraction) | (flags & kExactMinusInf ? kSign : Bits(0));
-            memcpy(&result, &bits, sizeof bits);
-            return result;
-        }
+        return signed_bits<Target>(
+            exact_round_magnitude<Target>(q, F::kDigits + 2, ExactTarget<T>::kLsb - 64, rest != 0), negative);
+    }
+
+  private:
+    template <class Target>
+    __host__ __device__ static typename Target::Bits nan_bits() {  // a quiet NaN
+        return typename Target::Bits((typename Target::Bits(Target::kMaxField) << (Target::kMantissa - 1)) |
+                                     (typename Target::Bits(1) << (Target::kMantissa - 2)));
+    }
+    // Target's NaN where a NaN was added or both infinities, the infinity where one was: true and *bits set.
+    template <class Target>
+    __host__ __device__ bool special_bits(typename Target::Bits *bits) const {
+        using Bits = typename Target::Bits;
+        static_assert(Target::kLsb >= ExactTarget<T>::kLsb, "a target with finer subnormals than the digits");
+        const unsigned inf = flags & (kExactPlusInf | kExactMinusInf);
+        if (flags & kExactNaN || inf == (kExactPlusInf | kExactMinusInf)) *bits = nan_bits<Target>();
+        else if (inf) *bits = signed_bits<Target>(Bits(Bits(Target::kMaxField) << (Target::kMantissa - 1)),
+                                                  inf == kExactMinusInf);
+        return flags & kExactNaN || inf;
+    }
+    // Normalizes the digits into the sum's magnitude (-S where S < 0); whether S < 0.
+    __host__ __device__ bool to_magnitude() {
         normalize();
         const bool negative = digit[F::kDigits - 1] < 0;
-        if (negative) {  // the magnitude: -S, normalized again
+        if (negative) {
             for (int i = 0; i < F::kDigits; i++) digit[i] = -digit[i];
             normalize();
         }
-        int i = F::kDigits - 1;
-        while (i >= 0 && digit[i] == 0) i--;
-        if (i < 0) {  // an exact zero: +0.0 (the top of the file)
-            bits = 0;
-            memcpy(&result, &bits, sizeof bits);
-            return result;
-        }
-        const int top = 32 * i + 31 - exact_clz32(uint32_t(digit[i]));  // the magnitude's highest set bit
-        const Bits sign = negative ? kSign : Bits(0);
-        if (top < kFraction + 1) {  // below 2^kMantissa units: a subnormal or the first binade, exactly
-            bits = sign | Bits(bits_from(0));
-            memcpy(&result, &bits, sizeof bits);
-            return result;
-        }
-        int low = top - kFraction;  // the lowest bit the mantissa keeps
-        const uint64_t with_round = bits_from(low - 1) & ((uint64_t(1) << (F::kMantissa + 1)) - 1);
-        uint64_t mantissa = with_round >> 1;
-        if ((with_round & 1u) && ((mantissa & 1u) || any_below(low - 1))) mantissa++;
-        if (mantissa >> F::kMantissa) {  // rounded up to the next binade
-            mantissa >>= 1;
-            low++;
-        }
-        const int field = low + 1;  // the lowest kept bit sits at (field - 1) units
-        if (field >= kMaxField) bits = sign | (Bits(kMaxField) << kFraction);
-        else bits = sign | (Bits(field) << kFraction) | Bits(mantissa & ((uint64_t(1) << kFraction) - 1));
-        memcpy(&result, &bits, sizeof bits);
-        return result;
+        return negative;
+    }
+    // A magnitude's bits with the sign; an exact zero is +0.0 (the top of the file)
+    template <class Target>
+    __host__ __device__ static typename Target::Bits signed_bits(typename Target::Bits magnitude, bool negative) {
+        using Bits = typename Target::Bits;
+        return magnitude && negative ? Bits(magnitude | Bits(Bits(1) << (8 * sizeof(Bits) - 1))) : magnitude;
     }
 };
 

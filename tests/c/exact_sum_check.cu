@@ -5,8 +5,10 @@
 //   window  the array cut into `pieces` runs, each summed by its own ExactWindow spilling into its own
 //           ExactDigits, the digit arrays then added word by word (as blocks combine on the device)
 //   reverse the same pieces, each walked backwards
+// then the same digits rounded other ways: divided by the count (the exact mean) in the elements' format, and
+// for float32 elements the sum in float16 and in bfloat16 (round_bits, round_quotient_bits).
 // Input: records of (int32 bytes per element: 4 or 8, int32 pieces, int64 n, n elements); output: one line per
-// record, "<bytes> <digits> <window> <reverse>", the bits in hexadecimal.
+// record, "<bytes> <digits> <window> <reverse> <mean>[ <float16> <bfloat16>]", the bits in hexadecimal.
 #include "primitives/exact_sum.cuh"
 
 #include <cinttypes>
@@ -46,12 +48,20 @@ static void one(FILE *in, int pieces, int64_t n) {
     ExactDigits<T> all;
     all.clear();
     for (const T &v : x) all.add_element(v);
+    ExactDigits<T> again = all;  // (round normalizes its digits)
     const T results[3] = {all.round(), by_window(x, pieces, false), by_window(x, pieces, true)};
     printf("%d", int(sizeof(T)));
     for (const T &r : results) {
         typename ExactFormat<T>::Bits bits;
         memcpy(&bits, &r, sizeof bits);
         printf(" %" PRIx64, uint64_t(bits));
+    }
+    ExactDigits<T> mean = again;
+    printf(" %" PRIx64, uint64_t(mean.template round_quotient_bits<ExactTarget<T>>(uint64_t(n))));
+    if (sizeof(T) == 4) {
+        ExactDigits<T> half = again, brain = again;
+        printf(" %x %x", unsigned(half.template round_bits<ExactHalf>()),
+               unsigned(brain.template round_bits<ExactBfloat16>()));
     }
     printf("\n");
 }
