@@ -71,3 +71,23 @@ def test_the_stable_order_of_ids_of_any_range(n, dtype):
             assert stable_order(lib, ordered) is None
         else:
             assert np.array_equal(stable_order(lib, ordered), np.arange(n))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64", "uint64"])
+def test_the_ids_bounds_come_home_in_one_wait(dtype, monkeypatch):
+    """lib.bounds: the ids' smallest and largest (any uint64 id: brought home in the ids' dtype) and whether they
+    are in order, in one copy to the host (three for device ids before: a wait each)."""
+    from gpureduce._planning import libraries
+
+    copies = []
+    real = libraries.to_host
+    monkeypatch.setattr(libraries, "to_host", lambda a: copies.append(1) or real(a))
+    lib = libraries.library_of(np.zeros(1))
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(7)
+    spread = rng.integers(info.min, info.max, 1000, dtype=dtype, endpoint=True)
+    for ids in (np.array([info.max], dtype), np.array([info.min, info.max], dtype),
+                np.array([info.max, info.min], dtype), spread, np.sort(spread)):
+        copies.clear()
+        want = (int(ids.min()), int(ids.max()), bool(np.all(ids[1:] >= ids[:-1])))
+        assert lib.bounds(ids) == want and len(copies) == 1, (dtype, ids[:4], lib.bounds(ids), want)

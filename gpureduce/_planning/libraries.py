@@ -56,10 +56,14 @@ class _ArrayModule:
         return contextlib.nullcontext()  # NumPy: the host; JAX: its own streams, ordered by its runtime
 
     def bounds(self, ids):
-        """(smallest, largest, sorted?) of non-empty ids, brought to the host."""
+        """(smallest, largest, sorted?) of non-empty ids, brought to the host in one wait (in the ids' dtype: any
+        uint64 id)."""
         xp = self.xp
-        ordered = bool(xp.all(ids[1:] >= ids[:-1])) if ids.shape[0] > 1 else True
-        return int(xp.min(ids)), int(xp.max(ids)), ordered
+        parts = [xp.min(ids), xp.max(ids)]
+        if ids.shape[0] > 1:
+            parts.append(xp.all(ids[1:] >= ids[:-1]).astype(ids.dtype))
+        host = to_host(xp.stack(parts))
+        return int(host[0]), int(host[1]), ids.shape[0] <= 1 or bool(host[2])
 
     def scatter(self, values, index, axis):
         """The array r with ``r[..., index[i], ...] = values[..., i, ...]`` along `axis` (`index` a permutation)."""
@@ -133,8 +137,11 @@ class _Torch:
         return self.torch.cuda.stream(self.torch.cuda.ExternalStream(handle))
 
     def bounds(self, ids):
-        ordered = bool((ids[1:] >= ids[:-1]).all()) if ids.shape[0] > 1 else True
-        return int(ids.min()), int(ids.max()), ordered
+        parts = [ids.min(), ids.max()]
+        if ids.shape[0] > 1:
+            parts.append((ids[1:] >= ids[:-1]).all().to(ids.dtype))
+        host = self.torch.stack(parts).cpu()
+        return int(host[0]), int(host[1]), ids.shape[0] <= 1 or bool(host[2])
 
     def scatter(self, values, index, axis):
         return self.torch.empty_like(values).index_copy_(axis, index, values)
