@@ -6,14 +6,18 @@ after Neal's and the ReproBLAS papers': huge cancellations, subnormals, the full
 differently under every order, sums that overflow only in the last step.  The same digits rounded the other ways
 the header gives: divided by the count (the exact mean), and float32's digits rounded to float16 and bfloat16."""
 import math
+import os
 import struct
 import subprocess
+import tempfile
 from fractions import Fraction
 
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
+from conftest import count_example
 from test_stream_host_cpu import nvcc_host_check
 
 BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
@@ -232,3 +236,38 @@ def test_the_testing_reference_is_correctly_rounded(dtype):
         if not same:
             bad.append(f"{name}: want {want!r}, got {got!r}")
     assert not bad, "\n".join(bad)
+
+
+def _run_records(exact_check, records, dtype):
+    """The check's output for records of (array, pieces): lists of ints (bits), one per record."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "records.bin")
+        with open(path, "wb") as f:
+            for x, pieces in records:
+                f.write(struct.pack("<iiq", np.dtype(dtype).itemsize, pieces, x.size))
+                f.write(np.ascontiguousarray(x, dtype).tobytes())
+        done = subprocess.run([str(exact_check), path], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return [[int(h, 16) for h in line.split()[1:]] for line in done.stdout.split("\n") if line]
+
+
+@settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), dtype=st.sampled_from([np.float32, np.float64]))
+def test_any_order_and_any_split_give_the_same_correctly_rounded_bits(exact_check, data, dtype):
+    """The property: any floats (subnormals, infinities and NaN among them), in any order, cut into any number of
+    pieces summed apart and added as digits, give the correctly rounded sum's bits, and the digits the correctly
+    rounded mean's (and, for float32, float16's and bfloat16's roundings of the sum)."""
+    width = 32 if dtype is np.float32 else 64
+    x = np.array(data.draw(st.lists(st.floats(width=width), max_size=200), label="values"), dtype)
+    shuffled = x[data.draw(st.permutations(range(x.size)), label="order")] if x.size else x
+    pieces = data.draw(st.integers(1, 9), label="pieces")
+    first, again = _run_records(exact_check, [(x, 1), (shuffled, pieces)], dtype)
+    want = correctly_rounded(x, dtype)
+    assert all(same_bits(g, want, dtype) for g in first[:3] + again[:3]), (x, want, first, again)
+    mean = correctly_rounded(x, dtype, divisor=x.size)
+    assert same_bits(first[3], mean, dtype) and same_bits(again[3], mean, dtype), (x, mean, first[3], again[3])
+    if dtype is np.float32:
+        for column, target in ((4, np.dtype(np.float16)), (5, BFLOAT16)):
+            half = correctly_rounded(x, target)
+            assert same_bits(first[column], half, target) and same_bits(again[column], half, target), (x, target)
+    count_example()
