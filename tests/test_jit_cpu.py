@@ -207,7 +207,7 @@ def test_every_program_has_first_use_kernels():
 
 @needs_nvrtc
 def test_one_kernel_of_each_program_compiles_for_sm_75(tmp_path):
-    """The embedded sources compile with NVRTC: the first listed kernel of each program (about a second each;
+    """The embedded sources compile with NVRTC: the first listed kernel of each program (a fraction of a second each;
     CUB's a few)."""
     rc, out = _run("""
         import gpureduce._core as c
@@ -313,7 +313,7 @@ def test_warm_fills_the_cache_for_named_architectures(tmp_path):
         import gpureduce._core as c
         from gpureduce import _jit
         kernels = c.jit_kernels()[:2]
-        c.jit_kernels = lambda: kernels  # two of them: each is about a second of NVRTC
+        c.jit_kernels = lambda: kernels  # two of them: each a fraction of a second of NVRTC
         print(_jit.warm([75]))
         print(_jit.warm([75]))
     """, tmp_path)
