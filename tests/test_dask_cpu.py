@@ -220,6 +220,45 @@ def test_a_scan_reads_each_block_where_it_is(axis):
         assert all("-tail-" in dep[0] for dep in get_dependencies(graph, c))
 
 
+@pytest.mark.parametrize("op", ["cumsum", "cumprod", "cummax", "cummin", "nancumsum", "logcumsumexp"])
+def test_scans_pass_over_empty_chunks(numpy_kernels, op):
+    """A chunk without an element along the scan axis (first, in the middle, last, several in a row: what a boolean
+    index leaves) passes the carry on: NumPy's answer (Dask's own cumsum raised a broadcasting error here)."""
+    x = np.arange(1.0, 11.0) / 4
+    for chunks in ((0, 3, 0, 7), (3, 0, 0, 7), (10, 0), (0, 0, 10), (0, 10)):
+        got = getattr(gd, op)(da.from_array(x, chunks=(chunks,))).compute()
+        np.testing.assert_allclose(got, reference(op, x), rtol=1e-12, err_msg=f"{op} chunks {chunks}")
+    m = np.arange(1.0, 31.0).reshape(3, 10) / 4
+    for axis in (None, 0, 1):  # axis=None: Dask's own ravel fails on such chunks; they are dropped first
+        got = getattr(gd, op)(da.from_array(m, chunks=((1, 0, 2), (4, 0, 6, 0))), axis=axis).compute()
+        np.testing.assert_allclose(got, reference(op, m, axis=axis), rtol=1e-12, err_msg=f"{op} axis {axis}")
+    y = da.from_array(x, chunks=5)
+    filtered = y[y > 1.6]  # the first chunk keeps nothing: unknown chunk sizes, one of them 0
+    np.testing.assert_allclose(getattr(gd, op)(filtered).compute(), reference(op, x[x > 1.6]), rtol=1e-12)
+
+
+def test_reductions_pass_over_empty_chunks(numpy_kernels):
+    """Every reduction over chunks without an element (what a boolean index leaves): min, max, argmin and argmax,
+    which have no identity, drop such a chunk's partial (Dask's own argmin raised); NumPy's error stays where no
+    chunk has an element."""
+    x = np.arange(1.0, 11.0) / 4
+    m = np.arange(1.0, 31.0).reshape(3, 10) / 4
+    for a, chunks, axes in ((x, ((3, 0, 7),), (None, 0)), (x, ((0, 10),), (None,)), (x, ((10, 0, 0),), (None,)),
+                            (m, ((1, 0, 2), (4, 0, 6)), (None, 0, 1))):
+        d = da.from_array(a, chunks=chunks)
+        for op in gd.OPERATORS:
+            if "cum" in op:
+                continue
+            for axis in axes:
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    got, want = getattr(gd, op)(d, axis=axis).compute(), reference(op, a, axis=axis)
+                check(np.asarray(got), np.asarray(want), a.dtype)
+    for op in ("min", "max", "argmin", "argmax"):
+        with pytest.raises(ValueError):
+            getattr(gd, op)(da.from_array(np.zeros(0), chunks=((0,),))).compute()
+
+
 def test_scans_keep_numpys_negative_zero_across_blocks(numpy_kernels):
     """numpy.cumsum of -0.0s is -0.0 throughout (its running sum starts from the first element); the carry into
     each block is the running result itself, never an identity +0.0 added first."""

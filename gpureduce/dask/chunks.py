@@ -124,6 +124,15 @@ def filled_partial(x, axis, value, dtype):
     return np.full_like(x, value, dtype=dtype, shape=kept)
 
 
+def empty_partial(x, axis):
+    """The partial of a chunk without an element along the reduced axes `axis`, for a reduction without an
+    identity (min, max, argmin, argmax): of no extent along those of them the chunk has none of (1 along the
+    others, the kept axes the chunk's), so that the partials' concatenation drops it."""
+    axes = axes_of(x.ndim, axis)
+    return np.empty_like(x, shape=tuple((0 if x.shape[i] == 0 else 1) if i in axes else x.shape[i]
+                                        for i in range(x.ndim)))
+
+
 def kernel_options(variant):
     return {} if variant == "auto" else {"variant": variant}
 

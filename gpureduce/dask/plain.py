@@ -17,9 +17,10 @@ from .._planning.numpy_rules import NoValue, check_norm_axis, norm_order
 from .._planning.operands import dtype_kind
 from .._planning.plan import weighted_dtype
 from . import chunks
-from .chunks import (NO_INITIAL, axes_of, carried_dtype, checked_array, filled_partial, first_extreme,
-                     gather_parts, global_arg, highest, kernel_options, kernel_reduce, lowest, mean, one_level,
-                     reduced_dtype, reduced_size, result_meta, scalar_if_0d, structured_partials, whole_arrays_only)
+from .chunks import (NO_INITIAL, axes_of, carried_dtype, checked_array, empty_partial, filled_partial,
+                     first_extreme, gather_parts, global_arg, highest, kernel_options, kernel_reduce, lowest, mean,
+                     one_level, reduced_dtype, reduced_size, result_meta, scalar_if_0d, structured_partials,
+                     whole_arrays_only)
 from .scans import block_scan
 
 
@@ -33,12 +34,22 @@ def _reduce(op, a, axis, dtype, keepdims, split_every, out, variant, initial=NO_
     # initial= is folded in once, by the aggregate; min and max take it everywhere (it changes nothing twice, and an
     # empty chunk then has a result)
     partial_initial = initial if op in ("min", "max") else NO_INITIAL
-    chunk = partial(kernel_reduce, op, variant, result_dtype=pass_dtype, initial=partial_initial)
+    chunk = partial(_extreme_chunk if op in ("min", "max") else kernel_reduce, op, variant, result_dtype=pass_dtype,
+                    initial=partial_initial)
     aggregate = partial(kernel_reduce, op, variant, result_dtype=pass_dtype, initial=initial,
                         round_to=result_dtype if pass_dtype else None)
     return da.reduction(a, chunk, aggregate, combine=chunk, axis=axis, keepdims=keepdims, dtype=result_dtype,
                         split_every=one_level(a, axis, split_every), out=out,
                         meta=result_meta(a, axis, keepdims, result_dtype))
+
+
+def _extreme_chunk(op, variant, x, axis=None, keepdims=False, initial=NO_INITIAL, **options):
+    """min or max of one chunk or of a group of partials; one without an element along the reduced axes (a boolean
+    index's empty chunk) gives an empty partial, which the concatenation of partials drops, as Dask's own min does:
+    NumPy's error only where no chunk has an element (the aggregate's)."""
+    if initial is NO_INITIAL and reduced_size(x.shape, axis) == 0:
+        return empty_partial(x, axis)
+    return kernel_reduce(op, variant, x, axis=axis, keepdims=keepdims, initial=initial, **options)
 
 
 def sum(a, axis=None, dtype=None, keepdims=False, split_every=None, out=None, *, initial=NO_INITIAL, variant="auto"):
@@ -103,6 +114,9 @@ def _arg(op, a, axis, keepdims, split_every, out, variant):
 def _arg_chunk(op, variant, x, axis, offset_info):
     """One chunk's first extreme: its index from gpureduce (one read of the chunk, one transfer for a host chunk),
     its value picked from the chunk at that index, and the index made global with the block's offset."""
+    if reduced_size(x.shape, axis) == 0:  # an empty chunk: nothing to offer (see _extreme_chunk)
+        nothing = empty_partial(x, axis)
+        return structured_partials(nothing, np.empty_like(nothing, dtype=np.int64))
     arg_axis = None if len(axis) == x.ndim or x.ndim == 1 else axis[0]
     arg = kernel_reduce(op, variant, x, axis=arg_axis, keepdims=True)
     return structured_partials(*global_arg(x, arg, arg_axis, offset_info))

@@ -85,7 +85,9 @@ def block_scan(op, a, axis, dtype, out, variant):
     if axis is None:
         # Flattened here, keeping about as many blocks as the input has: Dask 2026.8's own flattening for a scan
         # rechunks to chunks of `npartitions` elements (15 elements a chunk for 15 blocks), a graph whose ordering
-        # alone takes about a minute for 10^6 elements.
+        # alone takes about a minute for 10^6 elements.  Its ravel fails on chunks of no extent: dropped first.
+        if a.ndim > 1 and any(0 in sizes for sizes in a.chunks):
+            a = a.rechunk(tuple(tuple(c for c in sizes if c) or (0,) for sizes in a.chunks))
         a, axis = a.ravel(), 0
     else:
         axis = validate_axis(operator.index(axis), a.ndim)  # NumPy's TypeError for a tuple or a float
@@ -120,10 +122,13 @@ def _carried_scan(op, func, ufunc, a, axis, dtype):
 
 def _running_folds(ufunc, *tails):
     """The carry into each block after the first: the first block's tail, then each later tail folded into the
-    carry before it (NumPy's running order: -0.0 stays -0.0, as numpy.cumsum keeps it)."""
-    carries = [tails[0]]
-    for t in tails[1:]:
-        carries.append(_fold_slice(ufunc, carries[-1], t))
+    carry before it (NumPy's running order: -0.0 stays -0.0, as numpy.cumsum keeps it).  An empty block (a boolean
+    index's chunk without an element, say) has an empty tail and passes the carry on; None before any element."""
+    carries, carry = [], None
+    for t in tails:
+        if t.size:
+            carry = t if carry is None else _fold_slice(ufunc, carry, t)
+        carries.append(carry)
     return carries
 
 
@@ -140,9 +145,11 @@ _fold_pool = None
 
 
 def _fold(ufunc, carry, block):
-    """ufunc(carry, block): the running result of the blocks before (length 1 along the scan axis) folded into
-    a scanned block, into a new array (a task may run twice; its input is never written); a large NumPy block in
-    slices on up to _FOLD_THREADS threads."""
+    """ufunc(carry, block): the running result of the blocks before (length 1 along the scan axis; None where they
+    are empty) folded into a scanned block, into a new array (a task may run twice; its input is never written); a
+    large NumPy block in slices on up to _FOLD_THREADS threads."""
+    if carry is None:  # only empty blocks before this one
+        return block
     threads = min(_FOLD_THREADS, os.cpu_count() or 1)
     along = [d for d in range(block.ndim) if np.ndim(carry) == block.ndim and np.shape(carry)[d] == 1]
     if (type(block) is not np.ndarray or block.nbytes < _PARALLEL_FOLD_BYTES or threads < 2 or not along
