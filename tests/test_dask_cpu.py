@@ -259,6 +259,20 @@ def test_reductions_pass_over_empty_chunks(numpy_kernels):
             getattr(gd, op)(da.from_array(np.zeros(0), chunks=((0,),))).compute()
 
 
+def test_a_0d_array_and_no_axis_reduce_as_numpy(numpy_kernels):
+    """Every function of a 0-d Dask array (one block, no axis: mean, nanmean, ptp and nanmin combined their one
+    partial over an empty list of axes, an IndexError), and axis=() of a 2-d one, as NumPy's."""
+    for value in (np.array(2.5), np.array(3, dtype=np.int32), np.array(-0.0, dtype=np.float32)):
+        for op in gd.OPERATORS:
+            with np.errstate(all="ignore"):
+                got, want = getattr(gd, op)(da.from_array(value)).compute(), reference(op, value)
+            check(np.asarray(got), np.asarray(want), value.dtype)
+    x = np.arange(12.0).reshape(3, 4)
+    for op in ("sum", "mean", "nanmean", "ptp", "nanmin", "max", "var"):
+        check(np.asarray(getattr(gd, op)(da.from_array(x, chunks=2), axis=()).compute()),
+              getattr(np, op)(x, axis=()), x.dtype)
+
+
 def test_scans_keep_numpys_negative_zero_across_blocks(numpy_kernels):
     """numpy.cumsum of -0.0s is -0.0 throughout (its running sum starts from the first element); the carry into
     each block is the running result itself, never an identity +0.0 added first."""

@@ -142,7 +142,10 @@ def gather_parts(parts, key, axis):
     result, or nested lists of them, one level per reduced axis), concatenated along the reduced axes."""
     if not isinstance(parts, list):
         parts = [parts]
-    return _reductions._concatenate2(_reductions.deepmap(lambda p: p[key], parts), axes=sorted(axis))
+    values = _reductions.deepmap(lambda p: p[key], parts)
+    if not axis:  # no reduced axis (a 0-d array, axis=()): one block's partial, nothing to concatenate
+        return values[0]
+    return _reductions._concatenate2(values, axes=sorted(axis))
 
 
 NO_INITIAL = NoValue  # "not given"; one object in every worker process, as pickled there
