@@ -291,45 +291,45 @@ def _device_sms():
     return _SMS[0]
 
 
-def correctly_rounded_sum(x, dtype):
-    """The exact real sum of `x`'s elements rounded once to `dtype` (float32 or float64; to nearest, ties to even),
-    as the variant "exact" gives it: NaN where an element is NaN or both infinities are there, an infinity where
-    one is or the exact sum rounds beyond the dtype's range, +0.0 for an exact zero (NumPy's sums start from +0.0)."""
+def correctly_rounded_sum(x, dtype, count=None):
+    """The exact real sum of `x`'s elements (divided by `count` where given: the exact mean) rounded once to `dtype`
+    (float16, bfloat16, float32 or float64; to nearest, ties to even), as the variant "exact" gives it: NaN where
+    an element is NaN or both infinities are there (or `count` is 0: the mean of nothing), an infinity where one is
+    or the result rounds beyond the dtype's range, +0.0 for an exact zero (NumPy's sums start from +0.0)."""
     dtype = np.dtype(dtype)
-    v = np.asarray(x, dtype=np.float64).ravel()  # float32 elements are float64 ones exactly
-    if np.isnan(v).any() or (np.isposinf(v).any() and np.isneginf(v).any()):
+    v = np.asarray(x, dtype=np.float64).ravel()  # float32 and half elements are float64 ones exactly
+    if count == 0 or np.isnan(v).any() or (np.isposinf(v).any() and np.isneginf(v).any()):
         return dtype.type(np.nan)
     if np.isinf(v).any():
         return dtype.type(np.inf if np.isposinf(v).any() else -np.inf)
     if not v.any():
         return dtype.type(0.0)
+    if dtype == np.float64 and count is None:
+        try:
+            return np.float64(math.fsum(v))  # the exact sum rounded to float64 (Shewchuk's partials)
+        except OverflowError:
+            pass
+    return _rounded(_exact_sum(v) / (count or 1), dtype)
+
+
+def _exact_sum(v):
+    """The exact sum of finite float64 values `v` as a Fraction: math.fsum's rounding of it, then of what is left,
+    until nothing is (two or three passes for most data); in rationals where an intermediate float64 overflows."""
+    terms = []
     try:
-        near = math.fsum(v)  # the exact sum rounded to float64 (Shewchuk's partials)
-    except OverflowError:  # an intermediate float64 overflow: the exact sum, in rationals
-        return _rounded(sum(map(Fraction, v.tolist()), Fraction(0)), dtype)
-    if dtype == np.float64:
-        return np.float64(near)
-    if math.isinf(near):
-        return np.float32(near)
-    # float32: rounding float64's rounding again errs only where `near` lies halfway between two float32 values;
-    # there the exact sum's side of it decides (the sign of the rest, which fsum gives exactly)
-    with np.errstate(over="ignore"):
-        rounded = np.float32(near)
-    if float(rounded) == near or math.isinf(rounded):
-        return rounded
-    other = np.nextafter(rounded, np.float32(np.inf if near > float(rounded) else -np.inf))
-    if not math.isfinite(other) or Fraction(near) * 2 != Fraction(float(rounded)) + Fraction(float(other)):
-        return rounded  # not a tie
-    rest = math.fsum(np.append(v, -near))
-    if rest == 0:
-        return rounded  # an exact tie: NumPy's cast rounds it to even
-    low, high = sorted((rounded, other))
-    return high if rest > 0 else low
+        while True:
+            rest = math.fsum(np.concatenate([v, -np.array(terms)]))
+            if rest == 0:
+                return sum(map(Fraction, terms), Fraction(0))
+            terms.append(rest)
+    except OverflowError:
+        return sum(map(Fraction, v.tolist()), Fraction(0))
 
 
 def _rounded(exact, dtype):
-    """Rational `exact` rounded to float32 or float64, to nearest with ties to even (overflow: an infinity)."""
-    info = np.finfo(dtype)
+    """Rational `exact` rounded to `dtype` (float16, bfloat16, float32, float64), to nearest with ties to even
+    (overflow: an infinity)."""
+    info = finfo(dtype)
     if exact == 0:
         return dtype.type(0.0)
     sign, magnitude = (-1 if exact < 0 else 1), abs(exact)

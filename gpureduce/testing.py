@@ -47,7 +47,7 @@ The bound, per output element (``eps(t) = numpy.finfo(t).eps``)::
 * A reduction over no elements (and no ``initial``) gives the identity exactly: its bound is 0.
 * A variant with the "exact" property (``variant="exact"``) on a call its kernel runs (a whole float32 or
   float64 array, NumPy's result dtype) is held to zero ulps: its bits must be those of the exact real sum
-  rounded once (``correctly_rounded_sum``: ``math.fsum``, its float32 ties settled by the exact rest).
+  rounded once (``correctly_rounded_sum``: the exact sum from ``math.fsum``'s passes, rounded once).
 
 ``SLACK = 8`` covers what a pure tree does not have beyond its depth: the short serial chains every parallel
 algorithm has and a complex multiplication's larger rounding (up to ``sqrt(5)/2 * eps`` against ``eps/2`` for

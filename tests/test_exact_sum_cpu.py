@@ -75,6 +75,7 @@ def mean_cases(dtype):
     tiny, big, eps = dtype(info.smallest_subnormal), dtype(info.max), np.spacing(dtype(1.0))
     return [
         ("a third of the smallest subnormal", np.array([tiny, 0, 0], dtype)),
+        ("minus a third of it: -0.0, a negative result rounded to zero", np.array([-tiny, 0, 0], dtype)),
         ("half the smallest subnormal: a tie to zero", np.array([tiny, 0], dtype)),
         ("two thirds of the smallest subnormal", np.array([tiny, tiny, 0], dtype)),
         ("three halves of the smallest subnormal: a tie to two", np.array([3 * tiny, 0], dtype)),
@@ -100,6 +101,8 @@ def half_cases(target):
         ("half format: a tie broken downwards", [1.0, eps / 2, -(2.0 ** -60)]),
         ("half format: negative", [-1.0, -eps / 2, -eps]),
         ("half format: the smallest subnormal", [tiny]),
+        ("half format: a tiny negative sum rounds to -0.0", [-tiny / 4]),
+        ("half format: float32's smallest negative subnormal, to -0.0", [-(2.0 ** -149)]),
         ("half format: half of it, a tie to zero", [tiny / 2]),
         ("half format: three halves of it, a tie to two", [3 * tiny / 2]),
         ("half format: half of it and a bit", [tiny / 2, tiny / 2 ** 20]),
@@ -223,17 +226,24 @@ def test_float32_digits_round_to_a_half_format(exact_check, target, tmp_path):
     assert not bad, "\n".join(bad)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
-def test_the_testing_reference_is_correctly_rounded(dtype):
-    """gpureduce.testing holds the variant "exact" to gpureduce._bounds.correctly_rounded_sum's bits (math.fsum, a
-    float32 tie settled by the sign of the exact rest): it must be the exact sum rounded once, on every hard set."""
+REFERENCE_CASES = [("float32 sum", np.float32, np.float32, False), ("float64 sum", np.float64, np.float64, False),
+                   ("float32 mean", np.float32, np.float32, True), ("float64 mean", np.float64, np.float64, True),
+                   ("float16 sum", np.float32, np.float16, False), ("bfloat16 sum", np.float32, BFLOAT16, False)]
+
+
+@pytest.mark.parametrize("data,target,mean", [c[1:] for c in REFERENCE_CASES], ids=[c[0] for c in REFERENCE_CASES])
+def test_the_testing_reference_is_correctly_rounded(data, target, mean):
+    """gpureduce.testing holds the variant "exact" to gpureduce._bounds.correctly_rounded_sum's bits (math.fsum's
+    passes give the exact sum, rounded once): it must be the exact sum (or mean) rounded once, on every hard set."""
     from gpureduce._bounds import correctly_rounded_sum
 
+    target = np.dtype(target)
+    extra = mean_cases(data) if mean else half_cases(target) if target.itemsize == 2 else []
     bad = []
-    for name, x in cases(dtype):
-        want, got = correctly_rounded(x, dtype), correctly_rounded_sum(x, dtype)
-        same = (np.isnan(want) and np.isnan(got)) or (got.dtype == np.dtype(dtype) and bits(got, dtype) == bits(want, dtype))
-        if not same:
+    for name, x in cases(data) + extra:
+        want = correctly_rounded(x, target, divisor=x.size if mean else 1)
+        got = correctly_rounded_sum(x, target, count=x.size if mean else None)
+        if got.dtype != target or not same_bits(bits(got, target), want, target):
             bad.append(f"{name}: want {want!r}, got {got!r}")
     assert not bad, "\n".join(bad)
 

@@ -292,11 +292,13 @@ struct ExactDigits {
         }
         return negative;
     }
-    // A magnitude's bits with the sign; an exact zero is +0.0 (the top of the file)
+    // A magnitude's bits with the sign of a nonzero result: -0.0 where a negative one rounds to zero (a float16
+    // sum or a mean below half the smallest subnormal), as IEEE 754 rounds; an exact zero is +0.0 (the top of the
+    // file), never negative here
     template <class Target>
     __host__ __device__ static typename Target::Bits signed_bits(typename Target::Bits magnitude, bool negative) {
         using Bits = typename Target::Bits;
-        return magnitude && negative ? Bits(magnitude | Bits(Bits(1) << (8 * sizeof(Bits) - 1))) : magnitude;
+        return negative ? Bits(magnitude | Bits(Bits(1) << (8 * sizeof(Bits) - 1))) : magnitude;
     }
 };
 
