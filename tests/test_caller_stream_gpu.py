@@ -441,12 +441,18 @@ def test_a_host_array_under_capture_is_refused_clearly():
 
 # ---------------------------------------------------------------- torch.compile
 
-@pytest.mark.parametrize("mode", [None, "reduce-overhead"])
-def test_torch_compile_keeps_gpureduce_in_the_graph(mode, rng):
+def _torch_with_custom_ops():
+    """PyTorch with gpureduce's custom operators registered (torch.library.custom_op: PyTorch 2.4), else a skip."""
     torch = _torch()
     if not hasattr(torch, "library") or not hasattr(torch.library, "custom_op"):
         pytest.skip("torch.library.custom_op needs PyTorch 2.4")
     gpureduce.register_torch_ops()
+    return torch
+
+
+@pytest.mark.parametrize("mode", [None, "reduce-overhead"])
+def test_torch_compile_keeps_gpureduce_in_the_graph(mode, rng):
+    torch = _torch_with_custom_ops()
 
     def f(t):
         return gpureduce.sum(t) * 2 + gpureduce.max(t, axis=0).sum() + gpureduce.cumsum(t, axis=1)[:, -1].mean() \
@@ -473,10 +479,7 @@ def _segmented_reference(host, starts, stops):
 def test_torch_compile_keeps_the_segmented_reductions_in_the_graph(mode, rng):
     """segmented_reduce on tensors with tensor bounds is torch.ops.gpureduce.segmented: fullgraph compiles, and
     with reduce-overhead its CUDA graph replays on new data and new bounds in the same tensors' places."""
-    torch = _torch()
-    if not hasattr(torch, "library") or not hasattr(torch.library, "custom_op"):
-        pytest.skip("torch.library.custom_op needs PyTorch 2.4")
-    gpureduce.register_torch_ops()
+    torch = _torch_with_custom_ops()
 
     def f(t, starts, stops):
         return gpureduce.segmented_reduce("sum", t, starts, stops) * 2 + \
@@ -495,10 +498,7 @@ def test_torch_compile_keeps_the_segmented_reductions_in_the_graph(mode, rng):
 def test_torch_compile_keeps_reduceat_in_the_graph(rng):
     """reduceat with tensor indices compiles without a graph break (its device indices are checked with one wait,
     so it is not for a captured CUDA graph: segmented_reduce is)."""
-    torch = _torch()
-    if not hasattr(torch, "library") or not hasattr(torch.library, "custom_op"):
-        pytest.skip("torch.library.custom_op needs PyTorch 2.4")
-    gpureduce.register_torch_ops()
+    torch = _torch_with_custom_ops()
     compiled = torch.compile(lambda t, idx: gpureduce.reduceat("max", t, idx, axis=1) + 1, fullgraph=True)
     host = rng.standard_normal((8, 40))
     got = compiled(torch.from_numpy(host).cuda(), torch.tensor([0, 10, 3, 39], device="cuda"))
@@ -508,10 +508,7 @@ def test_torch_compile_keeps_reduceat_in_the_graph(rng):
 def test_torch_compile_keeps_the_segmented_scans_in_the_graph(rng):
     """segmented_scan on tensors with tensor bounds is torch.ops.gpureduce.segmented_scan: fullgraph compiles (the
     ranges' check waits once, so not for a captured CUDA graph)."""
-    torch = _torch()
-    if not hasattr(torch, "library") or not hasattr(torch.library, "custom_op"):
-        pytest.skip("torch.library.custom_op needs PyTorch 2.4")
-    gpureduce.register_torch_ops()
+    torch = _torch_with_custom_ops()
 
     def f(t, starts, stops):
         return gpureduce.segmented_scan("sum", t, starts, stops) * 2 + \

@@ -173,25 +173,32 @@ def cases(dtype):
     return out
 
 
-def run_check(exact_check, named, dtype, tmp_path):
-    """The check's output line for each of the (name, array) records, as lists of ints (bits)."""
-    path = tmp_path / "cases.bin"
-    with open(path, "wb") as f:
-        for i, (_, x) in enumerate(named):
-            f.write(struct.pack("<iiq", np.dtype(dtype).itemsize, 1 + i % 7, x.size))
-            f.write(np.ascontiguousarray(x).tobytes())
-    done = subprocess.run([str(exact_check), str(path)], capture_output=True, text=True, timeout=300)
+def run_records(exact_check, records, dtype):
+    """The check's output for records of (array, pieces): lists of ints (bits), one per record."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "records.bin")
+        with open(path, "wb") as f:
+            for x, pieces in records:
+                f.write(struct.pack("<iiq", np.dtype(dtype).itemsize, pieces, x.size))
+                f.write(np.ascontiguousarray(x, dtype).tobytes())
+        done = subprocess.run([str(exact_check), path], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-4000:]
-    lines = [[int(h, 16) for h in line.split()[1:]] for line in done.stdout.split("\n") if line]
+    return [[int(h, 16) for h in line.split()[1:]] for line in done.stdout.split("\n") if line]
+
+
+def run_check(exact_check, named, dtype):
+    """The check's output line for each of the (name, array) records, as lists of ints (bits), each array cut
+    into 1 to 7 pieces."""
+    lines = run_records(exact_check, [(x, 1 + i % 7) for i, (_, x) in enumerate(named)], dtype)
     assert len(lines) == len(named)
     return lines
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
-def test_every_way_gives_the_correctly_rounded_sum(exact_check, dtype, tmp_path):
+def test_every_way_gives_the_correctly_rounded_sum(exact_check, dtype):
     named = cases(dtype)
     bad = []
-    for (name, x), got in zip(named, run_check(exact_check, named, dtype, tmp_path)):
+    for (name, x), got in zip(named, run_check(exact_check, named, dtype)):
         want = correctly_rounded(x, dtype)
         if not all(same_bits(g, want, dtype) for g in got[:3]):
             bad.append(f"{name}: want {want!r} ({bits(want, dtype):x}), got {[format(g, 'x') for g in got[:3]]}")
@@ -199,12 +206,12 @@ def test_every_way_gives_the_correctly_rounded_sum(exact_check, dtype, tmp_path)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
-def test_the_digits_divided_by_the_count_give_the_correctly_rounded_mean(exact_check, dtype, tmp_path):
+def test_the_digits_divided_by_the_count_give_the_correctly_rounded_mean(exact_check, dtype):
     """round_quotient_bits: the exact sum divided by the count, rounded once (the exact mean's rounding; a remainder
     that breaks a tie, quotients below the smallest subnormal)."""
     named = cases(dtype) + mean_cases(dtype)
     bad = []
-    for (name, x), got in zip(named, run_check(exact_check, named, dtype, tmp_path)):
+    for (name, x), got in zip(named, run_check(exact_check, named, dtype)):
         want = correctly_rounded(x, dtype, divisor=x.size)
         if not same_bits(got[3], want, dtype):
             bad.append(f"{name}: want {want!r} ({bits(want, dtype):x}), got {got[3]:x}")
@@ -212,14 +219,14 @@ def test_the_digits_divided_by_the_count_give_the_correctly_rounded_mean(exact_c
 
 
 @pytest.mark.parametrize("target", ["float16", "bfloat16"])
-def test_float32_digits_round_to_a_half_format(exact_check, target, tmp_path):
+def test_float32_digits_round_to_a_half_format(exact_check, target):
     """round_bits<ExactHalf> and <ExactBfloat16>: float32 elements' exact sum rounded once to float16 or bfloat16
     (what an exact sum of half-precision inputs rounds through): the float32 hard sets and the half formats' own
     ties, subnormals and overflow."""
     dtype = np.dtype(target) if target == "float16" else BFLOAT16
     named = cases(np.float32) + half_cases(dtype)
     bad = []
-    for (name, x), got in zip(named, run_check(exact_check, named, np.float32, tmp_path)):
+    for (name, x), got in zip(named, run_check(exact_check, named, np.float32)):
         want = correctly_rounded(x, dtype)
         if not same_bits(got[4 if target == "float16" else 5], want, dtype):
             bad.append(f"{name}: want {want!r} ({bits(want, dtype):x}), got {got[4 if target == 'float16' else 5]:x}")
@@ -248,19 +255,6 @@ def test_the_testing_reference_is_correctly_rounded(data, target, mean):
     assert not bad, "\n".join(bad)
 
 
-def _run_records(exact_check, records, dtype):
-    """The check's output for records of (array, pieces): lists of ints (bits), one per record."""
-    with tempfile.TemporaryDirectory() as folder:
-        path = os.path.join(folder, "records.bin")
-        with open(path, "wb") as f:
-            for x, pieces in records:
-                f.write(struct.pack("<iiq", np.dtype(dtype).itemsize, pieces, x.size))
-                f.write(np.ascontiguousarray(x, dtype).tobytes())
-        done = subprocess.run([str(exact_check), path], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr[-4000:]
-    return [[int(h, 16) for h in line.split()[1:]] for line in done.stdout.split("\n") if line]
-
-
 @settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), dtype=st.sampled_from([np.float32, np.float64]))
 def test_any_order_and_any_split_give_the_same_correctly_rounded_bits(exact_check, data, dtype):
@@ -271,7 +265,7 @@ def test_any_order_and_any_split_give_the_same_correctly_rounded_bits(exact_chec
     x = np.array(data.draw(st.lists(st.floats(width=width), max_size=200), label="values"), dtype)
     shuffled = x[data.draw(st.permutations(range(x.size)), label="order")] if x.size else x
     pieces = data.draw(st.integers(1, 9), label="pieces")
-    first, again = _run_records(exact_check, [(x, 1), (shuffled, pieces)], dtype)
+    first, again = run_records(exact_check, [(x, 1), (shuffled, pieces)], dtype)
     want = correctly_rounded(x, dtype)
     assert all(same_bits(g, want, dtype) for g in first[:3] + again[:3]), (x, want, first, again)
     mean = correctly_rounded(x, dtype, divisor=x.size)

@@ -34,7 +34,7 @@ def _reduce(op, a, axis, dtype, keepdims, split_every, out, variant, initial=NO_
     # initial= is folded in once, by the aggregate; min and max take it everywhere (it changes nothing twice, and an
     # empty chunk then has a result)
     partial_initial = initial if op in ("min", "max") else NO_INITIAL
-    chunk = partial(_extreme_chunk if op in ("min", "max") else kernel_reduce, op, variant, result_dtype=pass_dtype,
+    chunk = partial(_min_max_chunk if op in ("min", "max") else kernel_reduce, op, variant, result_dtype=pass_dtype,
                     initial=partial_initial)
     aggregate = partial(kernel_reduce, op, variant, result_dtype=pass_dtype, initial=initial,
                         round_to=result_dtype if pass_dtype else None)
@@ -43,7 +43,7 @@ def _reduce(op, a, axis, dtype, keepdims, split_every, out, variant, initial=NO_
                         meta=result_meta(a, axis, keepdims, result_dtype))
 
 
-def _extreme_chunk(op, variant, x, axis=None, keepdims=False, initial=NO_INITIAL, **options):
+def _min_max_chunk(op, variant, x, axis=None, keepdims=False, initial=NO_INITIAL, **options):
     """min or max of one chunk or of a group of partials; one without an element along the reduced axes (a boolean
     index's empty chunk) gives an empty partial, which the concatenation of partials drops, as Dask's own min does:
     NumPy's error only where no chunk has an element (the aggregate's)."""
@@ -114,7 +114,7 @@ def _arg(op, a, axis, keepdims, split_every, out, variant):
 def _arg_chunk(op, variant, x, axis, offset_info):
     """One chunk's first extreme: its index from gpureduce (one read of the chunk, one transfer for a host chunk),
     its value picked from the chunk at that index, and the index made global with the block's offset."""
-    if reduced_size(x.shape, axis) == 0:  # an empty chunk: nothing to offer (see _extreme_chunk)
+    if reduced_size(x.shape, axis) == 0:  # an empty chunk: nothing to offer (see _min_max_chunk)
         nothing = empty_partial(x, axis)
         return structured_partials(nothing, np.empty_like(nothing, dtype=np.int64))
     arg_axis = None if len(axis) == x.ndim or x.ndim == 1 else axis[0]
