@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from . import _core, reductions, scans
-from ._bounds import error_bound, rounding_chain_of
+from ._bounds import correctly_rounded_sum, error_bound, exact_call, rounding_chain_of
 from ._planning.operands import dtype_kind, finfo, to_host
 from ._planning.plan import reduce_plan, scan_plan
 from ._registry import ALL, DTYPE_NAMES, OPERATORS as _OPS, did_you_mean, variants as _variants
@@ -453,6 +453,7 @@ class _Case:
     reference: np.ndarray        # the float64 reference of a bounded op, else NumPy's own result
     bounds: dict | None = None   # {variant: per-element bound} of a bounded op on ordinary data
     poison: tuple | None = None  # (result dtype, fill byte) of a scan's out=
+    rounded: np.ndarray | None = None  # the exact sum rounded once: what an "exact" variant must give, bit for bit
 
 
 def _case(op, x, dev, names, exact=False, reference=None):
@@ -471,7 +472,18 @@ def _case(op, x, dev, names, exact=False, reference=None):
 
 
 def _judge_case(op, case, got, variant):
-    """_judge of a result of `case`'s input."""
+    """_judge of a result of `case`'s input.  A variant with the "exact" property is held to the correctly
+    rounded sum's bits (its error bound is zero: against the float64 reference it would read 0/0 or x/0)."""
+    kind, gr_op = OPERATORS[op]
+    dtype = _result_dtype(op, case.x.dtype)
+    if exact_call(kind, variant, gr_op, case.x, dtype, None, None, True):
+        if case.rounded is None:
+            case.rounded = np.asarray(correctly_rounded_sum(case.x, dtype))
+        got = np.asarray(got)
+        if got.dtype != dtype or got.shape != ():
+            return math.inf, False
+        same = _bitwise_equal(got, case.rounded) or (np.isnan(got) and np.isnan(case.rounded))
+        return (0.0, True) if same else (math.nan if np.isnan(got) else math.inf, False)
     bound = None if case.bounds is None else case.bounds.get(variant)
     return _judge(op, case.x, got, variant, exact=case.exact, reference=case.reference, bound=bound)
 

@@ -178,6 +178,22 @@ def test_judge_accepts_numpy_results(op, dtype, rng):
     assert bench._judge(op, e, _numpy(op, e), "cub", exact=True) == (0.0, True)
 
 
+def test_exact_variant_is_judged_by_the_correctly_rounded_bits():
+    """The variant "exact" promises the exact sum rounded once: judged by those bits, not against the float64
+    reference with its zero bound (0/0 when equal to it, x/0 otherwise: every "exact" row read as incorrect)."""
+    x = np.array([1e16, 1.0, -1e16], np.float64)  # NumPy's float64 sum: 0.0; the exact sum: 1.0
+    case = bench._case("sum", x, None, ["exact", "cub"])
+    assert bench._judge_case("sum", case, np.float64(1.0), "exact") == (0.0, True)
+    assert bench._judge_case("sum", case, np.float64(0.0), "exact") == (math.inf, False)
+    err, ok = bench._judge_case("sum", case, np.float64(np.nan), "exact")
+    assert math.isnan(err) and not ok
+    assert bench._judge_case("sum", case, np.float32(1.0), "exact") == (math.inf, False)  # NumPy's dtype only
+    zeros = bench._case("sum", np.array([-0.0, -0.0], np.float32), None, ["exact"])
+    assert bench._judge_case("sum", zeros, np.float32(0.0), "exact") == (0.0, True)  # +0.0, as NumPy's sums
+    assert bench._judge_case("sum", zeros, np.float32(-0.0), "exact") == (math.inf, False)
+    assert bench._judge_case("sum", case, np.float64(0.0), "cub")[1]  # the others: still their bound
+
+
 def test_judge_scan_with_a_nan_left_is_incorrect(rng):
     x = rng.uniform(-1, 1, 4096).astype(np.float32)
     for i in (0, 1000, 4095):
