@@ -138,7 +138,14 @@ flat_fits(const gr_plan *p, const char **why)
     else if (p->out_dtype != gr_default_result_dtype(p->info->kind, p->op, p->in->dtype))
         *why = "the result dtype is not the one NumPy picks";
     else if (s->reduce_count > 1 && s->reduce_in_stride != 1) *why = "the input is not dense";
-    else if (p->kind == GR_KIND_REDUCE && (p->res_ndim != 0 || p->out)) *why = "a reduction's result is not one value";
+    else if (p->kind == GR_KIND_REDUCE && p->res_ndim != 0) *why = "a reduction's result is not one value";
+    /* a classic variant writes its one value into a device out= (the caller's library's fresh result: in a CUDA
+     * graph's capture, memory the graph does not own); an axis variant's whole-array call with out= runs its axis
+     * kernels, as it always has */
+    else if (p->kind == GR_KIND_REDUCE && p->out && (v->properties & GR_PROP_AXES))
+        *why = "an axis variant writes out= through its axis kernels";
+    else if (p->kind == GR_KIND_REDUCE && p->out && (p->out->dtype != p->out_dtype || p->out->size != 1))
+        *why = "out= is not one element of the result dtype";
     else if (p->kind == GR_KIND_SCAN && s->reduce_count > 1 && s->reduce_out_stride != 1)
         *why = "the result is not dense";
     return *why == NULL;

@@ -13,6 +13,7 @@ import pytest
 
 import gpureduce
 from conftest import DLPackOnly, _cupy, _torch
+from gpureduce._bounds import correctly_rounded_sum
 from gpureduce.testing import error_bound, to_numpy
 
 pytestmark = pytest.mark.gpu
@@ -394,6 +395,69 @@ def test_cupy_stream_capture_and_replay_on_new_data(rng):
         np.testing.assert_allclose(_host(r1), np.cumsum(data), rtol=1e-10, atol=1e-9)
         assert float(r2) == pytest.approx(data.sum(), rel=1e-12)
         np.testing.assert_array_equal(_host(r3), data.reshape(100, 100).max(axis=0))
+
+
+def _sum_variants():
+    return [v.name for v in gpureduce.variants(kind="reduce", op="sum") if "float32" in v.dtypes]
+
+
+def _check_every_variant(results, names, data):
+    want = float(np.sum(data, dtype=np.float64))
+    for name, r in zip(names, results):
+        got = _host(r)
+        assert got.shape == () and got.dtype == np.float32, name
+        if name == "exact":
+            assert got.tobytes() == np.asarray(correctly_rounded_sum(data, np.float32)).tobytes(), name
+        else:
+            assert abs(float(got) - want) <= float(error_bound("sum", data, np.float32, variant=name)), name
+
+
+def test_every_reduce_variant_captured_by_cupy_replays_on_new_data(rng):
+    """Every reduce variant's whole-array sum, the classic ones' flat kernels and "exact" included, captured with
+    CuPy's Stream.begin_capture and replayed three times on new data.  The 0-d result is CuPy's own array (its
+    pool's memory): a DeviceArray made in the capture was an allocation the graph owned and never freed, so the
+    graph could not be launched (cudaErrorInvalidValue)."""
+    cp = _cupy()
+    names = _sum_variants()
+    a, b = rng.standard_normal(5000).astype(np.float32), rng.standard_normal(5000).astype(np.float32)
+    x = cp.asarray(a)
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        for name in names:  # kernels loaded outside the capture
+            gpureduce.sum(x, variant=name)
+        s.synchronize()
+        s.begin_capture()
+        results = [gpureduce.sum(x, variant=name) for name in names]
+        graph = s.end_capture()
+    for r, name in zip(results, names):
+        assert isinstance(r, cp.ndarray) and not isinstance(r.data.mem, cp.cuda.memory.UnownedMemory), name
+    for data in (b, a, b):
+        x[...] = cp.asarray(data)
+        cp.cuda.Device().synchronize()
+        graph.launch(s)
+        s.synchronize()
+        _check_every_variant(results, names, data)
+
+
+def test_every_reduce_variant_captured_by_torch_replays_on_new_data(rng):
+    torch = _torch()
+    names = _sum_variants()
+    a, b = rng.standard_normal(5000).astype(np.float32), rng.standard_normal(5000).astype(np.float32)
+    x = torch.from_numpy(a).cuda()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for name in names:
+            gpureduce.sum(x, variant=name)
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        results = [gpureduce.sum(x, variant=name) for name in names]
+    for data in (b, a, b):
+        x.copy_(torch.from_numpy(data))
+        g.replay()
+        torch.cuda.synchronize()
+        _check_every_variant(results, names, data)
 
 
 def test_a_captured_one_pass_reduction_is_its_kernel_alone(rng):

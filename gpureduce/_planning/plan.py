@@ -81,7 +81,7 @@ def launcher_for(kind, v, op, x, rt_code, seg, reads_more, result_ndim, out_desc
     if (op in v.ops and x.dtype in v.numpy_dtypes and not reads_more and seg.count[0] * seg.count[1] <= 1
             and is_default_result(kind, op, x.code, rt_code)
             and (seg.reduce_count <= 1 or seg.reduce_in_stride == 1)
-            and ((result_ndim == 0 and out_desc is None) if kind == _REDUCE
+            and ((result_ndim == 0 and (out_desc is None or "axes" not in v.properties)) if kind == _REDUCE
                  else (seg.reduce_count <= 1 or seg.reduce_out_stride == 1))):
         return _FLAT_LAUNCH
     if "axes" in v.properties:
@@ -329,13 +329,15 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
     op_code = _OP_CODES[op]
     if "axes" in v.properties and not segments_supported(_REDUCE, v.index, op_code, x.code, dtype_code(rt)):
         x = cast(x, np.dtype(np.bool_) if op in _TRUTH_OPS else rt)
-    # an axis variant writes a device out= of the result dtype in place (a device input's result too, made by
-    # its own library where that can); the classic variants' flat kernels write one scalar, copied into out=
-    # afterwards
+    # a device input's result is made by its own library where that can (its pool; in a CUDA graph's capture the
+    # graph's pool, not an allocation the graph would own and never free) and written in place, by every variant;
+    # a caller's device out= of the result dtype is written in place by an axis variant, while a classic
+    # variant's flat kernel writes one scalar, copied into it afterwards
     fresh = None
-    if out is None and "axes" in v.properties:
+    if out is None:
         fresh, out_desc = fresh_result(a, x, tuple(rshape), rt)
-    direct = out_desc is not None and not out_desc.host and out_desc.dtype == rt and "axes" in v.properties
+    direct = out_desc is not None and not out_desc.host and out_desc.dtype == rt and \
+        ("axes" in v.properties or fresh is not None)
     x, read_along, seg, direct = _reduce_layout(op, x, axes, weights if weights is not None else mask,
                                                 out_desc if direct else None)
     second, mask = (read_along, None) if weights is not None else (None, read_along)
