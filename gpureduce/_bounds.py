@@ -362,7 +362,7 @@ def exact_call(kind, variant, op, x, result_dtype, axis, initial, where):
     """Whether this call runs variant `variant`'s correctly rounded kernel (the "exact" property): its flat
     kernel's floating sum."""
     v = _variant(kind, variant)
-    return "exact" in v.properties and op == "sum" and x.dtype.kind == "f" and \
+    return "exact" in v.properties and op == "sum" and dtype_kind(x.dtype) == "f" and \
         _flat_call(kind, v, op, x, np.dtype(result_dtype), axis, initial, where)
 
 

@@ -212,9 +212,10 @@ _SUM_WORDS = dict(
     Integer sums wrap around on overflow, as NumPy's do; a bool sum counts the True elements.  float16 and
     bfloat16 are summed in float32 and rounded once.  The sum of an empty array (or axis) is `initial`, or 0.
     Floating-point sums are formed in a tree: they differ from NumPy's by rounding, about
-    ``eps * log2(n) * sum(abs(a))``.  ``variant="exact"`` gives the exact sum of a whole float32 or float64 array
-    rounded once to nearest (the bits ``math.fsum`` rounds to), the same whatever the order of the elements, the
-    launch, the device or the input's kind; NaN and infinities as IEEE 754 says, +0.0 for an exact zero.
+    ``eps * log2(n) * sum(abs(a))``.  ``variant="exact"`` gives the exact sum of a whole float16, bfloat16,
+    float32 or float64 array rounded once to nearest in its dtype (the bits ``math.fsum`` rounds to), the same
+    whatever the order of the elements, the launch, the device or the input's kind; NaN and infinities as IEEE 754
+    says, +0.0 for an exact zero.
 
 """,
     examples="""    Examples

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 import gpureduce
-from conftest import DEVICE_LIBRARIES
+from conftest import DEVICE_LIBRARIES, _torch
 from gpureduce._bounds import correctly_rounded_sum
+from gpureduce._planning.operands import BFLOAT16, finfo
 from gpureduce.testing import to_numpy
 from test_exact_sum_cpu import cases
 
@@ -178,6 +179,111 @@ def test_deterministic_and_graph_capturable():
         graph.launch(stream)
         stream.synchronize()
         assert exact_bits(r.get()[()], np.float32(first * factor))
+
+
+# ---------------------------------------------------------------- float16 and bfloat16: float32's digits, one rounding
+
+HALVES = ["float16", "bfloat16"]
+
+
+def half_device(x):
+    """`x` on the device: a CuPy array (float16), a PyTorch tensor (bfloat16: CuPy has none), else the host array."""
+    if x.dtype == BFLOAT16:
+        try:
+            torch = _torch()
+        except pytest.skip.Exception:
+            return x
+        return torch.from_numpy(x.view(np.int16)).view(torch.bfloat16).cuda()
+    return cupy.asarray(x)
+
+
+def gr_exact_any(x):
+    return to_numpy(gpureduce.sum(x, variant="exact"))[()]
+
+
+def half_draw(kind, dtype, n, rng):
+    """Data of a half-precision format: the kinds of draw() with exponents the format holds (the full range's top
+    kept below max / n, so that most sums stay finite)."""
+    info = finfo(np.dtype(dtype))
+    if kind == "full range":
+        top = max(int(info.maxexp) - 1 - int(np.ceil(np.log2(max(n, 2)))), int(info.minexp) + 1)
+        e = rng.integers(int(info.minexp) - int(info.nmant), top, n)
+        return (rng.choice([-1, 1], n) * np.ldexp(rng.random(n) + 0.5, e)).astype(dtype)
+    if kind == "log-uniform":
+        return (rng.choice([-1, 1], n) * 10.0 ** rng.uniform(-3, 3, n)).astype(dtype)
+    if kind == "cancellation":
+        half = (rng.standard_normal((n + 1) // 2) * 100).astype(dtype)
+        x = np.concatenate([half, -half])[:n]
+        return x[rng.permutation(n)]
+    return draw(kind, "float32", n, rng).astype(dtype)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("dtype", HALVES)
+def test_half_formats_sizes_and_distributions(dtype, kind):
+    """A float16 or bfloat16 sum is the exact sum rounded once to the input's format (NumPy's result dtype):
+    every size around the kernel's 8-element vectors, blocks and grid."""
+    dtype = np.dtype(dtype) if dtype == "float16" else BFLOAT16
+    rng = np.random.default_rng()
+    for n in SIZES:
+        x = half_draw(kind, dtype, n, rng)
+        want = correctly_rounded_sum(x, dtype)
+        got = gr_exact_any(half_device(x))
+        assert exact_bits(got, want), f"{kind} n={n}: got {got!r}, exact {want!r}"
+
+
+@pytest.mark.parametrize("dtype", HALVES)
+def test_half_formats_edges(dtype):
+    """Ties each way and broken by a bit far below, the largest value and the tie above it (to infinity), a run of
+    ones past the format's last exact integer, subnormals, NaN and infinities, +0.0 for an exact zero."""
+    dt = np.dtype(dtype) if dtype == "float16" else BFLOAT16
+    info = finfo(dt)
+    eps, tiny, big = float(info.eps), float(info.smallest_subnormal), float(info.max)
+    last_exact = 2.0 ** (int(info.nmant) + 1)  # float16: 2048, bfloat16: 256
+    cases = [[1.0, eps / 2], [1.0 + eps, eps / 2], [1.0, eps / 2, tiny], [1.0, eps / 2, -tiny], [-1.0, -eps / 2],
+             [tiny], [tiny, tiny, tiny], [-tiny, tiny / 2 if tiny / 2 > 0 else tiny], [big],
+             [big, 2.0 ** (int(info.maxexp) - 1) * eps / 2], [big, big, -big], [big, big],
+             [1.0] * int(last_exact + 1), [1.0] * int(last_exact + 2), [0.0] * 9, [-0.0] * 9,
+             [1.0, np.nan, 2.0], [np.inf, 1.0], [-np.inf, 3.0], [np.inf, -np.inf], []]
+    bad = []
+    for values in cases:
+        x = np.array(values, np.float64).astype(dt)
+        for padding in (0, 5000):  # alone, and among zeros (vectors, several threads)
+            y = np.concatenate([x, np.zeros(padding, dt)])[np.random.default_rng(padding).permutation(x.size + padding)]
+            want = correctly_rounded_sum(y, dt)
+            got = gr_exact_any(half_device(y))
+            if not exact_bits(got, want):
+                bad.append(f"{values[:4]}... (n={y.size}): got {got!r}, exact {want!r}")
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("dtype", HALVES)
+def test_half_formats_the_same_bits_in_any_order_alignment_and_kind(dtype):
+    dt = np.dtype(dtype) if dtype == "float16" else BFLOAT16
+    rng = np.random.default_rng()
+    n = 2**21 + 7
+    x = half_draw("full range", dt, n, rng)
+    want = correctly_rounded_sum(x, dt)
+    answers = {"host": gr_exact_any(x), "reversed host": gr_exact_any(np.ascontiguousarray(x[::-1])),
+               "permuted host": gr_exact_any(x[rng.permutation(n)])}
+    d = half_device(x)
+    if not isinstance(d, np.ndarray):
+        answers["device"] = gr_exact_any(d)
+        for offset in (1, 3, 5, 7):  # views 2 to 14 bytes past a 16-byte boundary
+            answers[f"offset {offset}"] = gr_exact_any(half_device(np.concatenate([np.zeros(offset, dt), x]))[offset:])
+    bad = {k: v for k, v in answers.items() if not exact_bits(v, want)}
+    assert not bad, f"exact {want!r}; differing: {bad}"
+
+
+def test_half_formats_min_and_max_are_autos():
+    """exact's min and max (any dtype) and integer sums are exact in any order: they run auto's kernels, of any
+    dtype auto reads, along axes too."""
+    x = np.random.default_rng(0).standard_normal((33, 65)).astype(np.float16)
+    d = cupy.asarray(x)
+    assert to_numpy(gpureduce.max(d, variant="exact"))[()] == x.max()
+    np.testing.assert_array_equal(to_numpy(gpureduce.min(d, axis=0, variant="exact")), x.min(axis=0))
+    i = np.arange(1000, dtype=np.int32).reshape(10, 100)
+    np.testing.assert_array_equal(to_numpy(gpureduce.sum(cupy.asarray(i), axis=1, variant="exact")), i.sum(axis=1))
 
 
 def test_what_exact_refuses_and_what_it_passes_on():

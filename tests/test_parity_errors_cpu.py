@@ -305,10 +305,14 @@ BEYOND_PLAIN = {
 }
 
 
+# exact's min and max (and integer sums) are exact in any order: auto's kernels run them, with every argument
+_BEYOND_PLAIN_CASES = [(v, r) for v in TEACHING for r in sorted(BEYOND_PLAIN)
+                       if not (v == "exact" and BEYOND_PLAIN[r][0] in ("min", "max"))]
+
+
 @pytest.mark.skipif(not TEACHING, reason="no teaching variants registered")
 @pytest.mark.parametrize("source", SOURCES)
-@pytest.mark.parametrize("request_", sorted(BEYOND_PLAIN))
-@pytest.mark.parametrize("variant", TEACHING)
+@pytest.mark.parametrize("variant, request_", _BEYOND_PLAIN_CASES)
 def test_teaching_variants_name_the_variants_that_can(variant, request_, source):
     name, a, kw = BEYOND_PLAIN[request_]
     with pytest.raises(ValueError) as e:

@@ -1,6 +1,8 @@
 // exact_sum_kernels.cuh -- the kernel of the whole-array variant "exact" (issue 41), compiled on first use
 // (abi/jit.h: GR_JIT_EXACT_SUM; its host half is variants/reduce_exact.cu): the correctly rounded sum of a
-// float32 or float64 array, the same bits for every launch shape (primitives/exact_sum.cuh says why).
+// float16, bfloat16, float32 or float64 array, the same bits for every launch shape (primitives/exact_sum.cuh says
+// why).  A half-precision element is a float32 one exactly: float32's digits hold its sum, rounded once to the
+// input's format at the end.
 //
 // One launch.  Each thread keeps an ExactWindow over its elements (16-byte loads, several in flight).  What leaves
 // a window (an element far below the others, a full window, bits below a moved anchor) goes to the thread's own
@@ -12,9 +14,30 @@
 // block adds to them: the others wait for its signal after their own elements, by which time block 0, dispatched
 // first, has long run (the forward progress CUB's decoupled look-back relies on too).
 #pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include "primitives/exact_sum.cuh"
+#include "primitives/traits.cuh"
 
 namespace gr {
+
+// Each input type's accumulating type (whose digits hold the sum) and the format the sum is rounded to.
+template <class In>
+struct ExactInput {
+    using Acc = In;
+    using Target = ExactTarget<In>;
+};
+template <>
+struct ExactInput<__half> {
+    using Acc = float;
+    using Target = ExactHalf;
+};
+template <>
+struct ExactInput<__nv_bfloat16> {
+    using Acc = float;
+    using Target = ExactBfloat16;
+};
 
 // The launch's shape of each type (reduce_exact.cu sizes the grid from it): threads a block, 16-byte vectors each
 // thread has in flight, blocks an SM (what the columns' shared memory allows: float64's 68 x 64 x 8 bytes a block,
@@ -31,9 +54,12 @@ struct ExactLaunch<double> {
 };
 
 // The kernels' name expressions in the program (what reduce_exact.cu launches and `warm` compiles).
-constexpr const char *kExactSumKernels[] = {"gr::exact_sum_kernel<float>", "gr::exact_sum_kernel<double>"};
-template <class T>
-constexpr const char *exact_sum_kernel_name() { return kExactSumKernels[sizeof(T) == 8]; }
+constexpr const char *kExactSumKernels[] = {"gr::exact_sum_kernel<float>", "gr::exact_sum_kernel<double>",
+                                            "gr::exact_sum_kernel<__half>", "gr::exact_sum_kernel<__nv_bfloat16>"};
+template <class In>
+constexpr const char *exact_sum_kernel_name() {
+    return kExactSumKernels[is_same<In, float>::value ? 0 : is_same<In, double>::value ? 1 : is_same<In, __half>::value ? 2 : 3];
+}
 
 // The words of the ctx's zeroed counters the kernel uses and leaves zero: blocks finished, digits zeroed.
 enum : int { kExactBlocksDone = 0, kExactDigitsZeroed = 1 };
@@ -52,6 +78,51 @@ struct ExactVector<double> {
     static constexpr int kLanes = 2;
     __device__ __forceinline__ static void each(const double2 &v, double *x) { x[0] = v.x, x[1] = v.y; }
 };
+// A half-precision element's bits widened to float32, exactly (a bfloat16 is float32's top half).
+template <class H>
+__device__ __forceinline__ float exact_widen_bits(unsigned short bits);
+template <>
+__device__ __forceinline__ float exact_widen_bits<__half>(unsigned short bits) { return __half2float(__ushort_as_half(bits)); }
+template <>
+__device__ __forceinline__ float exact_widen_bits<__nv_bfloat16>(unsigned short bits) {
+    return __uint_as_float(unsigned(bits) << 16);
+}
+
+// Eight half-precision elements a vector, each widened as it is read.
+template <class H>
+struct ExactHalfVector {
+    using type = uint4;
+    static constexpr int kLanes = 8;
+    __device__ __forceinline__ static void each(const uint4 &v, float *x) {
+        const unsigned w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            x[2 * k] = exact_widen_bits<H>(static_cast<unsigned short>(w[k] & 0xffffu));
+            x[2 * k + 1] = exact_widen_bits<H>(static_cast<unsigned short>(w[k] >> 16));
+        }
+    }
+};
+template <>
+struct ExactVector<__half> : ExactHalfVector<__half> {};
+template <>
+struct ExactVector<__nv_bfloat16> : ExactHalfVector<__nv_bfloat16> {};
+
+// One element widened to its accumulating type, exactly.
+__device__ __forceinline__ float exact_widen(float x) { return x; }
+__device__ __forceinline__ double exact_widen(double x) { return x; }
+__device__ __forceinline__ float exact_widen(__half x) { return exact_widen_bits<__half>(__half_as_ushort(x)); }
+__device__ __forceinline__ float exact_widen(__nv_bfloat16 x) {
+    return exact_widen_bits<__nv_bfloat16>(__bfloat16_as_ushort(x));
+}
+
+// The digits rounded once into the input's format.
+template <class In, class T>
+__device__ __forceinline__ In exact_store(ExactDigits<T> &digits) {
+    const typename ExactInput<In>::Target::Bits bits = digits.template round_bits<typename ExactInput<In>::Target>();
+    In result;
+    memcpy(&result, &bits, sizeof bits);
+    return result;
+}
 
 // Where a thread's window spills: its own column of a [digit][thread] array in shared memory.  An element goes in
 // as two adds, (m << pos % 32) mod 2^32 to digit pos / 32 and the rest (below 2^53) to the next one, so a word
@@ -126,13 +197,14 @@ __device__ __forceinline__ void exact_finish_warp(ExactWindow<T> &window, ExactC
 
 // The exact sum of in[0, n) into *out (n >= 1).  `head` elements before the first 16-byte boundary are read one
 // by one, as is the tail after the last whole vector.  `grid_digits`: ExactFormat<T>::kDigits + 1 words of
-// scratch (the digits, then the flags), any content on entry; `counters`: zero on entry, left zero.
-template <class T>
-__global__ void __launch_bounds__(ExactLaunch<T>::kBlock) exact_sum_kernel(const T *in, int64_t n, int64_t head,
+// scratch (the digits, then the flags), any content on entry; `counters`: zero on entry, left zero.  T: the
+// accumulating type (In's own, float32 for the half-precision formats).
+template <class In, class T = typename ExactInput<In>::Acc>
+__global__ void __launch_bounds__(ExactLaunch<T>::kBlock) exact_sum_kernel(const In *in, int64_t n, int64_t head,
                                                                           int64_t *grid_digits, unsigned *counters,
-                                                                          T *out) {
+                                                                          In *out) {
     using F = ExactFormat<T>;
-    using Vec = ExactVector<T>;
+    using Vec = ExactVector<In>;
     constexpr int kBlock = ExactLaunch<T>::kBlock, kInFlight = ExactLaunch<T>::kVectorsInFlight;
     __shared__ int64_t columns[ExactColumn<T>::kWords];
     __shared__ ExactDigits<T> block;  // the block's sum, added up from the columns; then the grid's, in the last
@@ -151,7 +223,7 @@ __global__ void __launch_bounds__(ExactLaunch<T>::kBlock) exact_sum_kernel(const
     ExactColumn<T> column{columns + t};
     ExactWindow<T> window;
     const int64_t thread = int64_t(blockIdx.x) * kBlock + t, threads = int64_t(gridDim.x) * kBlock;
-    if (thread < head) window.add(in[thread], column);
+    if (thread < head) window.add(exact_widen(in[thread]), column);
     const typename Vec::type *vectors = reinterpret_cast<const typename Vec::type *>(in + head);
     const int64_t count = (n - head) / Vec::kLanes;
     // the window's headroom holds kSpillEvery elements: spilled that often (float32's 64-bit window: every 4096)
@@ -181,7 +253,7 @@ __global__ void __launch_bounds__(ExactLaunch<T>::kBlock) exact_sum_kernel(const
         for (int l = 0; l < Vec::kLanes; l++) window.add(x[l], column);
     }
     const int64_t tail = head + count * Vec::kLanes + thread;
-    if (tail < n) window.add(in[tail], column);
+    if (tail < n) window.add(exact_widen(in[tail]), column);
     exact_finish_warp(window, column);
     unsigned flags = window.flags;  // (OR-ed over the warp by shuffles: __reduce_or_sync needs sm_80)
     for (int offset = 16; offset > 0; offset /= 2) flags |= __shfl_xor_sync(0xffffffffu, flags, offset);
@@ -219,7 +291,7 @@ __global__ void __launch_bounds__(ExactLaunch<T>::kBlock) exact_sum_kernel(const
     __syncthreads();
     if (t == 0) {
         block.flags = unsigned(__ldcg(&grid_digits[F::kDigits]));
-        *out = block.round();
+        *out = exact_store<In>(block);
         counters[kExactBlocksDone] = 0;  // left zero for the next launch
         counters[kExactDigitsZeroed] = 0;
     }

@@ -1,5 +1,5 @@
-// reduce_exact.cu -- variant `exact` (issue 41): the correctly rounded sum of a whole float32 or float64 array,
-// the same bits whatever the launch, the device or the order of the elements.  Its kernel
+// reduce_exact.cu -- variant `exact` (issue 41): the correctly rounded sum of a whole float16, bfloat16, float32 or
+// float64 array, the same bits whatever the launch, the device or the order of the elements.  Its kernel
 // (variants/exact_sum_kernels.cuh) compiles on first use (abi/jit.h: GR_JIT_EXACT_SUM), so the variant adds host
 // code only to the build; this file sizes the grid and launches it.
 #include "abi/jit.h"
@@ -9,8 +9,10 @@
 namespace gr {
 namespace {
 
-template <class T>
+// In: the element type (float16 and bfloat16 summed in float32's digits, rounded to their own format at the end).
+template <class In>
 gr_status reduce_exact_typed(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
+    using T = typename ExactInput<In>::Acc;
     const size_t need = GR_WORKSPACE_ZEROED_BYTES + align_up((ExactFormat<T>::kDigits + 1) * sizeof(int64_t),
                                                              GR_WORKSPACE_ALIGN);
     if (ws_bytes) {
@@ -19,28 +21,28 @@ gr_status reduce_exact_typed(const gr_args *a, size_t *ws_bytes, int *cuda_error
     }
     if (a->out_dtype != a->in_dtype) return GR_ERR_UNSUPPORTED_DTYPE;
     if (!a->out || (a->n > 0 && !a->in) || !a->workspace || a->workspace_bytes < need ||
-        reinterpret_cast<uintptr_t>(a->in) % sizeof(T) != 0 || reinterpret_cast<uintptr_t>(a->out) % sizeof(T) != 0)
+        reinterpret_cast<uintptr_t>(a->in) % sizeof(In) != 0 || reinterpret_cast<uintptr_t>(a->out) % sizeof(In) != 0)
         return GR_ERR_INVALID_ARGUMENT;
     const cudaStream_t stream = static_cast<cudaStream_t>(a->stream);
     if (a->n == 0)  // NumPy's empty sum: +0.0
-        return cuda_status(cudaMemsetAsync(a->out, 0, sizeof(T), stream), cuda_error);
+        return cuda_status(cudaMemsetAsync(a->out, 0, sizeof(In), stream), cuda_error);
     void *kernel = nullptr;
-    const gr_status st = gr_jit_kernel(GR_JIT_EXACT_SUM, exact_sum_kernel_name<T>(), &kernel, cuda_error);
+    const gr_status st = gr_jit_kernel(GR_JIT_EXACT_SUM, exact_sum_kernel_name<In>(), &kernel, cuda_error);
     if (st != GR_OK) return st;
 
-    const T *in = static_cast<const T *>(a->in);
+    const In *in = static_cast<const In *>(a->in);
     int64_t n = a->n;
     const int64_t misalign = int64_t(reinterpret_cast<uintptr_t>(in) % 16);
-    int64_t head = misalign ? (16 - misalign) / int64_t(sizeof(T)) : 0;
+    int64_t head = misalign ? (16 - misalign) / int64_t(sizeof(In)) : 0;
     if (head > n) head = n;
     using L = ExactLaunch<T>;
-    const int64_t per_block = int64_t(L::kBlock) * ExactVector<T>::kLanes * L::kVectorsInFlight;
+    const int64_t per_block = int64_t(L::kBlock) * ExactVector<In>::kLanes * L::kVectorsInFlight;
     const int64_t want = ceil_div(n, per_block), cap = int64_t(a->sm_count > 0 ? a->sm_count : 1) * L::kBlocksPerSm;
     const int blocks = int(want < cap ? want : cap);
     char *ws = static_cast<char *>(a->workspace);
     int64_t *grid_digits = reinterpret_cast<int64_t *>(ws + GR_WORKSPACE_ZEROED_BYTES);
     unsigned *counters = reinterpret_cast<unsigned *>(ws);
-    T *out = static_cast<T *>(a->out);
+    In *out = static_cast<In *>(a->out);
     void *args[] = {&in, &n, &head, &grid_digits, &counters, &out};
     return cuda_status(cudaLaunchKernel(kernel, dim3(blocks), dim3(L::kBlock), args, 0, stream), cuda_error);
 }
@@ -55,5 +57,8 @@ extern "C" gr_status gr_impl_REDUCE_exact(const gr_args *a, size_t *ws_bytes, in
     // file's; an integer sum (wrapping as NumPy's), a min and a max are exact in any order: auto's kernels.
     if (a->op == GR_OP_SUM && a->in_dtype == GR_FLOAT32) return gr::reduce_exact_typed<float>(a, ws_bytes, cuda_error);
     if (a->op == GR_OP_SUM && a->in_dtype == GR_FLOAT64) return gr::reduce_exact_typed<double>(a, ws_bytes, cuda_error);
+    if (a->op == GR_OP_SUM && a->in_dtype == GR_FLOAT16) return gr::reduce_exact_typed<__half>(a, ws_bytes, cuda_error);
+    if (a->op == GR_OP_SUM && a->in_dtype == GR_BFLOAT16)
+        return gr::reduce_exact_typed<__nv_bfloat16>(a, ws_bytes, cuda_error);
     return gr_impl_REDUCE_auto(a, ws_bytes, cuda_error);
 }

@@ -282,6 +282,8 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
     if op in _TWO_OPERANDS:
         raise TypeError(f"{op} reads two arrays: call gpureduce.{op}(a, b), not reduce({op!r}, a)")
     v = variant_for("reduce", op, variant)
+    if "exact" in v.properties and x.dtype in v.numpy_dtypes and not (op == "sum" and dtype_kind(x.dtype) == "f"):
+        v = variant_for("reduce", op, "auto")  # its integer sums, min and max: exact in any order, auto's kernels
     ndim = len(x.shape)
     axes = reduced_axes(op, axis, ndim)
     if op in ARG_OPS and axis is None:
