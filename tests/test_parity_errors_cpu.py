@@ -321,6 +321,20 @@ def test_teaching_variants_name_the_variants_that_can(variant, request_, source)
         assert able in str(e.value), f"{able!r} is not named: {e.value}"
 
 
+@pytest.mark.parametrize("request_", sorted(r for r, (name, _, _) in BEYOND_PLAIN.items() if name in ("min", "max")))
+def test_exact_min_and_max_plan_autos_kernels_with_every_argument(request_):
+    """exact's min and max (exact in any order) are planned on auto's kernels, so they take what auto takes; its
+    floating sums stay whole-array ones (the correctly rounded kernel), a float sum along an axis is refused."""
+    from gpureduce._planning.plan import prepare_reduce
+    name, a, kw = BEYOND_PLAIN[request_]
+    exact, _ = prepare_reduce(name, a, variant="exact", **kw)
+    auto, _ = prepare_reduce(name, a, variant="auto", **kw)
+    assert repr(exact) == repr(auto) and "variant auto" in repr(exact)
+    assert "variant exact" in repr(prepare_reduce("sum", np.ones(8, np.float16), variant="exact")[0])
+    with pytest.raises(ValueError, match="whole array"):
+        prepare_reduce("sum", X2, axis=1, variant="exact")
+
+
 # whole-array reductions said another way: one dense segment in NumPy's result dtype, which the teaching variants'
 # flat kernels run (out= is filled from their result)
 WHOLE_ARRAY_TOO = {
