@@ -58,7 +58,10 @@ constexpr const char *kExactSumKernels[] = {"gr::exact_sum_kernel<float>", "gr::
                                             "gr::exact_sum_kernel<__half>", "gr::exact_sum_kernel<__nv_bfloat16>"};
 template <class In>
 constexpr const char *exact_sum_kernel_name() {
-    return kExactSumKernels[is_same<In, float>::value ? 0 : is_same<In, double>::value ? 1 : is_same<In, __half>::value ? 2 : 3];
+    return kExactSumKernels[is_same<In, float>::value    ? 0
+                            : is_same<In, double>::value ? 1
+                            : is_same<In, __half>::value ? 2
+                                                         : 3];
 }
 
 // The words of the ctx's zeroed counters the kernel uses and leaves zero: blocks finished, digits zeroed.
@@ -82,7 +85,9 @@ struct ExactVector<double> {
 template <class H>
 __device__ __forceinline__ float exact_widen_bits(unsigned short bits);
 template <>
-__device__ __forceinline__ float exact_widen_bits<__half>(unsigned short bits) { return __half2float(__ushort_as_half(bits)); }
+__device__ __forceinline__ float exact_widen_bits<__half>(unsigned short bits) {
+    return __half2float(__ushort_as_half(bits));
+}
 template <>
 __device__ __forceinline__ float exact_widen_bits<__nv_bfloat16>(unsigned short bits) {
     return __uint_as_float(unsigned(bits) << 16);
