@@ -65,6 +65,10 @@ enum {
 };
 #define GR_DTBIT(dt) (1u << (dt))
 #define GR_DTYPES_CORE (GR_DTBIT(GR_FLOAT32) | GR_DTBIT(GR_FLOAT64) | GR_DTBIT(GR_INT32) | GR_DTBIT(GR_INT64))
+/* The dtypes whose sums variant "exact" rounds correctly with its own kernel (cuda/variants/exact_sum_kernels.cuh);
+ * its integer sums, min and max run auto's kernels, exact in any order. */
+#define GR_DTYPES_EXACT_SUM \
+    (GR_DTBIT(GR_FLOAT16) | GR_DTBIT(GR_BFLOAT16) | GR_DTBIT(GR_FLOAT32) | GR_DTBIT(GR_FLOAT64))
 
 /* Variant properties. */
 #define GR_PROP_DETERMINISTIC 1u  /* same input -> bitwise the same result, run after run */

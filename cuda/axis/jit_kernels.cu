@@ -176,7 +176,10 @@ extern "C" int gr_jit_each_kernel(int (*each_listed)(void *, gr_jit_program, con
 #undef GR_OP
 #undef GR_EACH_REDUCE
 #undef GR_EACH_SCAN
-    for (const char *exact : kExactSumKernels)  // the whole-array variant "exact"
-        if (!stop) stop = each(context, GR_JIT_EXACT_SUM, exact);
+    for (int d = 0; d < GR_DTYPE_COUNT && !stop; d++)  // the whole-array variant "exact"
+        if (GR_DTYPES_EXACT_SUM & GR_DTBIT(d)) {
+            exact_sum_kernel_name(gr_dtype(d), name, sizeof name);
+            stop = each(context, GR_JIT_EXACT_SUM, name);
+        }
     return stop;
 }

@@ -14,11 +14,11 @@
 // block adds to them: the others wait for its signal after their own elements, by which time block 0, dispatched
 // first, has long run (the forward progress CUB's decoupled look-back relies on too).
 #pragma once
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include "primitives/exact_sum.cuh"
-#include "primitives/traits.cuh"
+#include "primitives/types.cuh"
+#ifndef __CUDACC_RTC__
+#include <cstdio>
+#endif
 
 namespace gr {
 
@@ -53,16 +53,13 @@ struct ExactLaunch<double> {
     static constexpr int kBlock = 64, kVectorsInFlight = 8, kBlocksPerSm = 6;
 };
 
-// The kernels' name expressions in the program (what reduce_exact.cu launches and `warm` compiles).
-constexpr const char *kExactSumKernels[] = {"gr::exact_sum_kernel<float>", "gr::exact_sum_kernel<double>",
-                                            "gr::exact_sum_kernel<__half>", "gr::exact_sum_kernel<__nv_bfloat16>"};
-template <class In>
-constexpr const char *exact_sum_kernel_name() {
-    return kExactSumKernels[is_same<In, float>::value    ? 0
-                            : is_same<In, double>::value ? 1
-                            : is_same<In, __half>::value ? 2
-                                                         : 3];
+#ifndef __CUDACC_RTC__
+// The name expression of the kernel of input dtype `d` (one of GR_DTYPES_EXACT_SUM) in the program: what
+// reduce_exact.cu launches and `warm` compiles.
+inline void exact_sum_kernel_name(gr_dtype d, char *buf, size_t size) {
+    std::snprintf(buf, size, "gr::exact_sum_kernel<gr::dtype_type<(gr_dtype)%d>::type>", int(d));
 }
+#endif
 
 // The words of the ctx's zeroed counters the kernel uses and leaves zero: blocks finished, digits zeroed.
 enum : int { kExactBlocksDone = 0, kExactDigitsZeroed = 1 };

@@ -27,7 +27,9 @@ gr_status reduce_exact_typed(const gr_args *a, size_t *ws_bytes, int *cuda_error
     if (a->n == 0)  // NumPy's empty sum: +0.0
         return cuda_status(cudaMemsetAsync(a->out, 0, sizeof(In), stream), cuda_error);
     void *kernel = nullptr;
-    const gr_status st = gr_jit_kernel(GR_JIT_EXACT_SUM, exact_sum_kernel_name<In>(), &kernel, cuda_error);
+    char name[128];
+    exact_sum_kernel_name(dtype_of<In>::value, name, sizeof name);
+    const gr_status st = gr_jit_kernel(GR_JIT_EXACT_SUM, name, &kernel, cuda_error);
     if (st != GR_OK) return st;
 
     const In *in = static_cast<const In *>(a->in);
@@ -47,6 +49,16 @@ gr_status reduce_exact_typed(const gr_args *a, size_t *ws_bytes, int *cuda_error
     return cuda_status(cudaLaunchKernel(kernel, dim3(blocks), dim3(L::kBlock), args, 0, stream), cuda_error);
 }
 
+// Input dtype D's exact sum where GR_DTYPES_EXACT_SUM lists D (a template, so that no other dtype instantiates the
+// typed launcher).
+template <gr_dtype D>
+gr_status reduce_exact_of(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
+    if constexpr ((GR_DTYPES_EXACT_SUM & GR_DTBIT(D)) != 0)
+        return reduce_exact_typed<typename dtype_type<D>::type>(a, ws_bytes, cuda_error);
+    else
+        return GR_ERR_UNSUPPORTED_DTYPE;
+}
+
 }  // namespace
 }  // namespace gr
 
@@ -55,10 +67,14 @@ extern "C" gr_status gr_impl_REDUCE_auto(const gr_args *, size_t *, int *);
 extern "C" gr_status gr_impl_REDUCE_exact(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
     // dispatch.cu checked the operator and the input dtype against variants.def's masks.  Floating sums are this
     // file's; an integer sum (wrapping as NumPy's), a min and a max are exact in any order: auto's kernels.
-    if (a->op == GR_OP_SUM && a->in_dtype == GR_FLOAT32) return gr::reduce_exact_typed<float>(a, ws_bytes, cuda_error);
-    if (a->op == GR_OP_SUM && a->in_dtype == GR_FLOAT64) return gr::reduce_exact_typed<double>(a, ws_bytes, cuda_error);
-    if (a->op == GR_OP_SUM && a->in_dtype == GR_FLOAT16) return gr::reduce_exact_typed<__half>(a, ws_bytes, cuda_error);
-    if (a->op == GR_OP_SUM && a->in_dtype == GR_BFLOAT16)
-        return gr::reduce_exact_typed<__nv_bfloat16>(a, ws_bytes, cuda_error);
+    if (a->op == GR_OP_SUM && (GR_DTYPES_EXACT_SUM & GR_DTBIT(a->in_dtype))) {
+        switch (a->in_dtype) {
+#define GR_DTYPE(NAME, ...) \
+    case GR_##NAME: return gr::reduce_exact_of<GR_##NAME>(a, ws_bytes, cuda_error);
+#include "abi/dtypes.def"
+#undef GR_DTYPE
+        default: break;
+        }
+    }
     return gr_impl_REDUCE_auto(a, ws_bytes, cuda_error);
 }
