@@ -8,6 +8,9 @@
 #
 #   GR_COMMIT=$(git rev-parse --short HEAD) OUT=/some/dir bash .ci/gpu_suite.sh
 #
+# Give GR_COMMIT from the checkout that is copied (written out, not `$(git ...)` on the GPU machine): the copy's git
+# metadata there may be an older one's (it named f7aea30 for 584b260's tree once).
+#
 # Writes under $OUT: build.log, warm.log, serial.log / rest.log (pytest), serial.xml / rest.xml (junit), and
 # suite.md, the summary row.  .ci/device_check.sh is the full GPU check (the README's commands verbatim, the
 # sanitizers, the benchmarks); this is the suite alone, for a change's test runs.
