@@ -312,6 +312,14 @@ def correctly_rounded_sum(x, dtype, count=None):
     return _rounded(_exact_sum(v) / (count or 1), dtype)
 
 
+def same_exact_result(got, want):
+    """Whether 0-d `got` is `want`, a correctly_rounded_sum, as the variant "exact" promises it: the same value in
+    the same dtype with the same sign (a zero's too), any NaN where it is NaN."""
+    got, want = np.asarray(got), np.asarray(want)
+    return got.dtype == want.dtype and got.shape == want.shape and \
+        bool(np.array_equal(got, want, equal_nan=True) and np.signbit(got) == np.signbit(want))
+
+
 def _exact_sum(v):
     """The exact sum of finite float64 values `v` as a Fraction: math.fsum's rounding of it, then of what is left,
     until nothing is (two or three passes for most data); in rationals where an intermediate float64 overflows."""

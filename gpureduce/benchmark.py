@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from . import _core, reductions, scans
-from ._bounds import correctly_rounded_sum, error_bound, exact_call, rounding_chain_of
+from ._bounds import correctly_rounded_sum, error_bound, exact_call, rounding_chain_of, same_exact_result
 from ._planning.operands import dtype_kind, finfo, to_host
 from ._planning.plan import reduce_plan, scan_plan
 from ._registry import ALL, DTYPE_NAMES, OPERATORS as _OPS, did_you_mean, variants as _variants
@@ -480,10 +480,9 @@ def _judge_case(op, case, got, variant):
         if case.rounded is None:
             case.rounded = np.asarray(correctly_rounded_sum(case.x, dtype))
         got = np.asarray(got)
-        if got.dtype != dtype or got.shape != ():
-            return math.inf, False
-        same = _bitwise_equal(got, case.rounded) or (np.isnan(got) and np.isnan(case.rounded))
-        return (0.0, True) if same else (math.nan if np.isnan(got) else math.inf, False)
+        if same_exact_result(got, case.rounded):
+            return 0.0, True
+        return (math.nan if got.shape == () and np.isnan(got) else math.inf), False
     bound = None if case.bounds is None else case.bounds.get(variant)
     return _judge(op, case.x, got, variant, exact=case.exact, reference=case.reference, bound=bound)
 

@@ -69,7 +69,7 @@ import numpy as np
 import gpureduce
 
 from ._bounds import (CHAIN_SLACK, LOG_LIKE, NUMPY_FUNCTIONS, PROD_LIKE, REDUCTIONS, SCANS, SLACK, SUM_LIKE,
-                      correctly_rounded_sum, error_bound, exact_call, is_device_array, kind_of, quiet, rounding_chain_of, scan_identity, scan_view, shift_exclusive, to_numpy,
+                      correctly_rounded_sum, error_bound, exact_call, is_device_array, kind_of, quiet, rounding_chain_of, same_exact_result, scan_identity, scan_view, shift_exclusive, to_numpy,
                       wide_dtype, wide_reference)
 from ._planning.operands import BFLOAT16, dtype_kind, finfo, intake, is_dask_array
 from ._registry import DTYPE_NAMES
@@ -271,7 +271,7 @@ def assert_matches_numpy(op, x, *args, variant="auto", rtol=None, **kwargs):
     how = ""
     if exact_call(kind, variant, op, host_x, expected.dtype, axis, named.get("initial"), named.get("where", True)):
         exact = np.array(correctly_rounded_sum(host_x, expected.dtype))  # the bits "exact" must give, -0.0 too
-        if not (np.array_equal(got, exact, equal_nan=True) and np.signbit(got) == np.signbit(exact)):
+        if not same_exact_result(got, exact):
             raise AssertionError(f"{what}: got {got[()]!r}, the correctly rounded exact sum is {exact[()]!r} "
                                  f"(variant {variant!r} promises its bits)")
         return result

@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 #include "abi/jit.h"
 #include "axis/hot_set.cuh"
+#include "primitives/types.cuh"  // dtype_type_name
 
 namespace gr {
 
@@ -54,11 +55,6 @@ gr_status jit_kernel(const Names &names, Kind k, const void **kernel, int *cuda_
     const gr_status st = gr_jit_kernel(PROGRAM, name, &compiled, cuda_error);
     *kernel = compiled;
     return st;
-}
-
-// The C++ name of dtype `d`'s element type in a name expression (types.cuh: dtype_type).
-inline void dtype_type_name(gr_dtype d, char *buf, size_t size) {
-    std::snprintf(buf, size, "gr::dtype_type<(gr_dtype)%d>::type", int(d));
 }
 
 // What a first-use kernel of an axis reduction is instantiated with, as C++ names: the Reducer (reducers.cuh:

@@ -223,11 +223,14 @@ struct ExactDigits {
         }
     }
 
-    // The sum rounded to T, to nearest with ties to even; NaN where a NaN was added or both infinities, an
-    // infinity where one was added or the exact sum rounds beyond T's range.  Normalizes (one thread).
-    __host__ __device__ __forceinline__ T round() {
-        const typename ExactTarget<T>::Bits bits = round_bits<ExactTarget<T>>();
-        T result;
+    // The sum rounded to T (or to the type Out of format Target: float16 and bfloat16 sums kept in float32's
+    // digits), to nearest with ties to even; NaN where a NaN was added or both infinities, an infinity where one
+    // was added or the exact sum rounds beyond the format's range.  Normalizes (one thread).
+    template <class Out = T, class Target = ExactTarget<T>>
+    __host__ __device__ __forceinline__ Out round() {
+        static_assert(sizeof(Out) == sizeof(typename Target::Bits), "a format of Out's width");
+        const typename Target::Bits bits = round_bits<Target>();
+        Out result;
         memcpy(&result, &bits, sizeof bits);
         return result;
     }

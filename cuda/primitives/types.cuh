@@ -2,6 +2,9 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#ifndef __CUDACC_RTC__
+#include <cstdio>  // dtype_type_name
+#endif
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include "primitives/traits.cuh"
@@ -60,6 +63,13 @@ constexpr int64_t dtype_itemsize(gr_dtype d) {
 }
 
 template <class T> struct dtype_of : dtype_of_impl<T> {};
+
+#ifndef __CUDACC_RTC__
+// The C++ name of dtype `d`'s element type in a first-use kernel's name expression (abi/jit.h): dtype_type's.
+inline void dtype_type_name(gr_dtype d, char *buf, size_t size) {
+    std::snprintf(buf, size, "gr::dtype_type<(gr_dtype)%d>::type", int(d));
+}
+#endif
 
 // What dtypes.def says of each dtype, on the enum: its kind, NumPy's sum/prod/cumsum/cumprod result dtype with
 // dtype=None (bool and ints narrower than 64 bits widen to int64 / uint64), its real part's dtype.

@@ -16,9 +16,6 @@
 #pragma once
 #include "primitives/exact_sum.cuh"
 #include "primitives/types.cuh"
-#ifndef __CUDACC_RTC__
-#include <cstdio>
-#endif
 
 namespace gr {
 
@@ -57,7 +54,9 @@ struct ExactLaunch<double> {
 // The name expression of the kernel of input dtype `d` (one of GR_DTYPES_EXACT_SUM) in the program: what
 // reduce_exact.cu launches and `warm` compiles.
 inline void exact_sum_kernel_name(gr_dtype d, char *buf, size_t size) {
-    std::snprintf(buf, size, "gr::exact_sum_kernel<gr::dtype_type<(gr_dtype)%d>::type>", int(d));
+    char type[64];
+    dtype_type_name(d, type, sizeof type);
+    std::snprintf(buf, size, "gr::exact_sum_kernel<%s>", type);
 }
 #endif
 
@@ -115,15 +114,6 @@ __device__ __forceinline__ double exact_widen(double x) { return x; }
 __device__ __forceinline__ float exact_widen(__half x) { return exact_widen_bits<__half>(__half_as_ushort(x)); }
 __device__ __forceinline__ float exact_widen(__nv_bfloat16 x) {
     return exact_widen_bits<__nv_bfloat16>(__bfloat16_as_ushort(x));
-}
-
-// The digits rounded once into the input's format.
-template <class In, class T>
-__device__ __forceinline__ In exact_store(ExactDigits<T> &digits) {
-    const typename ExactInput<In>::Target::Bits bits = digits.template round_bits<typename ExactInput<In>::Target>();
-    In result;
-    memcpy(&result, &bits, sizeof bits);
-    return result;
 }
 
 // Where a thread's window spills: its own column of a [digit][thread] array in shared memory.  An element goes in
@@ -293,7 +283,7 @@ __global__ void __launch_bounds__(ExactLaunch<T>::kBlock) exact_sum_kernel(const
     __syncthreads();
     if (t == 0) {
         block.flags = unsigned(__ldcg(&grid_digits[F::kDigits]));
-        *out = exact_store<In>(block);
+        *out = block.template round<In, typename ExactInput<In>::Target>();  // once, in the input's format
         counters[kExactBlocksDone] = 0;  // left zero for the next launch
         counters[kExactDigitsZeroed] = 0;
     }
