@@ -135,6 +135,17 @@ struct NanArgReducer : ArgReducer<Better, In> {
     __host__ __device__ __forceinline__ static int64_t finish(const V &v) {
         return (v.index & kNoNumber) ? -1 : v.index;
     }
+    // combine(v, element(x, r)) for an r past every position folded into v (fold_element's contract): a tie then
+    // keeps v's position unless v is still the identity, so one compare of the values decides, with no compare of
+    // positions; kNoNumber ends at the first number.  Selects only: no branch, no mask of v's position.
+    static constexpr bool kFoldsAtPositions = true;
+    __host__ __device__ __forceinline__ static V fold_at(const V &v, const In &x, int64_t r) {
+        const bool number = !is_nan(x);
+        const Acc xv = number ? convert<Acc>(x) : Better::template identity<Acc>();
+        const bool take = Base::strictly_better(xv, v.value) || v.index == INT64_MAX;  // (only the identity's)
+        const int64_t index = take ? (r | kNoNumber) : v.index;
+        return {take ? xv : v.value, number ? index & ~kNoNumber : index};
+    }
 };
 
 // ptp: the minimum and the maximum carried together (NaN propagating, as min's and max's), subtracted once at
@@ -555,16 +566,24 @@ __host__ __device__ __forceinline__ typename Red::V element_of(const In &x, int6
 }
 // A Reducer whose combine() of a running value with one element costs more than folding the element in directly
 // (MomentsReducer's general case, in float64) declares kFoldsElements and fold(v, x); the kernels fold each
-// element they read through fold_element.
+// element they read through fold_element.  One whose element step can use that r is past every position in v
+// (NanArgReducer: no position compare on a tie) declares kFoldsAtPositions and fold_at(v, x, r).
+// fold_element's contract: each accumulator's elements are folded in increasing r, after nothing but the
+// identity and elements of smaller r (every caller in axis/segments_kernels.cuh reads its elements in order).
 template <class Red, class = void>
 struct folds_elements : false_type {};
 template <class Red>
 struct folds_elements<Red, void_t<decltype(Red::kFoldsElements)>> : true_type {};
+template <class Red, class = void>
+struct folds_at_positions : false_type {};
+template <class Red>
+struct folds_at_positions<Red, void_t<decltype(Red::kFoldsAtPositions)>> : true_type {};
 
 template <class Red, class In>
 __host__ __device__ __forceinline__ typename Red::V fold_element(const typename Red::V &v, const In &x, int64_t r,
                                                                  double param) {
     if constexpr (folds_elements<Red>::value && !takes_second<Red>::value) return Red::fold(v, x);
+    else if constexpr (folds_at_positions<Red>::value && !takes_second<Red>::value) return Red::fold_at(v, x, r);
     else return Red::combine(v, element_of<Red>(x, r, param));
 }
 

@@ -1,7 +1,8 @@
 // NanArgReducer (cuda/primitives/reducers.cuh) run on the host against NumPy's rule for nanargmin / nanargmax:
 // the position of the first extreme of the array with its NaNs read as +inf (nanargmax: -inf), -1 where every
 // element is NaN.  Every array of up to 6 elements of NaN, inf, -inf and 1, folded left to right from the
-// identity and as a pairwise tree with the operands swapped (the kernels combine in both orders).
+// identity, as the kernels fold the elements they read (fold_element: fold_at) and as a pairwise tree with the
+// operands swapped (the kernels combine in both orders).
 // tests/test_reducers_cpu.py builds and runs it with nvcc; it prints "<name>: <bad> bad of <count>".
 #include "primitives/reducers.cuh"
 
@@ -32,10 +33,11 @@ static int check(const char *name) {
                     const T v = std::isnan(x[i]) ? T(kMin ? INFINITY : -INFINITY) : x[i];
                     if (i == 0 || (kMin ? v < best : v > best)) want = i, best = v;
                 }
-            typename Red::V left = Red::identity();
+            typename Red::V left = Red::identity(), folded = Red::identity();
             std::vector<typename Red::V> level;
             for (int i = 0; i < n; i++) {
                 left = Red::combine(left, Red::element(x[i], i));
+                folded = fold_element<Red>(folded, x[i], i, 0.0);
                 level.push_back(Red::element(x[i], i));
             }
             while (level.size() > 1) {
@@ -45,11 +47,16 @@ static int check(const char *name) {
                 level = next;
             }
             const int64_t got_left = Red::finish(left), got_tree = Red::finish(level[0]);
+            const int64_t got_folded = Red::finish(folded);
             count++;
-            if (got_left != want || got_tree != want) {
+            // fold_at's V is combine's exactly (value and index bits), so partials and shuffles see no difference
+            const bool same_v = folded.index == left.index &&
+                                (folded.value == left.value || (std::isnan(folded.value) && std::isnan(left.value)));
+            if (got_left != want || got_tree != want || got_folded != want || !same_v) {
                 if (bad++ < 5)
-                    printf("%s: array %d of %d elements: want %lld, left fold %lld, tree %lld\n", name, code, n,
-                           (long long)want, (long long)got_left, (long long)got_tree);
+                    printf("%s: array %d of %d elements: want %lld, left fold %lld, element fold %lld, tree %lld\n",
+                           name, code, n, (long long)want, (long long)got_left, (long long)got_folded,
+                           (long long)got_tree);
             }
         }
     }
