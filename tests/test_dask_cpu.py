@@ -283,6 +283,32 @@ def test_scans_keep_numpys_negative_zero_across_blocks(numpy_kernels):
         assert np.array_equal(np.signbit(got), np.signbit(want)), axis
 
 
+def test_a_scans_fold_never_writes_its_input(monkeypatch):
+    """The carry is folded into each block's scan in place (the scan's output becomes the result), never into the
+    input: a kernel that hands back its input (a stand-in "scan" that is the identity) is copied first, so the
+    caller's array is unchanged and each block gets the last elements of the blocks before added."""
+    kernels = types.SimpleNamespace(cumsum=lambda x, axis=None, **options: x)
+    monkeypatch.setattr(gd.chunks, "kernels", kernels)
+    x = np.arange(1.0, 13.0)
+    d = da.from_array(x, chunks=4).persist(scheduler="sync")  # the chunks in memory, as a cluster holds them
+    # blocks [1..4], [5..8], [9..12]; carries 4 and 4 + 8: each block's "scan" (itself) plus its carry
+    want = np.concatenate([x[:4], x[4:8] + 4, x[8:] + 12])
+    for _ in range(2):
+        assert np.array_equal(gd.cumsum(d).compute(scheduler="sync"), want)
+        assert np.array_equal(d.compute(scheduler="sync"), x)
+
+
+def test_a_scan_computed_twice_gives_the_same_bits(numpy_kernels, rng):
+    """In-place folds write only into arrays the graph made: computing the same graph again (the same keys, a
+    threaded and a synchronous scheduler) reads unchanged inputs."""
+    x = rng.standard_normal((50, 40)).astype(np.float32)
+    kept = x.copy()
+    r = gd.cumsum(da.from_array(x, chunks=(7, 9)), axis=0)
+    first, second = r.compute(scheduler="threads"), r.compute(scheduler="sync")
+    assert np.array_equal(first, second) and np.array_equal(x, kept)
+    np.testing.assert_allclose(first, np.cumsum(x, axis=0), rtol=1e-5, atol=1e-5)
+
+
 def _levels(r):
     """How many tasks of r's reduction tree combine partials: (those of the intermediate levels, the aggregates)."""
     names = [k[0].rsplit("-", 1)[0] for k in dict(r.__dask_graph__()) if isinstance(k, tuple)]
