@@ -212,3 +212,25 @@ def test_mean_of_a_where_that_takes_nothing_warns_as_numpy(kw):
                     assert gpureduce.device_count() == 0
             said[name] = any("Mean of empty slice" in str(w.message) for w in caught)
         assert said["gpureduce"] == said["numpy"], (where, kw, said)
+
+
+@pytest.mark.parametrize("variant", ["cub", "auto"])
+def test_a_whole_array_kernel_reads_the_input_as_it_is(variant):
+    """CUB's axis kernels exist for input = result only, so an int32 sum along an axis reads an int64 copy; its
+    whole-array kernel reads int32 itself (a copy read at twice the bytes made CUB's int32 sum take float64's
+    time, the baseline every table compares with).  Scans alike: a flattened or 1-d cumsum reads the input."""
+    from gpureduce._planning.plan import prepare_reduce, prepare_scan
+    from gpureduce import _core
+    x = np.arange(24, dtype=np.int32).reshape(4, 6)
+    whole, _ = prepare_reduce("sum", x, variant=variant)
+    assert whole.a.dtype == np.int32 and whole.launcher == _core.LAUNCH_FLAT
+    for kwargs in ({"axis": 1}, {"initial": 5}, {"where": x > 3}):
+        plan, _ = prepare_reduce("sum", x, variant=variant, **kwargs)
+        assert plan.launcher == _core.LAUNCH_AXIS
+        assert plan.a.dtype == (np.int64 if variant == "cub" else np.int32), kwargs
+    for a in (x, x[0]):
+        scan, _ = prepare_scan("sum", a, variant=variant)
+        assert scan.a.dtype == np.int32 and scan.launcher == _core.LAUNCH_FLAT
+    for a, kwargs in ((x, {"axis": 1}), (x[:, ::2], {}), (np.asfortranarray(x), {})):
+        scan, _ = prepare_scan("sum", a, variant=variant, **kwargs)
+        assert scan.a.dtype == (np.int64 if variant == "cub" else np.int32), kwargs

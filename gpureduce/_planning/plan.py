@@ -99,6 +99,15 @@ def launcher_for(kind, v, op, x, rt_code, seg, reads_more, result_ndim, out_desc
                      f"(axis, dtype, all dtypes and layouts) are: {axis}")
 
 
+def _whole_kernel_reads(kind, v, op, x, rt, seg, reads_more, out_desc):
+    """Whether axis variant `v`'s whole-array kernel runs the plan of `x` in layout `seg` (None: not one
+    segment) as it is: it reads every input dtype of its mask (launcher_for's flat case), so an input its axis
+    kernels lack (CUB's have only input = result: an int32 sum's int64) is not cast first (a cast copy read at
+    twice the bytes: CUB's int32 sum took float64's time)."""
+    return seg is not None and launcher_for(kind, v, op, x, dtype_code(rt), seg, reads_more, 0 if kind == _REDUCE
+                                            else len(x.shape), out_desc) == _FLAT_LAUNCH
+
+
 def takes_axes(op, variant):
     """Whether reduction `variant` runs `op` along axes (an axis variant) rather than of whole arrays only (a
     classic one); a ValueError naming the choices for an unknown variant or one without `op`."""
@@ -329,8 +338,6 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
         raise TypeError(f"mean with an integer or bool dtype= ({rt}) has no single plan; gpureduce.mean runs it")
 
     op_code = _OP_CODES[op]
-    if "axes" in v.properties and not segments_supported(_REDUCE, v.index, op_code, x.code, dtype_code(rt)):
-        x = cast(x, np.dtype(np.bool_) if op in _TRUTH_OPS else rt)
     # a device input's result is made by its own library where that can (its pool; in a CUDA graph's capture the
     # graph's pool, not an allocation the graph would own and never free) and written in place, by every variant;
     # a caller's device out= of the result dtype is written in place by an axis variant, while a classic
@@ -340,6 +347,12 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
         fresh, out_desc = fresh_result(a, x, tuple(rshape), rt)
     direct = out_desc is not None and not out_desc.host and out_desc.dtype == rt and \
         ("axes" in v.properties or fresh is not None)
+    reads_more = mask is not None or weights is not None or has_initial or parameter is not None
+    if "axes" in v.properties and not segments_supported(_REDUCE, v.index, op_code, x.code, dtype_code(rt)):
+        dense = None if rshape else segments_plan(x.shape, x.strides, set(axes), out_strides=(0,) * len(x.shape),
+                                                  ordered=op in ARG_OPS)
+        if not _whole_kernel_reads(_REDUCE, v, op, x, rt, dense, reads_more, out_desc if direct else None):
+            x = cast(x, np.dtype(np.bool_) if op in _TRUTH_OPS else rt)
     x, read_along, seg, direct = _reduce_layout(op, x, axes, weights if weights is not None else mask,
                                                 out_desc if direct else None)
     second, mask = (read_along, None) if weights is not None else (None, read_along)
@@ -348,8 +361,7 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
                 out=out_desc if direct else None, layout=seg.as_tuple(), shape=tuple(rshape),
                 parameter=None if parameter is None else initial_bytes(parameter, rt),
                 initial=initial_bytes(initial, rt) if has_initial else None,
-                launcher=launcher_for(_REDUCE, v, op, x, rt_code, seg,
-                                      read_along is not None or has_initial or parameter is not None, len(rshape),
+                launcher=launcher_for(_REDUCE, v, op, x, rt_code, seg, reads_more, len(rshape),
                                       out_desc if direct else None))
     if whole and x.obj is a and red_count > 0:
         _remember(key, (plan.with_operands(None), plan.out is not None))
@@ -532,12 +544,10 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
     else:
         rt = default_dtype(op, x.dtype, _SCAN)
     op_code = _OP_CODES[op]
-    axes_variant = "axes" in v.properties
-    if axes_variant and not segments_supported(_SCAN, v.index, op_code, x.code, dtype_code(rt)):
-        x = cast(x, rt)
+    casts = "axes" in v.properties and not segments_supported(_SCAN, v.index, op_code, x.code, dtype_code(rt))
     if ax is None:
-        if not is_c_contiguous(x):
-            x = cast(x, x.dtype)  # a C-ordered copy: NumPy scans the array flattened in C order
+        if not is_c_contiguous(x):  # a C-ordered copy: NumPy scans the array flattened in C order
+            x, casts = cast(x, rt if casts else x.dtype), False
         x = x.view((x.size,), (1,))
         ax = 0
     rshape = tuple(x.shape)
@@ -546,6 +556,10 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
     fresh = None
     if out is None:  # a device input's result from its own library, where that can
         fresh, out_desc = fresh_result(a, x, rshape, rt)
+    if casts:  # (a 1-d layout is planned without a copy)
+        _, dense, direct = scan_layout(x, ax, out_desc, rt) if len(x.shape) == 1 else (x, None, False)
+        if not _whole_kernel_reads(_SCAN, v, op, x, rt, dense, False, out_desc if direct else None):
+            x = cast(x, rt)
     x, seg, direct = scan_layout(x, ax, out_desc, rt)
     rt_code = dtype_code(rt)
     plan = Plan(kind=_SCAN, variant=v.index, op=op_code, result_dtype=rt_code, a=x, out=out_desc if direct else None,
