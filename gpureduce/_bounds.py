@@ -368,10 +368,17 @@ def _flat_call(kind, v, op, x, result_dtype, axis, initial, where):
 
 def exact_call(kind, variant, op, x, result_dtype, axis, initial, where):
     """Whether this call runs variant `variant`'s correctly rounded kernel (the "exact" property): its flat
-    kernel's floating sum."""
+    kernel's floating sum or mean (_registry.EXACT_OPS)."""
     v = _variant(kind, variant)
-    return "exact" in v.properties and op == "sum" and dtype_kind(x.dtype) == "f" and \
+    return "exact" in v.properties and op in _registry.EXACT_OPS and dtype_kind(x.dtype) == "f" and \
         _flat_call(kind, v, op, x, np.dtype(result_dtype), axis, initial, where)
+
+
+def exact_result(op, x, dtype):
+    """The bits an exact_call of `op` (sum or mean) on host array `x` gives: correctly_rounded_sum, divided by
+    the element count for a mean."""
+    x = np.asarray(x)
+    return correctly_rounded_sum(x, dtype, count=x.size if op == "mean" else None)
 
 
 def rounding_chain_of(kind, variant, op, x, result_dtype, axis, initial, where, n):

@@ -408,9 +408,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, vari
         is none of them; `where` is not boolean, or on the device while `a` is on the host; `variant` is not
         a str.
     ValueError
-        An unknown `variant`, or one not marked *axes* (only those implement mean); a duplicate axis; `out` of
-        the wrong shape or read-only; `where` not broadcastable to `a`; a device array that is not in device
-        memory of the current device.
+        An unknown `variant`, or one not marked *axes* (only those implement mean) other than ``"exact"``, or
+        ``"exact"`` with arguments it does not take (see Notes); a duplicate axis; `out` of the wrong shape or
+        read-only; `where` not broadcastable to `a`; a device array that is not in device memory of the current
+        device.
     %(raises_axis_cuda)s
 
     Warns
@@ -430,7 +431,11 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True, vari
     Integers are summed in float64 (no wrap-around) unless `dtype` is an integer dtype.  The sum is formed
     in a tree: the result differs from NumPy's by rounding, about ``eps * log2(n) * mean(abs(a))``.  With an
     integer or bool `dtype` on a device `a`, the division runs in `a`'s library (CuPy, PyTorch, JAX), or on
-    the host for a ``gpureduce.DeviceArray``.
+    the host for a ``gpureduce.DeviceArray``.  ``variant="exact"`` gives the exact sum of a whole float16,
+    bfloat16, float32 or float64 array divided by the count and rounded once to nearest in its dtype, the same
+    bits whatever the order of the elements, the launch or the input's kind (a mean whose sum overflows the
+    dtype is still finite where the quotient is); NaN and infinities as IEEE 754 says, NaN for no element.  It
+    takes no axis, dtype=, out= or where= for floating inputs; integer and bool inputs run ``"auto"``.
 
     Examples
     --------

@@ -45,9 +45,10 @@ The bound, per output element (``eps(t) = numpy.finfo(t).eps``)::
 * ``eps(result) * |ref|`` is the final rounding of the result into its dtype; ``floor`` is four times the
   result dtype's smallest subnormal, the granularity of results near zero.
 * A reduction over no elements (and no ``initial``) gives the identity exactly: its bound is 0.
-* A variant with the "exact" property (``variant="exact"``) on a call its kernel runs (a whole float32 or
-  float64 array, NumPy's result dtype) is held to zero ulps: its bits must be those of the exact real sum
-  rounded once (``correctly_rounded_sum``: the exact sum from ``math.fsum``'s passes, rounded once).
+* A variant with the "exact" property (``variant="exact"``) on a call its kernel runs (the sum or mean of a
+  whole float16, bfloat16, float32 or float64 array, NumPy's result dtype) is held to zero ulps: its bits must
+  be those of the exact real sum, or the exact sum divided by the count, rounded once
+  (``_bounds.correctly_rounded_sum``: the exact sum from ``math.fsum``'s passes, rounded once).
 
 ``SLACK = 8`` covers what a pure tree does not have beyond its depth: the short serial chains every parallel
 algorithm has and a complex multiplication's larger rounding (up to ``sqrt(5)/2 * eps`` against ``eps/2`` for
@@ -69,7 +70,8 @@ import numpy as np
 import gpureduce
 
 from ._bounds import (CHAIN_SLACK, LOG_LIKE, NUMPY_FUNCTIONS, PROD_LIKE, REDUCTIONS, SCANS, SLACK, SUM_LIKE,
-                      correctly_rounded_sum, error_bound, exact_call, is_device_array, kind_of, quiet, rounding_chain_of, same_exact_result, scan_identity, scan_view, shift_exclusive, to_numpy,
+                      error_bound, exact_call, exact_result, is_device_array, kind_of, quiet,
+                      rounding_chain_of, same_exact_result, scan_identity, scan_view, shift_exclusive, to_numpy,
                       wide_dtype, wide_reference)
 from ._planning.operands import BFLOAT16, dtype_kind, finfo, intake, is_dask_array
 from ._registry import DTYPE_NAMES
@@ -270,9 +272,9 @@ def assert_matches_numpy(op, x, *args, variant="auto", rtol=None, **kwargs):
     reference = bound = None
     how = ""
     if exact_call(kind, variant, op, host_x, expected.dtype, axis, named.get("initial"), named.get("where", True)):
-        exact = np.array(correctly_rounded_sum(host_x, expected.dtype))  # the bits "exact" must give, -0.0 too
+        exact = np.array(exact_result(op, host_x, expected.dtype))  # the bits "exact" must give, -0.0 too
         if not same_exact_result(got, exact):
-            raise AssertionError(f"{what}: got {got[()]!r}, the correctly rounded exact sum is {exact[()]!r} "
+            raise AssertionError(f"{what}: got {got[()]!r}, the correctly rounded exact {op} is {exact[()]!r} "
                                  f"(variant {variant!r} promises its bits)")
         return result
     if op in SUM_LIKE + PROD_LIKE + LOG_LIKE and dtype_kind(expected.dtype) in "fc":

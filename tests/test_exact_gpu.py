@@ -12,7 +12,7 @@ import gpureduce
 from conftest import DEVICE_LIBRARIES, _torch
 from gpureduce._bounds import correctly_rounded_sum
 from gpureduce._planning.operands import BFLOAT16, finfo
-from gpureduce.testing import to_numpy
+from gpureduce.testing import assert_matches_numpy, to_numpy
 from test_exact_sum_cpu import cases
 
 cupy = pytest.importorskip("cupy")
@@ -315,3 +315,85 @@ def test_hypothesis_any_permutation_any_values():
         assert exact_bits(gr_exact(cupy.asarray(x[order])), want)
 
     check()
+
+
+# ---- the exact mean: the exact sum divided by the count, rounded once (issue 41)
+
+MEAN_SIZES = [1, 2, 3, 7, 31, 33, 255, 257, 1025, 4097, 65537, 2**20 + 3]
+
+
+def gr_exact_mean(x):
+    return to_numpy(gpureduce.mean(x, variant="exact"))[()]
+
+
+def any_dtype(dtype):
+    return BFLOAT16 if dtype == "bfloat16" else np.dtype(dtype)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("dtype", FLOATS + HALVES)
+def test_mean_sizes_and_distributions(dtype, kind):
+    """gpureduce.mean(x, variant="exact") is the exact sum divided by the count, rounded once to the input's
+    format (NumPy's result dtype), at every size class; where NumPy's rounds its sum first, this does not."""
+    dt = any_dtype(dtype)
+    rng = np.random.default_rng()
+    for n in MEAN_SIZES:
+        x = draw(kind, dtype, n, rng) if dtype in FLOATS else half_draw(kind, dt, n, rng)
+        want = correctly_rounded_sum(x, dt, count=n)
+        got = gr_exact_mean(half_device(x) if dtype in HALVES else cupy.asarray(x))
+        assert exact_bits(got, want), f"{kind} n={n}: got {got!r}, exact {want!r}"
+
+
+@pytest.mark.parametrize("dtype", FLOATS + HALVES)
+def test_mean_edges(dtype):
+    """A sum beyond the format's range whose mean is inside it (the largest value twice: its mean, exactly),
+    quotients that tie or fall just either side of one, subnormal means, NaN and infinities, the mean of nothing
+    (NaN, with NumPy's warning), host, CuPy and (bfloat16) PyTorch inputs alike."""
+    dt = any_dtype(dtype)
+    info = finfo(dt)
+    eps, tiny, big = float(info.eps), float(info.smallest_subnormal), float(info.max)
+    cases = [[big, big], [big, big, big], [-big, -big, big], [1.0, 2.0], [1.0, 1.0, 2.0], [1.0, 0.0, 0.0],
+             [1.0 + eps, 1.0 + 2 * eps], [1.0, 1.0 + eps, 1.0 + eps], [tiny, 0.0], [tiny, 0.0, 0.0], [-tiny, 0.0],
+             [tiny] * 3 + [0.0], [0.0] * 5, [-0.0] * 5, [1.0, np.nan], [np.inf, 1.0], [np.inf, -np.inf],
+             [-np.inf, 2.0]]
+    bad = []
+    for values in cases:
+        x = np.array(values, np.float64).astype(dt)
+        for y in (x, np.concatenate([x, np.zeros(3000, dt)])):  # alone, and among zeros (the count changes)
+            want = correctly_rounded_sum(y, dt, count=y.size)
+            for got in (gr_exact_mean(y), gr_exact_mean(half_device(y) if dtype in HALVES else cupy.asarray(y))):
+                if not exact_bits(got, want):
+                    bad.append(f"{values[:4]} (n={y.size}): got {got!r}, exact {want!r}")
+    assert not bad, "\n".join(bad)
+    with pytest.warns(RuntimeWarning, match="Mean of empty slice"):
+        assert np.isnan(gr_exact_mean(np.zeros(0, dt)))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_mean_the_same_bits_in_any_order_alignment_and_kind(dtype):
+    rng = np.random.default_rng()
+    n = 2**21 + 5
+    x = draw("full range", dtype, n, rng)
+    want = correctly_rounded_sum(x, dtype, count=n)
+    answers = {"host": gr_exact_mean(x), "reversed": gr_exact_mean(cupy.asarray(x[::-1].copy())),
+               "permuted": gr_exact_mean(cupy.asarray(x[rng.permutation(n)])),
+               "offset": gr_exact_mean(cupy.asarray(np.concatenate([np.zeros(1, dtype), x]))[1:])}
+    for name, make in DEVICE_LIBRARIES.items():
+        try:
+            answers[name] = gr_exact_mean(make(x))
+        except pytest.skip.Exception:  # that library is not installed here
+            continue
+    bad = {k: v for k, v in answers.items() if not exact_bits(v, want)}
+    assert not bad, f"exact {want!r}; differing: {bad}"
+
+
+def test_mean_what_exact_passes_on_and_refuses():
+    """An integer mean runs auto's kernels (NumPy's float64 answer); a floating mean along an axis, with dtype= or
+    where= is refused with the variants that take them, as exact's sum is."""
+    i = cupy.arange(-5, 100001, dtype=cupy.int32)
+    assert float(gpureduce.mean(i, variant="exact")) == np.arange(-5, 100001).mean()
+    x = cupy.arange(10, dtype=cupy.float32).reshape(2, 5)
+    for kwargs in ({"axis": 1}, {"dtype": cupy.float64}, {"where": x > 2}):
+        with pytest.raises(ValueError, match="auto"):
+            gpureduce.mean(x, variant="exact", **kwargs)
+    assert_matches_numpy("mean", x, variant="exact")  # held to the exact mean's bits (testing's zero bound)

@@ -53,9 +53,12 @@ def test_python_tables_come_from_the_list():
         assert callable(getattr(gpureduce, op.name)), op.name
         if op.scans:
             assert callable(getattr(gpureduce, _registry.scan_function_name(op.name))), op.name
-    # the whole-array variants implement `flat` operators only; the axis variants every operator of their kind
+    # the whole-array variants implement `flat` operators only (and exact its EXACT_OPS, the mean too); the axis
+    # variants every operator of their kind
     for v in _registry.ALL:
-        assert all(next(op for op in ops if op.name == name).flat for name in v.ops), v.name
+        assert all(next(op for op in ops if op.name == name).flat or ("exact" in v.properties and
+                                                                      name in _registry.EXACT_OPS)
+                   for name in v.ops), v.name
         if "axes" in v.properties:
             able = _registry.REDUCE_OPS if v.kind == "reduce" else _registry.SCAN_OPS
             assert all(_registry.implements(v, name) for name in able), v.name

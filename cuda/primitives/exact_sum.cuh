@@ -235,6 +235,16 @@ struct ExactDigits {
         return result;
     }
 
+    // The sum divided by `count` (0: NaN, the mean of nothing) rounded once to Out, as round(): the exact mean.
+    template <class Out = T, class Target = ExactTarget<T>>
+    __host__ __device__ __forceinline__ Out round_quotient(uint64_t count) {
+        static_assert(sizeof(Out) == sizeof(typename Target::Bits), "a format of Out's width");
+        const typename Target::Bits bits = round_quotient_bits<Target>(count);
+        Out result;
+        memcpy(&result, &bits, sizeof bits);
+        return result;
+    }
+
     // The sum rounded once to the format Target (ExactTarget<float>, ExactHalf, ...: one whose smallest subnormal is
     // no smaller than T's), to nearest with ties to even, as its bits; NaN and infinities as round()'s.
     // Normalizes (one thread).

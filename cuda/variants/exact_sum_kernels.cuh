@@ -51,12 +51,12 @@ struct ExactLaunch<double> {
 };
 
 #ifndef __CUDACC_RTC__
-// The name expression of the kernel of input dtype `d` (one of GR_DTYPES_EXACT_SUM) in the program: what
-// reduce_exact.cu launches and `warm` compiles.
-inline void exact_sum_kernel_name(gr_dtype d, char *buf, size_t size) {
+// The name expression of the kernel of input dtype `d` (one of GR_DTYPES_EXACT_SUM) in the program, the sum's or
+// the mean's: what reduce_exact.cu launches and `warm` compiles.
+inline void exact_sum_kernel_name(gr_dtype d, bool mean, char *buf, size_t size) {
     char type[64];
     dtype_type_name(d, type, sizeof type);
-    std::snprintf(buf, size, "gr::exact_sum_kernel<%s>", type);
+    std::snprintf(buf, size, "gr::exact_sum_kernel<%s, %s>", type, mean ? "true" : "false");
 }
 #endif
 
@@ -187,11 +187,13 @@ __device__ __forceinline__ void exact_finish_warp(ExactWindow<T> &window, ExactC
     }
 }
 
-// The exact sum of in[0, n) into *out (n >= 1).  `head` elements before the first 16-byte boundary are read one
-// by one, as is the tail after the last whole vector.  `grid_digits`: ExactFormat<T>::kDigits + 1 words of
-// scratch (the digits, then the flags), any content on entry; `counters`: zero on entry, left zero.  T: the
-// accumulating type (In's own, float32 for the half-precision formats).
-template <class In, class T = typename ExactInput<In>::Acc>
+// The exact sum of in[0, n) into *out, or with kMean the exact sum divided by n (the mean; NaN for n = 0, the mean
+// of nothing, which runs one block), rounded once in the input's format.  `head` elements before the first 16-byte
+// boundary are read one by one, as is the tail after the last whole vector.  `grid_digits`:
+// ExactFormat<T>::kDigits + 1 words of scratch (the digits, then the flags), any content on entry; `counters`: zero
+// on entry, left zero.  T: the accumulating type (In's own, float32 for the half-precision formats).  The mean is a
+// kernel of its own (a template flag, not an argument), so the sum's loop is compiled as it was.
+template <class In, bool kMean = false, class T = typename ExactInput<In>::Acc>
 __global__ void __launch_bounds__(ExactLaunch<T>::kBlock) exact_sum_kernel(const In *in, int64_t n, int64_t head,
                                                                           int64_t *grid_digits, unsigned *counters,
                                                                           In *out) {
@@ -283,7 +285,9 @@ __global__ void __launch_bounds__(ExactLaunch<T>::kBlock) exact_sum_kernel(const
     __syncthreads();
     if (t == 0) {
         block.flags = unsigned(__ldcg(&grid_digits[F::kDigits]));
-        *out = block.template round<In, typename ExactInput<In>::Target>();  // once, in the input's format
+        using Target = typename ExactInput<In>::Target;  // once, in the input's format
+        if constexpr (kMean) *out = block.template round_quotient<In, Target>(uint64_t(n));
+        else *out = block.template round<In, Target>();
         counters[kExactBlocksDone] = 0;  // left zero for the next launch
         counters[kExactDigitsZeroed] = 0;
     }

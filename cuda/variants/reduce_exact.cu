@@ -1,5 +1,5 @@
-// reduce_exact.cu -- variant `exact` (issue 41): the correctly rounded sum of a whole float16, bfloat16, float32 or
-// float64 array, the same bits whatever the launch, the device or the order of the elements.  Its kernel
+// reduce_exact.cu -- variant `exact` (issue 41): the correctly rounded sum, and mean, of a whole float16, bfloat16,
+// float32 or float64 array, the same bits whatever the launch, the device or the order of the elements.  Its kernel
 // (variants/exact_sum_kernels.cuh) compiles on first use (abi/jit.h: GR_JIT_EXACT_SUM), so the variant adds host
 // code only to the build; this file sizes the grid and launches it.
 #include "abi/jit.h"
@@ -24,11 +24,12 @@ gr_status reduce_exact_typed(const gr_args *a, size_t *ws_bytes, int *cuda_error
         reinterpret_cast<uintptr_t>(a->in) % sizeof(In) != 0 || reinterpret_cast<uintptr_t>(a->out) % sizeof(In) != 0)
         return GR_ERR_INVALID_ARGUMENT;
     const cudaStream_t stream = static_cast<cudaStream_t>(a->stream);
-    if (a->n == 0)  // NumPy's empty sum: +0.0
+    const bool mean = a->op == GR_OP_MEAN;
+    if (a->n == 0 && !mean)  // NumPy's empty sum: +0.0 (an empty mean is the kernel's NaN: one block, no element)
         return cuda_status(cudaMemsetAsync(a->out, 0, sizeof(In), stream), cuda_error);
     void *kernel = nullptr;
     char name[128];
-    exact_sum_kernel_name(dtype_of<In>::value, name, sizeof name);
+    exact_sum_kernel_name(dtype_of<In>::value, mean, name, sizeof name);
     const gr_status st = gr_jit_kernel(GR_JIT_EXACT_SUM, name, &kernel, cuda_error);
     if (st != GR_OK) return st;
 
@@ -40,7 +41,7 @@ gr_status reduce_exact_typed(const gr_args *a, size_t *ws_bytes, int *cuda_error
     using L = ExactLaunch<T>;
     const int64_t per_block = int64_t(L::kBlock) * ExactVector<In>::kLanes * L::kVectorsInFlight;
     const int64_t want = ceil_div(n, per_block), cap = int64_t(a->sm_count > 0 ? a->sm_count : 1) * L::kBlocksPerSm;
-    const int blocks = int(want < cap ? want : cap);
+    const int blocks = int(want < 1 ? 1 : want < cap ? want : cap);
     char *ws = static_cast<char *>(a->workspace);
     int64_t *grid_digits = reinterpret_cast<int64_t *>(ws + GR_WORKSPACE_ZEROED_BYTES);
     unsigned *counters = reinterpret_cast<unsigned *>(ws);
@@ -65,9 +66,10 @@ gr_status reduce_exact_of(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
 extern "C" gr_status gr_impl_REDUCE_auto(const gr_args *, size_t *, int *);
 
 extern "C" gr_status gr_impl_REDUCE_exact(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
-    // dispatch.cu checked the operator and the input dtype against variants.def's masks.  Floating sums are this
-    // file's; an integer sum (wrapping as NumPy's), a min and a max are exact in any order: auto's kernels.
-    if (a->op == GR_OP_SUM && (GR_DTYPES_EXACT_SUM & GR_DTBIT(a->in_dtype))) {
+    // dispatch.cu checked the operator and the input dtype against variants.def's masks.  Floating sums and means
+    // are this file's; an integer sum (wrapping as NumPy's), a min and a max are exact in any order: auto's kernels
+    // (the planner runs an integer mean on auto's axis kernels: NumPy's float64 answer).
+    if ((a->op == GR_OP_SUM || a->op == GR_OP_MEAN) && (GR_DTYPES_EXACT_SUM & GR_DTBIT(a->in_dtype))) {
         switch (a->in_dtype) {
 #define GR_DTYPE(NAME, ...) \
     case GR_##NAME: return gr::reduce_exact_of<GR_##NAME>(a, ws_bytes, cuda_error);

@@ -29,7 +29,7 @@ from .layout import Dim, c_strides, gather_order, plan as segments_plan
 from .operands import (DTYPES, cast, copy_into, default_dtype, dtype_code, dtype_kind, gather, intake,
                         is_c_contiguous, is_default_result)
 from .numpy_rules import NoValue, given, operator_for_dtype
-from .._registry import OP_NAMES, OPERATORS, REDUCE_OPS, SCAN_OPS, resolve, variants
+from .._registry import EXACT_OPS, OP_NAMES, OPERATORS, REDUCE_OPS, SCAN_OPS, resolve, variants
 from .results import allocate_in_kind, in_kind_of
 
 try:  # NumPy >= 2.0
@@ -291,8 +291,9 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
     if op in _TWO_OPERANDS:
         raise TypeError(f"{op} reads two arrays: call gpureduce.{op}(a, b), not reduce({op!r}, a)")
     v = variant_for("reduce", op, variant)
-    if "exact" in v.properties and x.dtype in v.numpy_dtypes and not (op == "sum" and dtype_kind(x.dtype) == "f"):
-        v = variant_for("reduce", op, "auto")  # its integer sums, min and max: exact in any order, auto's kernels
+    if "exact" in v.properties and x.dtype in v.numpy_dtypes and \
+            not (op in EXACT_OPS and dtype_kind(x.dtype) == "f"):
+        v = variant_for("reduce", op, "auto")  # its integer sums and means, min and max: auto's kernels
     ndim = len(x.shape)
     axes = reduced_axes(op, axis, ndim)
     if op in ARG_OPS and axis is None:
@@ -413,12 +414,15 @@ def initial_bytes(initial, rt):
 
 def variant_for(kind, op, variant):
     """The variant `variant` of `kind` for `op`: any that lists it among its whole-array operators (ops.def's flat
-    column), else one of the axis variants, which run every operator; a ValueError that names those otherwise."""
+    column; exact's mean, which no other whole-array variant has), else one of the axis variants, which run every
+    operator; a ValueError that names those otherwise."""
     if not isinstance(variant, str):
         raise TypeError(f"variant must be a str, not {type(variant).__name__}")
     if _FLAT[op]:
         return resolve(kind, variant, op)
     v = resolve(kind, variant, "sum")  # unknown names: the list of valid ones
+    if op in v.ops:
+        return v
     if variant not in AXIS_VARIANTS[kind]:
         verb = "implement" if kind == "reduce" else "scan"
         raise ValueError(f"variant {variant!r} does not {verb} {op} (it runs {', '.join(v.ops)} of whole arrays); "
