@@ -375,10 +375,13 @@ def exact_call(kind, variant, op, x, result_dtype, axis, initial, where):
 
 
 def exact_result(op, x, dtype):
-    """The bits an exact_call of `op` (sum or mean) on host array `x` gives: correctly_rounded_sum, divided by
-    the element count for a mean."""
+    """The bits an exact_call of `op` (_registry.EXACT_OPS: sum, mean and their nan forms) on host array `x`
+    gives: correctly_rounded_sum, divided by the element count for a mean, of the elements that are not NaN for
+    a nan form."""
     x = np.asarray(x)
-    return correctly_rounded_sum(x, dtype, count=x.size if op == "mean" else None)
+    if op.startswith("nan"):
+        x = x[~np.isnan(x.astype(np.float32 if x.dtype.itemsize == 2 else x.dtype))]
+    return correctly_rounded_sum(x, dtype, count=x.size if op.endswith("mean") else None)
 
 
 def rounding_chain_of(kind, variant, op, x, result_dtype, axis, initial, where, n):

@@ -45,9 +45,10 @@ The bound, per output element (``eps(t) = numpy.finfo(t).eps``)::
 * ``eps(result) * |ref|`` is the final rounding of the result into its dtype; ``floor`` is four times the
   result dtype's smallest subnormal, the granularity of results near zero.
 * A reduction over no elements (and no ``initial``) gives the identity exactly: its bound is 0.
-* A variant with the "exact" property (``variant="exact"``) on a call its kernel runs (the sum or mean of a
-  whole float16, bfloat16, float32 or float64 array, NumPy's result dtype) is held to zero ulps: its bits must
-  be those of the exact real sum, or the exact sum divided by the count, rounded once
+* A variant with the "exact" property (``variant="exact"``) on a call its kernel runs (the sum, mean, nansum or
+  nanmean of a whole float16, bfloat16, float32 or float64 array, NumPy's result dtype) is held to zero ulps:
+  its bits must be those of the exact real sum (of the elements that are not NaN for the nan forms; divided by
+  their count for a mean) rounded once
   (``_bounds.correctly_rounded_sum``: the exact sum from ``math.fsum``'s passes, rounded once).
 
 ``SLACK = 8`` covers what a pure tree does not have beyond its depth: the short serial chains every parallel

@@ -5,6 +5,8 @@ size and any input kind; NaN and infinities as IEEE 754 says, +0.0 for an exact 
 The reference is gpureduce._bounds.correctly_rounded_sum (math.fsum, float32 ties settled by the exact rest),
 itself checked against Python's fractions in tests/test_exact_sum_cpu.py, whose hard sets (Neal's and the
 ReproBLAS papers' kinds: cancellations, subnormals, the full exponent range, ties, overflow) run here too."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -397,3 +399,40 @@ def test_mean_what_exact_passes_on_and_refuses():
         with pytest.raises(ValueError, match="auto"):
             gpureduce.mean(x, variant="exact", **kwargs)
     assert_matches_numpy("mean", x, variant="exact")  # held to the exact mean's bits (testing's zero bound)
+
+
+# ---- the exact nansum and nanmean: the elements that are not NaN, summed exactly (and divided by their count),
+# rounded once (issue 41)
+
+@pytest.mark.parametrize("op", ["nansum", "nanmean"])
+@pytest.mark.parametrize("dtype", FLOATS + HALVES)
+def test_nan_forms_skip_nans_exactly(dtype, op):
+    """gpureduce.nansum / nanmean(x, variant="exact"): a NaN adds nothing (NumPy's nansum reads it as 0, nanmean
+    leaves it out of the count), the rest is summed exactly (and divided by the count of the rest) and rounded
+    once; only NaNs: nansum +0.0, nanmean NaN; an infinity stays, both infinities give NaN."""
+    dt = any_dtype(dtype)
+    rng = np.random.default_rng()
+    func = getattr(gpureduce, op)
+    mean = op == "nanmean"
+    for kind in KINDS:
+        for n in MEAN_SIZES:
+            x = draw(kind, dtype, n, rng) if dtype in FLOATS else half_draw(kind, dt, n, rng)
+            x[rng.random(n) < 0.1] = np.nan
+            numbers = x[~np.isnan(x.astype(np.float32))]
+            want = correctly_rounded_sum(numbers, dt, count=numbers.size if mean else None)
+            got = to_numpy(func(half_device(x) if dtype in HALVES else cupy.asarray(x), variant="exact"))[()]
+            assert exact_bits(got, want), f"{kind} n={n}: got {got!r}, exact {want!r}"
+    for values, want in (([np.nan] * 5, np.nan if mean else 0.0), ([np.nan, np.inf, 1.0], np.inf),
+                         ([np.nan, -np.inf], -np.inf), ([np.inf, np.nan, -np.inf], np.nan),
+                         ([np.nan, 1.0, 2.0, np.nan], 1.5 if mean else 3.0)):
+        x = np.array(values, np.float64).astype(dt)
+        for source in (x, half_device(x) if dtype in HALVES else cupy.asarray(x)):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # nanmean of NaNs only: NumPy's warning
+                got = to_numpy(func(source, variant="exact"))[()]
+            assert exact_bits(got, np.array(want).astype(dt)[()]), (values, got)
+            assert want != 0 or not np.signbit(got), (values, got)  # NumPy's +0.0
+    # held to the same bits by gpureduce.testing (its zero bound for exact)
+    x = draw("full range", "float32", 4099, rng).astype(dt) if dtype in FLOATS else half_draw("normal", dt, 4099, rng)
+    x[::7] = np.nan
+    assert_matches_numpy(op, x, variant="exact")

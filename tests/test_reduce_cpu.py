@@ -14,8 +14,8 @@ def test_import_and_registry_shape():
     assert {"auto", "cub"} <= set(names)
     for v in REDUCE:
         assert v.doc and v.seed, f"{v.name} lacks a doc or seed reference"
-        # every whole-array operator; an exact variant has no correctly rounded product, and a mean
-        assert set(v.ops) == ({"sum", "mean", "min", "max"} if "exact" in v.properties else
+        # every whole-array operator; an exact variant has no correctly rounded product, and means and nan forms
+        assert set(v.ops) == ({"sum", "mean", "nansum", "nanmean", "min", "max"} if "exact" in v.properties else
                               {"sum", "prod", "min", "max"})
         assert {"float32", "float64", "int32", "int64"} <= set(v.dtypes)
 
@@ -239,19 +239,20 @@ def test_a_whole_array_kernel_reads_the_input_as_it_is(variant):
 
 
 def test_exact_plans_floating_sums_and_means_and_passes_the_rest_on():
-    """variant="exact" runs its own kernel for a whole floating array's sum and mean (one rounding; the mean's of
-    the sum divided by the count), auto's for integer inputs and for min and max; a floating mean along an axis,
+    """variant="exact" runs its own kernel for a whole floating array's sum and mean and their nan forms (one
+    rounding; a mean's of the sum divided by the count), auto's for integer inputs and for min and max; a floating mean along an axis,
     with dtype= or where= is refused naming the variants that take them."""
     from gpureduce._planning.plan import prepare_reduce
     from gpureduce import _core
     by_name = {v.name: v.index for v in REDUCE}
     for dtype in (np.float16, np.float32, np.float64):
         x = np.linspace(-1, 1, 101).astype(dtype)
-        for op in ("sum", "mean"):
+        for op in ("sum", "mean", "nansum", "nanmean"):
             plan, _ = prepare_reduce(op, x, variant="exact")
             assert plan.variant == by_name["exact"] and plan.launcher == _core.LAUNCH_FLAT, (op, dtype)
             assert plan.a.dtype == dtype
-    for op, x in (("mean", np.arange(10, dtype=np.int32)), ("max", np.ones(5, np.float32))):
+    for op, x in (("mean", np.arange(10, dtype=np.int32)), ("nansum", np.arange(10, dtype=np.int64)),
+                  ("max", np.ones(5, np.float32))):
         assert prepare_reduce(op, x, variant="exact")[0].variant == by_name["auto"], op
     x = np.ones((2, 5), np.float32)
     for kwargs in ({"axis": 1}, {"dtype": np.float64}, {"where": x > 0}):

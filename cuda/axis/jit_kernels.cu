@@ -176,10 +176,11 @@ extern "C" int gr_jit_each_kernel(int (*each_listed)(void *, gr_jit_program, con
 #undef GR_OP
 #undef GR_EACH_REDUCE
 #undef GR_EACH_SCAN
-    for (int d = 0; d < GR_DTYPE_COUNT && !stop; d++)  // the whole-array variant "exact": its sums and means
-        for (int mean = 0; mean < 2 && !stop && (GR_DTYPES_EXACT_SUM & GR_DTBIT(d)); mean++) {
-            exact_sum_kernel_name(gr_dtype(d), mean, name, sizeof name);
-            stop = each(context, GR_JIT_EXACT_SUM, name);
-        }
+    for (int d = 0; d < GR_DTYPE_COUNT && !stop; d++)  // the whole-array variant "exact": each of its operators
+        for (gr_op op : kExactOps)
+            if (!stop && (GR_DTYPES_EXACT_SUM & GR_DTBIT(d))) {
+                exact_sum_kernel_name(gr_dtype(d), op, name, sizeof name);
+                stop = each(context, GR_JIT_EXACT_SUM, name);
+            }
     return stop;
 }

@@ -51,14 +51,17 @@ struct ExactLaunch<double> {
 };
 
 #ifndef __CUDACC_RTC__
-// The name expression of the kernel of input dtype `d` (one of GR_DTYPES_EXACT_SUM) in the program, the sum's or
-// the mean's: what reduce_exact.cu launches and `warm` compiles.
-inline void exact_sum_kernel_name(gr_dtype d, bool mean, char *buf, size_t size) {
+// The name expression of the kernel of input dtype `d` (one of GR_DTYPES_EXACT_SUM) and operator `op` (one of
+// kExactOps) in the program: what reduce_exact.cu launches and `warm` compiles.
+inline void exact_sum_kernel_name(gr_dtype d, gr_op op, char *buf, size_t size) {
     char type[64];
     dtype_type_name(d, type, sizeof type);
-    std::snprintf(buf, size, "gr::exact_sum_kernel<%s, %s>", type, mean ? "true" : "false");
+    std::snprintf(buf, size, "gr::exact_sum_kernel<%s, (gr_op)%d>", type, int(op));
 }
 #endif
+
+// The operators the exact kernel rounds once itself (gpureduce/_registry.py: EXACT_OPS, the same list).
+constexpr gr_op kExactOps[] = {GR_OP_SUM, GR_OP_MEAN, GR_OP_NANSUM, GR_OP_NANMEAN};
 
 // The words of the ctx's zeroed counters the kernel uses and leaves zero: blocks finished, digits zeroed.
 enum : int { kExactBlocksDone = 0, kExactDigitsZeroed = 1 };
@@ -187,13 +190,16 @@ __device__ __forceinline__ void exact_finish_warp(ExactWindow<T> &window, ExactC
     }
 }
 
-// The exact sum of in[0, n) into *out, or with kMean the exact sum divided by n (the mean; NaN for n = 0, the mean
-// of nothing, which runs one block), rounded once in the input's format.  `head` elements before the first 16-byte
-// boundary are read one by one, as is the tail after the last whole vector.  `grid_digits`:
-// ExactFormat<T>::kDigits + 1 words of scratch (the digits, then the flags), any content on entry; `counters`: zero
-// on entry, left zero.  T: the accumulating type (In's own, float32 for the half-precision formats).  The mean is a
-// kernel of its own (a template flag, not an argument), so the sum's loop is compiled as it was.
-template <class In, bool kMean = false, class T = typename ExactInput<In>::Acc>
+// kOp of in[0, n) into *out, rounded once in the input's format: GR_OP_SUM the exact sum; GR_OP_MEAN the exact sum
+// divided by n (NaN for n = 0, the mean of nothing, which runs one block); GR_OP_NANSUM the exact sum of the
+// elements that are not NaN (a NaN adds nothing to the digits, only its flag, which is dropped: NumPy's nansum;
+// both infinities still give NaN); GR_OP_NANMEAN that sum divided by their count (NaN where there is none).
+// `head` elements before the first 16-byte boundary are read one by one, as is the tail after the last whole
+// vector.  `grid_digits`: ExactFormat<T>::kDigits + 2 words of scratch (the digits, the flags, nanmean's count of
+// NaNs), any content on entry; `counters`: zero on entry, left zero.  T: the accumulating type (In's
+// own, float32 for the half-precision formats).  The operator is a template argument, not a kernel argument, so
+// the sum's loop is compiled as it was.
+template <class In, gr_op kOp = GR_OP_SUM, class T = typename ExactInput<In>::Acc>
 __global__ void __launch_bounds__(ExactLaunch<T>::kBlock) exact_sum_kernel(const In *in, int64_t n, int64_t head,
                                                                           int64_t *grid_digits, unsigned *counters,
                                                                           In *out) {
@@ -203,12 +209,17 @@ __global__ void __launch_bounds__(ExactLaunch<T>::kBlock) exact_sum_kernel(const
     __shared__ int64_t columns[ExactColumn<T>::kWords];
     __shared__ ExactDigits<T> block;  // the block's sum, added up from the columns; then the grid's, in the last
     __shared__ unsigned block_flags;
+    __shared__ unsigned long long block_nans;
     __shared__ bool last;
+    // nanmean's count leaves the NaNs out: each thread counts those it reads, the grid's total in the word after
+    // the flags (grid_digits[kDigits + 1])
+    constexpr bool kCountsNaN = kOp == GR_OP_NANMEAN;
     const int t = threadIdx.x;
     for (int i = t; i < ExactColumn<T>::kWords; i += kBlock) columns[i] = 0;
     if (t == 0) block_flags = 0;
+    if (kCountsNaN && t == 0) block_nans = 0;
     if (blockIdx.x == 0) {  // the grid's digits zeroed, then said so
-        for (int i = t; i <= F::kDigits; i += kBlock) grid_digits[i] = 0;
+        for (int i = t; i <= F::kDigits + (kCountsNaN ? 1 : 0); i += kBlock) grid_digits[i] = 0;
         __threadfence();
     }
     __syncthreads();
@@ -216,8 +227,13 @@ __global__ void __launch_bounds__(ExactLaunch<T>::kBlock) exact_sum_kernel(const
 
     ExactColumn<T> column{columns + t};
     ExactWindow<T> window;
+    uint64_t nans = 0;
+    auto add = [&](T x) {
+        if constexpr (kCountsNaN) nans += x != x;
+        window.add(x, column);
+    };
     const int64_t thread = int64_t(blockIdx.x) * kBlock + t, threads = int64_t(gridDim.x) * kBlock;
-    if (thread < head) window.add(exact_widen(in[thread]), column);
+    if (thread < head) add(exact_widen(in[thread]));
     const typename Vec::type *vectors = reinterpret_cast<const typename Vec::type *>(in + head);
     const int64_t count = (n - head) / Vec::kLanes;
     // the window's headroom holds kSpillEvery elements: spilled that often (float32's 64-bit window: every 4096)
@@ -233,7 +249,7 @@ __global__ void __launch_bounds__(ExactLaunch<T>::kBlock) exact_sum_kernel(const
             T x[Vec::kLanes];
             Vec::each(v[k], x);
 #pragma unroll
-            for (int l = 0; l < Vec::kLanes; l++) window.add(x[l], column);
+            for (int l = 0; l < Vec::kLanes; l++) add(x[l]);
         }
         if (++steps == kStepsBetweenSpills) {
             window.spill_window(column);
@@ -244,11 +260,15 @@ __global__ void __launch_bounds__(ExactLaunch<T>::kBlock) exact_sum_kernel(const
         T x[Vec::kLanes];
         Vec::each(__ldg(&vectors[i]), x);
 #pragma unroll
-        for (int l = 0; l < Vec::kLanes; l++) window.add(x[l], column);
+        for (int l = 0; l < Vec::kLanes; l++) add(x[l]);
     }
     const int64_t tail = head + count * Vec::kLanes + thread;
-    if (tail < n) window.add(exact_widen(in[tail]), column);
+    if (tail < n) add(exact_widen(in[tail]));
     exact_finish_warp(window, column);
+    if constexpr (kCountsNaN) {
+        for (int offset = 16; offset > 0; offset /= 2) nans += __shfl_xor_sync(0xffffffffu, nans, offset);
+        if (t % 32 == 0 && nans) atomicAdd(&block_nans, (unsigned long long)nans);
+    }
     unsigned flags = window.flags;  // (OR-ed over the warp by shuffles: __reduce_or_sync needs sm_80)
     for (int offset = 16; offset > 0; offset /= 2) flags |= __shfl_xor_sync(0xffffffffu, flags, offset);
     if (t % 32 == 0 && flags) atomicOr(&block_flags, flags);
@@ -275,6 +295,8 @@ __global__ void __launch_bounds__(ExactLaunch<T>::kBlock) exact_sum_kernel(const
                                       static_cast<unsigned long long>(block.digit[k]));
     if (t == 0 && block_flags)
         atomicOr(reinterpret_cast<unsigned long long *>(&grid_digits[F::kDigits]), (unsigned long long)block_flags);
+    if (kCountsNaN && t == 0 && block_nans)
+        atomicAdd(reinterpret_cast<unsigned long long *>(&grid_digits[F::kDigits + 1]), block_nans);
     __threadfence();
     __syncthreads();
     if (t == 0) last = atomicAdd(&counters[kExactBlocksDone], 1u) == gridDim.x - 1;
@@ -286,7 +308,10 @@ __global__ void __launch_bounds__(ExactLaunch<T>::kBlock) exact_sum_kernel(const
     if (t == 0) {
         block.flags = unsigned(__ldcg(&grid_digits[F::kDigits]));
         using Target = typename ExactInput<In>::Target;  // once, in the input's format
-        if constexpr (kMean) *out = block.template round_quotient<In, Target>(uint64_t(n));
+        if constexpr (kOp == GR_OP_NANSUM || kOp == GR_OP_NANMEAN) block.flags &= ~kExactNaN;
+        if constexpr (kOp == GR_OP_MEAN) *out = block.template round_quotient<In, Target>(uint64_t(n));
+        else if constexpr (kCountsNaN)
+            *out = block.template round_quotient<In, Target>(uint64_t(n) - uint64_t(__ldcg(&grid_digits[F::kDigits + 1])));
         else *out = block.template round<In, Target>();
         counters[kExactBlocksDone] = 0;  // left zero for the next launch
         counters[kExactDigitsZeroed] = 0;

@@ -1,5 +1,6 @@
-// reduce_exact.cu -- variant `exact` (issue 41): the correctly rounded sum, and mean, of a whole float16, bfloat16,
-// float32 or float64 array, the same bits whatever the launch, the device or the order of the elements.  Its kernel
+// reduce_exact.cu -- variant `exact` (issue 41): the correctly rounded sum, mean, nansum and nanmean of a whole
+// float16, bfloat16, float32 or float64 array, the same bits whatever the launch, the device or the order of the elements.
+// Its kernel
 // (variants/exact_sum_kernels.cuh) compiles on first use (abi/jit.h: GR_JIT_EXACT_SUM), so the variant adds host
 // code only to the build; this file sizes the grid and launches it.
 #include "abi/jit.h"
@@ -13,7 +14,7 @@ namespace {
 template <class In>
 gr_status reduce_exact_typed(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
     using T = typename ExactInput<In>::Acc;
-    const size_t need = GR_WORKSPACE_ZEROED_BYTES + align_up((ExactFormat<T>::kDigits + 1) * sizeof(int64_t),
+    const size_t need = GR_WORKSPACE_ZEROED_BYTES + align_up((ExactFormat<T>::kDigits + 2) * sizeof(int64_t),
                                                              GR_WORKSPACE_ALIGN);
     if (ws_bytes) {
         *ws_bytes = need;
@@ -24,12 +25,12 @@ gr_status reduce_exact_typed(const gr_args *a, size_t *ws_bytes, int *cuda_error
         reinterpret_cast<uintptr_t>(a->in) % sizeof(In) != 0 || reinterpret_cast<uintptr_t>(a->out) % sizeof(In) != 0)
         return GR_ERR_INVALID_ARGUMENT;
     const cudaStream_t stream = static_cast<cudaStream_t>(a->stream);
-    const bool mean = a->op == GR_OP_MEAN;
-    if (a->n == 0 && !mean)  // NumPy's empty sum: +0.0 (an empty mean is the kernel's NaN: one block, no element)
+    const gr_op op = gr_op(a->op);
+    if (a->n == 0 && (op == GR_OP_SUM || op == GR_OP_NANSUM))  // +0.0 (an empty mean: the kernel's NaN, one block)
         return cuda_status(cudaMemsetAsync(a->out, 0, sizeof(In), stream), cuda_error);
     void *kernel = nullptr;
     char name[128];
-    exact_sum_kernel_name(dtype_of<In>::value, mean, name, sizeof name);
+    exact_sum_kernel_name(dtype_of<In>::value, op, name, sizeof name);
     const gr_status st = gr_jit_kernel(GR_JIT_EXACT_SUM, name, &kernel, cuda_error);
     if (st != GR_OK) return st;
 
@@ -66,10 +67,12 @@ gr_status reduce_exact_of(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
 extern "C" gr_status gr_impl_REDUCE_auto(const gr_args *, size_t *, int *);
 
 extern "C" gr_status gr_impl_REDUCE_exact(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
-    // dispatch.cu checked the operator and the input dtype against variants.def's masks.  Floating sums and means
-    // are this file's; an integer sum (wrapping as NumPy's), a min and a max are exact in any order: auto's kernels
-    // (the planner runs an integer mean on auto's axis kernels: NumPy's float64 answer).
-    if ((a->op == GR_OP_SUM || a->op == GR_OP_MEAN) && (GR_DTYPES_EXACT_SUM & GR_DTBIT(a->in_dtype))) {
+    // dispatch.cu checked the operator and the input dtype against variants.def's masks.  Floating sums, means and
+    // their nan forms are this file's (kExactOps); an integer sum (wrapping as NumPy's), a min and a max are exact in any
+    // order: auto's kernels (the planner runs integer means on auto's axis kernels: NumPy's float64 answer).
+    bool own = false;
+    for (gr_op op : gr::kExactOps) own = own || a->op == op;
+    if (own && (GR_DTYPES_EXACT_SUM & GR_DTBIT(a->in_dtype))) {
         switch (a->in_dtype) {
 #define GR_DTYPE(NAME, ...) \
     case GR_##NAME: return gr::reduce_exact_of<GR_##NAME>(a, ws_bytes, cuda_error);
