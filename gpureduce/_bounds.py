@@ -34,6 +34,7 @@ REDUCTIONS = tuple(op.name for op in OPERATORS if op.operands != "TWO")  # named
 
 SCANS = SCAN_FUNCTIONS  # function -> scan operator
 EXACT_OF = {op.name: op.exact for op in OPERATORS}  # nansum -> sum: the operator of integer and bool inputs
+_RESULT_RULE = {op.name: op.result for op in OPERATORS}
 
 
 def _family(bound):
@@ -368,7 +369,7 @@ def _flat_call(kind, v, op, x, result_dtype, axis, initial, where):
 
 def exact_call(kind, variant, op, x, result_dtype, axis, initial, where):
     """Whether this call runs variant `variant`'s correctly rounded kernel (the "exact" property): its flat
-    kernel's floating sum or mean (_registry.EXACT_OPS)."""
+    kernel's floating sum, mean or their nan forms (_registry.EXACT_OPS)."""
     v = _variant(kind, variant)
     return "exact" in v.properties and op in _registry.EXACT_OPS and dtype_kind(x.dtype) == "f" and \
         _flat_call(kind, v, op, x, np.dtype(result_dtype), axis, initial, where)
@@ -379,9 +380,9 @@ def exact_result(op, x, dtype):
     gives: correctly_rounded_sum, divided by the element count for a mean, of the elements that are not NaN for
     a nan form."""
     x = np.asarray(x)
-    if op.startswith("nan"):
+    if EXACT_OF[op] != op:  # a nan form (nansum: sum's on the numbers)
         x = x[~np.isnan(x.astype(np.float32 if x.dtype.itemsize == 2 else x.dtype))]
-    return correctly_rounded_sum(x, dtype, count=x.size if op.endswith("mean") else None)
+    return correctly_rounded_sum(x, dtype, count=x.size if _RESULT_RULE[op] == "MEAN" else None)
 
 
 def rounding_chain_of(kind, variant, op, x, result_dtype, axis, initial, where, n):

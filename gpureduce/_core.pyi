@@ -31,6 +31,7 @@ PROP_DEFAULT: Final[int]
 PROP_BLOCK_LOCAL: Final[int]
 PROP_AXES: Final[int]
 PROP_EXACT: Final[int]
+OPS_EXACT_KERNEL: Final[int]  # the operators (bits of their codes) variant "exact" rounds with its own kernel
 op_names: Final[tuple[str, ...]]
 """Operator names indexed by gr_op code: ("sum", "prod", "min", "max", "mean", "argmin", "argmax")."""
 op_table: Final[tuple[tuple[str, bool, bool, str, str, str, str, bool, str, bool, str, str, str], ...]]

@@ -47,9 +47,9 @@ OPERATORS = tuple(_operator(code, row) for code, row in enumerate(_core.op_table
 OP_NAMES = tuple(op.name for op in OPERATORS)  # index = gr_op code
 REDUCE_OPS = OP_NAMES                           # every operator reduces
 SCAN_OPS = tuple(op.name for op in OPERATORS if op.scans)
-# what variant "exact" rounds once itself, of floating inputs (cuda/variants/exact_sum_kernels.cuh: kExactOps, the
-# same list); of integer inputs, and its min and max, auto's kernels run (exact in any order)
-EXACT_OPS = ("sum", "mean", "nansum", "nanmean")
+# what variant "exact" rounds once itself, of floating inputs (GR_OPS_EXACT_KERNEL, cuda/abi/gpureduce.h); of integer
+# inputs, and its min and max, auto's kernels run (exact in any order)
+EXACT_OPS = tuple(op.name for op in OPERATORS if _core.OPS_EXACT_KERNEL >> op.code & 1)
 DTYPE_NAMES = tuple(_core.dtype_names)    # index = gr_dtype code
 
 

@@ -196,6 +196,7 @@ core_exec(PyObject *module)
         PyModule_AddIntConstant(module, "PROP_BLOCK_LOCAL", GR_PROP_BLOCK_LOCAL) < 0 ||
         PyModule_AddIntConstant(module, "PROP_AXES", GR_PROP_AXES) < 0 ||
         PyModule_AddIntConstant(module, "PROP_EXACT", GR_PROP_EXACT) < 0 ||
+        PyModule_AddIntConstant(module, "OPS_EXACT_KERNEL", GR_OPS_EXACT_KERNEL) < 0 ||
         PyModule_AddIntConstant(module, "STREAM_CHUNK_BYTES", (long)GR_RING_CHUNK_BYTES) < 0 ||
         PyModule_AddIntConstant(module, "STREAM_TAIL_PIECES", GR_STREAM_TAIL_PIECES) < 0 ||
         PyModule_AddIntConstant(module, "STREAM_FROM_BYTES", (long)GR_PINNED_SMALL) < 0)

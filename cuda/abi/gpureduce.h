@@ -65,8 +65,11 @@ enum {
 };
 #define GR_DTBIT(dt) (1u << (dt))
 #define GR_DTYPES_CORE (GR_DTBIT(GR_FLOAT32) | GR_DTBIT(GR_FLOAT64) | GR_DTBIT(GR_INT32) | GR_DTBIT(GR_INT64))
-/* The dtypes whose sums variant "exact" rounds correctly with its own kernel (cuda/variants/exact_sum_kernels.cuh);
- * its integer sums, min and max run auto's kernels, exact in any order. */
+/* The operators, and the dtypes, that variant "exact" rounds correctly with its own kernel
+ * (cuda/variants/exact_sum_kernels.cuh: the operator is the kernel's template argument; Python reads the operators
+ * as _core.OPS_EXACT_KERNEL); its integer sums and means, min and max run auto's kernels, exact in any order. */
+#define GR_OPS_EXACT_KERNEL \
+    (GR_OPBIT(GR_OP_SUM) | GR_OPBIT(GR_OP_MEAN) | GR_OPBIT(GR_OP_NANSUM) | GR_OPBIT(GR_OP_NANMEAN))
 #define GR_DTYPES_EXACT_SUM \
     (GR_DTBIT(GR_FLOAT16) | GR_DTBIT(GR_BFLOAT16) | GR_DTBIT(GR_FLOAT32) | GR_DTBIT(GR_FLOAT64))
 

@@ -177,9 +177,9 @@ extern "C" int gr_jit_each_kernel(int (*each_listed)(void *, gr_jit_program, con
 #undef GR_EACH_REDUCE
 #undef GR_EACH_SCAN
     for (int d = 0; d < GR_DTYPE_COUNT && !stop; d++)  // the whole-array variant "exact": each of its operators
-        for (gr_op op : kExactOps)
-            if (!stop && (GR_DTYPES_EXACT_SUM & GR_DTBIT(d))) {
-                exact_sum_kernel_name(gr_dtype(d), op, name, sizeof name);
+        for (int op = 0; op < GR_OP_COUNT && !stop; op++)
+            if ((GR_DTYPES_EXACT_SUM & GR_DTBIT(d)) && (GR_OPS_EXACT_KERNEL & GR_OPBIT(op))) {
+                exact_sum_kernel_name(gr_dtype(d), gr_op(op), name, sizeof name);
                 stop = each(context, GR_JIT_EXACT_SUM, name);
             }
     return stop;

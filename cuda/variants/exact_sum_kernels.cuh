@@ -52,16 +52,13 @@ struct ExactLaunch<double> {
 
 #ifndef __CUDACC_RTC__
 // The name expression of the kernel of input dtype `d` (one of GR_DTYPES_EXACT_SUM) and operator `op` (one of
-// kExactOps) in the program: what reduce_exact.cu launches and `warm` compiles.
+// GR_OPS_EXACT_KERNEL) in the program: what reduce_exact.cu launches and `warm` compiles.
 inline void exact_sum_kernel_name(gr_dtype d, gr_op op, char *buf, size_t size) {
     char type[64];
     dtype_type_name(d, type, sizeof type);
     std::snprintf(buf, size, "gr::exact_sum_kernel<%s, (gr_op)%d>", type, int(op));
 }
 #endif
-
-// The operators the exact kernel rounds once itself (gpureduce/_registry.py: EXACT_OPS, the same list).
-constexpr gr_op kExactOps[] = {GR_OP_SUM, GR_OP_MEAN, GR_OP_NANSUM, GR_OP_NANMEAN};
 
 // The words of the ctx's zeroed counters the kernel uses and leaves zero: blocks finished, digits zeroed.
 enum : int { kExactBlocksDone = 0, kExactDigitsZeroed = 1 };
@@ -311,7 +308,8 @@ __global__ void __launch_bounds__(ExactLaunch<T>::kBlock) exact_sum_kernel(const
         if constexpr (kOp == GR_OP_NANSUM || kOp == GR_OP_NANMEAN) block.flags &= ~kExactNaN;
         if constexpr (kOp == GR_OP_MEAN) *out = block.template round_quotient<In, Target>(uint64_t(n));
         else if constexpr (kCountsNaN)
-            *out = block.template round_quotient<In, Target>(uint64_t(n) - uint64_t(__ldcg(&grid_digits[F::kDigits + 1])));
+            *out = block.template round_quotient<In, Target>(uint64_t(n) -
+                                                             uint64_t(__ldcg(&grid_digits[F::kDigits + 1])));
         else *out = block.template round<In, Target>();
         counters[kExactBlocksDone] = 0;  // left zero for the next launch
         counters[kExactDigitsZeroed] = 0;

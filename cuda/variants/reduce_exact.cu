@@ -1,8 +1,7 @@
 // reduce_exact.cu -- variant `exact` (issue 41): the correctly rounded sum, mean, nansum and nanmean of a whole
-// float16, bfloat16, float32 or float64 array, the same bits whatever the launch, the device or the order of the elements.
-// Its kernel
-// (variants/exact_sum_kernels.cuh) compiles on first use (abi/jit.h: GR_JIT_EXACT_SUM), so the variant adds host
-// code only to the build; this file sizes the grid and launches it.
+// float16, bfloat16, float32 or float64 array, the same bits whatever the launch, the device or the order of the
+// elements.  Its kernel (variants/exact_sum_kernels.cuh) compiles on first use (abi/jit.h: GR_JIT_EXACT_SUM), so the
+// variant adds host code only to the build; this file sizes the grid and launches it.
 #include "abi/jit.h"
 #include "variants/entry.cuh"
 #include "variants/exact_sum_kernels.cuh"
@@ -68,11 +67,9 @@ extern "C" gr_status gr_impl_REDUCE_auto(const gr_args *, size_t *, int *);
 
 extern "C" gr_status gr_impl_REDUCE_exact(const gr_args *a, size_t *ws_bytes, int *cuda_error) {
     // dispatch.cu checked the operator and the input dtype against variants.def's masks.  Floating sums, means and
-    // their nan forms are this file's (kExactOps); an integer sum (wrapping as NumPy's), a min and a max are exact in any
-    // order: auto's kernels (the planner runs integer means on auto's axis kernels: NumPy's float64 answer).
-    bool own = false;
-    for (gr_op op : gr::kExactOps) own = own || a->op == op;
-    if (own && (GR_DTYPES_EXACT_SUM & GR_DTBIT(a->in_dtype))) {
+    // their nan forms are this file's (GR_OPS_EXACT_KERNEL); an integer sum (wrapping as NumPy's), a min and a max
+    // are exact in any order: auto's kernels (the planner runs integer means on auto's axis kernels: NumPy's answer).
+    if ((GR_OPS_EXACT_KERNEL & GR_OPBIT(a->op)) && (GR_DTYPES_EXACT_SUM & GR_DTBIT(a->in_dtype))) {
         switch (a->in_dtype) {
 #define GR_DTYPE(NAME, ...) \
     case GR_##NAME: return gr::reduce_exact_of<GR_##NAME>(a, ws_bytes, cuda_error);

@@ -414,8 +414,8 @@ def initial_bytes(initial, rt):
 
 def variant_for(kind, op, variant):
     """The variant `variant` of `kind` for `op`: any that lists it among its whole-array operators (ops.def's flat
-    column; exact's mean, which no other whole-array variant has), else one of the axis variants, which run every
-    operator; a ValueError that names those otherwise."""
+    column; exact's means and nan forms, which no other whole-array variant has), else one of the axis variants,
+    which run every operator; a ValueError that names those otherwise."""
     if not isinstance(variant, str):
         raise TypeError(f"variant must be a str, not {type(variant).__name__}")
     if _FLAT[op]:

@@ -15,8 +15,8 @@ its input and its result at most, as numpy.cumsum does (a new array a fold held 
 result at once, since no fold can start before the carries task, which waits for every tail: 3x the input, and a
 fresh 512 MiB allocation a block: 8.9 s for 16 GiB on one H200's worker, where Dask's chain of carries took 2.1 s).
 That is safe because the scan's output belongs to the graph alone (``_owned_scan``: a kernel returning its
-input, or a view of it, is copied) and its only other reader, the tail, is a dependency of the fold, so it has
-been read first; a fold task run again after a lost worker finds its scan lost with it and recomputed.  A CuPy
+input, or a view of it, is copied) and its only other reader, the tail, has been read before: every fold depends on
+the carries task, which depends on every tail; a fold task run again after a lost worker finds its scan lost with it and recomputed.  A CuPy
 block's fold still makes a new array (in place not yet run on a GPU).
 
 Dask's own ``cumreduction`` chains the carries block after block, each link a task reading the whole block before
@@ -124,9 +124,7 @@ def _carried_scan(op, func, ufunc, a, axis, dtype):
             dsk[(tail,) + at(k)] = (operator.getitem, (scans.name,) + at(k), last)
         dsk[(carries,) + line] = (partial(_running_folds, ufunc),) + tuple((tail,) + at(k) for k in range(n - 1))
         for k in range(1, n):
-            # the tail is an argument so that it is read before the fold writes into the scan
-            dsk[(name,) + at(k)] = (fold, (operator.getitem, (carries,) + line, k - 1), (scans.name,) + at(k),
-                                    (tail,) + at(k) if k < n - 1 else None)
+            dsk[(name,) + at(k)] = (fold, (operator.getitem, (carries,) + line, k - 1), (scans.name,) + at(k))
     graph = HighLevelGraph.from_collections(name, dsk, dependencies=[scans])
     return da.Array(graph, name, a.chunks, dtype=scans.dtype, meta=scans._meta)
 
@@ -174,14 +172,14 @@ _FOLD_THREADS = 8
 _fold_pool = None
 
 
-def _fold(ufunc, carry, block, tail=None):
+def _fold(ufunc, carry, block):
     """ufunc(carry, block): the running result of the blocks before (length 1 along the scan axis; None where they
     are empty) folded into a scanned block, in place where the block can take it (the module's notes say why that
-    is safe; `tail`, the block's own, is only there to be read first); a large NumPy block in slices on up to
-    _FOLD_THREADS threads."""
+    is safe); a large NumPy block in slices on up to _FOLD_THREADS threads."""
     if carry is None:  # only empty blocks before this one
         return block
-    in_place = np.result_type(carry, block) == block.dtype and getattr(getattr(block, "flags", None), "writeable", False)
+    in_place = np.result_type(carry, block) == block.dtype and \
+        getattr(getattr(block, "flags", None), "writeable", False)
     threads = min(_FOLD_THREADS, os.cpu_count() or 1)
     along = [d for d in range(block.ndim) if np.ndim(carry) == block.ndim and np.shape(carry)[d] == 1]
     if (type(block) is not np.ndarray or block.nbytes < _PARALLEL_FOLD_BYTES or threads < 2 or not along
