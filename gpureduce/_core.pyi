@@ -218,6 +218,20 @@ def run(plan: Plan, /) -> np.generic | NDArray[Any] | DeviceArray | Any:
     """The one runner: a Plan of gpureduce/_planning/plan.py -> a NumPy scalar (0-d), an ndarray (host input), a
     new DeviceArray (device input), or `out`'s object."""
 
+def call_whole(kind: int, op: str, variant: str, exclusive: bool, a: Any, /) -> Any:
+    """The result of a whole-array reduction or scan of `a` with the default arguments, run from the plan
+    remember_whole kept for (kind, op, variant, exclusive, type(a), a's layout).  Where none is kept: the Operand
+    read from `a` (the planner takes it: one handshake a call), or NotImplemented when no plan is kept for `a`'s
+    type (nothing was asked of `a`)."""
+
+def remember_whole(kind: int, op: str, variant: str, exclusive: bool, x: Operand, template: Plan,
+                   allocate: Callable[..., Any] | None, convert: Callable[[Any], Any] | None,
+                   view: tuple[tuple[int, ...], tuple[int, ...]] | None, shape: tuple[int, ...],
+                   dtype: np.dtype[Any], /) -> None:
+    """Keep a planned whole-array call of Operand `x` for call_whole (src/whole_calls.c): the template (a Plan
+    without operands), the allocator of the input's library or None, the in_kind_of converter or None, the
+    flattened view a scan reads or None, the result's shape and dtype."""
+
 def result_dtype(kind: int, op: int, in_dtype: int, /) -> int:
     """The dtype code NumPy's function of `op` gives for input dtype code `in_dtype` with dtype=None
     (``len(dtype_names)`` where there is none)."""

@@ -22,6 +22,8 @@ typedef struct {
     PyObject *DeviceArrayType; /* gpureduce.DeviceArray (device_array.c) */
     PyObject *OperandType;     /* gpureduce._core.Operand (operand.c) */
     PyObject *PlanType;        /* gpureduce._core.Plan (plan.c) */
+    PyObject *whole_plans;     /* whole_calls.c: {key: the cached call}, and the input types it holds any for */
+    PyObject *whole_kinds;
     int counted;               /* counted among the live instances that share the process's CUDA resources */
 } gr_module_state;
 
@@ -308,6 +310,13 @@ int gr_check_device_pointer(PyObject *module, const void *ptr, int device, const
 /* 0 if a device operand can be read on `device`: by the device its producer named, else by asking CUDA
  * (skipped for empty operands). */
 int gr_check_operand_device(PyObject *module, const gr_operand *o, int device, const char *what);
+/* The operand's layout as the planner's cache key (Operand.layout_key): dtype, host or device, shape, strides. */
+PyObject *gr_operand_layout_key(const gr_operand *o);
+/* Operand.view(shape, strides) and Operand.result_like(obj, pointer, dtype, shape) for C callers (whole_calls.c). */
+PyObject *gr_operand_view(PyObject *operand, PyObject *shape, PyObject *strides);
+PyObject *gr_operand_result_like(PyObject *operand, PyObject *obj, PyObject *pointer, PyObject *dtype, PyObject *shape);
+/* The gr_operand of an object known to be a _core.Operand (gr_intake's result). */
+const gr_operand *gr_operand_read(PyObject *operand);
 PyObject *gr_operand_type_new(PyObject *module);
 /* What the intake keeps for the process (the cache of unversioned DLPack producers), made at module exec.  0, or
  * -1 with an exception. */
@@ -343,6 +352,8 @@ PyObject *gr_plan_type_new(PyObject *module);
 const char *const *gr_plan_segment_fields(int *count);
 /* The gr_plan of a _core.Plan with its operands; NULL with a TypeError for anything else or a template. */
 const gr_plan *gr_plan_of(PyObject *module, PyObject *obj);
+/* Plan.with_operands(a, None, None, out) of a template, verified as that method verifies it. */
+PyObject *gr_plan_with_operands(PyObject *template, PyObject *a, PyObject *out);
 PyObject *gr_plan_input(PyObject *plan); /* borrowed: the input Operand */
 PyObject *gr_plan_out(PyObject *plan);   /* borrowed: the out= Operand or None */
 
@@ -366,6 +377,8 @@ int gr_job_check_timeable(const gr_job *job);
 
 /* ---- Python-visible functions ---- */
 PyObject *gr_py_run(PyObject *module, PyObject *plan);               /* run.c */
+PyObject *gr_py_call_whole(PyObject *module, PyObject *const *args, Py_ssize_t nargs);     /* whole_calls.c */
+PyObject *gr_py_remember_whole(PyObject *module, PyObject *const *args, Py_ssize_t nargs); /* whole_calls.c */
 PyObject *gr_py_intake(PyObject *module, PyObject *const *args, Py_ssize_t nargs); /* operand.c */
 PyObject *gr_py_device_count(PyObject *module, PyObject *unused);      /* device.c */
 PyObject *gr_py_device_properties(PyObject *module, PyObject *unused); /* device.c */

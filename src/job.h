@@ -82,6 +82,7 @@ struct gr_job {
     int n_waits, n_releases;
     int sync;
     int captured;                    /* the work stream is capturing a CUDA graph: the graph owns its buffers */
+    int contained;                   /* touches no exec buffer and runs alike captured or not (run.c: contained) */
     void *graph_workspace;           /* captured: the workspace, pool memory allocated and freed in the graph */
     PyThreadState **gil;             /* gr_py_run's saved thread state: streaming looks for Ctrl-C with it */
     int interrupted;                 /* a signal handler raised between stages: skip the download, raise it */

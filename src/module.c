@@ -9,6 +9,13 @@ static PyMethodDef core_methods[] = {
      "without touching the device; `role` names it in errors ('the input', 'where=', 'out=')."},
     {"run", gr_py_run, METH_O,
      "run(plan) -> result: the one runner of a Plan (gpureduce/_planning/plan.py builds it; src/run.c)."},
+    {"call_whole", (PyCFunction)(void (*)(void))gr_py_call_whole, METH_FASTCALL,
+     "call_whole(kind, op, variant, exclusive, a) -> the result of a whole-array reduction or scan of `a` with the\n"
+     "default arguments, run from the plan remember_whole kept for its key; where none is kept, the Operand read\n"
+     "from `a` (for the planner), or NotImplemented when no plan is kept for `a`'s type (nothing was asked of it)."},
+    {"remember_whole", (PyCFunction)(void (*)(void))gr_py_remember_whole, METH_FASTCALL,
+     "remember_whole(kind, op, variant, exclusive, x, template, allocate, convert, view, shape, dtype) -> None:\n"
+     "keep a planned whole-array call for call_whole (src/whole_calls.c says what each argument is)."},
     {"result_dtype", gr_py_result_dtype, METH_VARARGS,
      "result_dtype(kind, op, in_dtype) -> the result dtype code NumPy's function gives with dtype=None."},
     {"segments_supported", gr_py_segments_supported, METH_VARARGS,
@@ -214,6 +221,8 @@ core_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(gr_state(module)->DeviceArrayType);
     Py_VISIT(gr_state(module)->OperandType);
     Py_VISIT(gr_state(module)->PlanType);
+    Py_VISIT(gr_state(module)->whole_plans);
+    Py_VISIT(gr_state(module)->whole_kinds);
     return 0;
 }
 
@@ -225,6 +234,8 @@ core_clear(PyObject *module)
     Py_CLEAR(gr_state(module)->DeviceArrayType);
     Py_CLEAR(gr_state(module)->OperandType);
     Py_CLEAR(gr_state(module)->PlanType);
+    Py_CLEAR(gr_state(module)->whole_plans);
+    Py_CLEAR(gr_state(module)->whole_kinds);
     return 0;
 }
 

@@ -129,10 +129,9 @@ Operand_host(PyObject *self, void *closure)
 
 /* The planner's cache key of an operand's layout: dtype, host or device, shape and strides as one bytes object
  * (one allocation, hashed at once), where a tuple of the shape and strides tuples costs two more. */
-static PyObject *
-Operand_layout_key(PyObject *self, void *closure)
+PyObject *
+gr_operand_layout_key(const gr_operand *o)
 {
-    const gr_operand *o = &OP(self)->op;
     int64_t key[3 + 2 * GR_MAX_NDIM];
     key[0] = o->dtype;
     key[1] = o->is_host;
@@ -140,6 +139,12 @@ Operand_layout_key(PyObject *self, void *closure)
     memcpy(key + 3, o->shape, sizeof(int64_t) * (size_t)o->ndim);
     memcpy(key + 3 + o->ndim, o->strides, sizeof(int64_t) * (size_t)o->ndim);
     return PyBytes_FromStringAndSize((const char *)key, (Py_ssize_t)(sizeof(int64_t) * (size_t)(3 + 2 * o->ndim)));
+}
+
+static PyObject *
+Operand_layout_key(PyObject *self, void *closure)
+{
+    return gr_operand_layout_key(&OP(self)->op);
 }
 
 static PyObject *
@@ -302,6 +307,26 @@ Operand_result_like(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     r->stream_owner = Py_XNewRef(OP(self)->stream_owner);
     r->keep = Py_NewRef(args[0]);
     return (PyObject *)r;
+}
+
+PyObject *
+gr_operand_view(PyObject *operand, PyObject *shape, PyObject *strides)
+{
+    PyObject *args[2] = {shape, strides};
+    return Operand_view(operand, args, 2);
+}
+
+PyObject *
+gr_operand_result_like(PyObject *operand, PyObject *obj, PyObject *pointer, PyObject *dtype, PyObject *shape)
+{
+    PyObject *args[4] = {obj, pointer, dtype, shape};
+    return Operand_result_like(operand, args, 4);
+}
+
+const gr_operand *
+gr_operand_read(PyObject *operand)
+{
+    return &OP(operand)->op;
 }
 
 static PyMethodDef Operand_methods[] = {

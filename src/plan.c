@@ -554,6 +554,13 @@ Plan_with_operands(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyOb
     return (PyObject *)copy;
 }
 
+PyObject *
+gr_plan_with_operands(PyObject *template, PyObject *a, PyObject *out)
+{
+    PyObject *args[4] = {a, Py_None, Py_None, out};
+    return Plan_with_operands(template, args, 4, NULL);
+}
+
 static void
 Plan_dealloc(PyObject *self)
 {

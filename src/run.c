@@ -105,25 +105,31 @@ plan_aside(PyObject *module, gr_job *j)
 }
 
 static int
-reserve_workspace(PyObject *module, gr_job *j)
+workspace_size(PyObject *module, gr_job *j, size_t *bytes)
 {
-    size_t bytes = 0; /* a copy needs none */
+    *bytes = 0; /* a copy needs none */
     int cuda_error = 0;
     gr_status st = GR_OK;
     if (j->kind == GR_KIND_COPY) st = GR_OK;
-    else if (j->flat) st = gr_workspace_size(&j->a, &bytes, &cuda_error);
-    else if (j->kind == GR_KIND_REDUCE) st = gr_reduce_segments_workspace(&j->a, &j->s, &bytes, &cuda_error);
-    else st = gr_scan_segments_workspace(&j->a, &j->s, &bytes, &cuda_error);
+    else if (j->flat) st = gr_workspace_size(&j->a, bytes, &cuda_error);
+    else if (j->kind == GR_KIND_REDUCE) st = gr_reduce_segments_workspace(&j->a, &j->s, bytes, &cuda_error);
+    else st = gr_scan_segments_workspace(&j->a, &j->s, bytes, &cuda_error);
     if (st != GR_OK) {
         gr_raise_status(module, st, cuda_error, j->info ? j->info->name : "copy");
         return -1;
     }
+    return 0;
+}
+
+static int
+reserve_workspace(PyObject *module, gr_job *j, size_t bytes)
+{
+    if (bytes == 0 && (j->captured || j->contained)) { /* a plan that reads none (a one-pass kernel, a copy) */
+        j->a.workspace = NULL;
+        j->a.workspace_bytes = 0;
+        return 0;
+    }
     if (j->captured) { /* the graph's own: allocated and freed in the capture, zeroed there (gr_job_enqueue) */
-        if (bytes == 0) { /* a plan that reads none (the axis kernels' one pass, a copy): the kernel is the node */
-            j->a.workspace = NULL;
-            j->a.workspace_bytes = 0;
-            return 0;
-        }
         if (bytes < GR_WORKSPACE_ZEROED_BYTES) bytes = GR_WORKSPACE_ZEROED_BYTES;
         if (gr_device_alloc(module, j->device, bytes, j->stream, &j->graph_workspace) < 0) return -1;
         j->a.workspace = j->graph_workspace;
@@ -156,6 +162,24 @@ check_capture(PyObject *module, gr_job *j)
         return -1;
     }
     return 0;
+}
+
+static int freed_in_order(const gr_operand *o, cudaStream_t stream);
+
+/* Whether the job needs no workspace, touches no host memory and none of the exec's buffers, writes a device
+ * result the caller reads on the work stream (no wait before returning) and needs nothing kept alive: then its
+ * work is the same whether the stream captures a CUDA graph or not, so it asks no question of the stream and
+ * records no event for the exec -- a small call on device data costs its launch (issue 38).  Decided before
+ * make_result from what decides the result's kind: a device input's is an out= or a device array. */
+static int
+contained(const gr_job *j, size_t workspace_bytes)
+{
+    if (workspace_bytes || j->streamed.on || j->in->is_host || (j->mask && j->mask->is_host) ||
+        (j->bounds && j->bounds->is_host) || gr_kept_count() > 0)
+        return 0;
+    if (j->out && (j->out->origin == GR_STREAM_NONE || j->out->origin == GR_STREAM_HANDSHAKE)) return 0; /* waits */
+    return freed_in_order(j->in, j->stream) && freed_in_order(j->mask, j->stream) &&
+           freed_in_order(j->bounds, j->stream) && freed_in_order(j->out, j->stream);
 }
 
 /* Where the kernel writes and what the call returns. */
@@ -386,8 +410,11 @@ gr_job_prepare(PyObject *module, PyObject *plan)
         j->waits[j->n_waits++] = j->out->after;
         j->releases[j->n_releases++] = j->out->after;
     }
-    if (check_capture(module, j) < 0) goto fail;
-    if (!j->streamed.on && reserve_workspace(module, j) < 0) goto fail; /* a streamed job sizes its own */
+    size_t workspace_bytes = 0; /* a streamed job sizes its own */
+    if (!j->streamed.on && workspace_size(module, j, &workspace_bytes) < 0) goto fail;
+    j->contained = contained(j, workspace_bytes);
+    if (!j->contained && check_capture(module, j) < 0) goto fail;
+    if (!j->streamed.on && reserve_workspace(module, j, workspace_bytes) < 0) goto fail;
     if (make_result(module, j) < 0) goto fail;
     if (plan_aside(module, j) < 0) goto fail;
     if (plan_uploads(module, j) < 0) goto fail;
@@ -397,7 +424,7 @@ gr_job_prepare(PyObject *module, PyObject *plan)
         j->a.workspace_bytes = j->ex->workspace_bytes;
     }
     j->a.stream = j->stream;
-    if (!j->captured && gr_exec_begin(module, j->ex, j->stream) < 0) goto fail;
+    if (!j->captured && !j->contained && gr_exec_begin(module, j->ex, j->stream) < 0) goto fail;
     return j;
 
 fail:
@@ -473,7 +500,7 @@ gr_job_complete(gr_job *j)
         gr_outcome_keep(o, cudaStreamSynchronize(j->stream), "running the work");
     /* The exec's buffers were used on this stream, whatever happened; idle again if we waited for it.  (A captured
      * call used none of them.) */
-    if (!j->captured)
+    if (!j->captured && !j->contained)
         gr_outcome_keep(o, gr_exec_end(j->ex, j->stream, j->sync && gr_outcome_ok(o)), "recording the end of the work");
 }
 
@@ -539,7 +566,9 @@ gr_job_outcome(gr_job *j)
 int
 gr_job_check_timeable(const gr_job *j)
 {
-    if (j->captured) {
+    enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone; /* a contained job did not ask */
+    if (j->captured || (j->contained && cudaStreamIsCapturing(j->stream, &status) == cudaSuccess &&
+                        status != cudaStreamCaptureStatusNone)) {
         PyErr_SetString(PyExc_TypeError, "time_device cannot time a plan under CUDA graph capture");
         return -1;
     }

@@ -125,6 +125,20 @@ def _numba_cuda():
     return numba_cuda
 
 
+class CountingProducer:
+    """A DLPack producer of a host array that counts its handshakes."""
+
+    def __init__(self, array):
+        self.array, self.calls = array, 0
+
+    def __dlpack__(self, **kwargs):
+        self.calls += 1
+        return self.array.__dlpack__(**{k: v for k, v in kwargs.items() if k != "stream"})
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
 class DLPackOnly:
     """An array (NumPy's, PyTorch's, ...) exporting only DLPack: no __array__, no buffer protocol, no
     __cuda_array_interface__, and no library gpureduce knows (a device result stays a gpureduce.DeviceArray)."""

@@ -8,21 +8,8 @@ import numpy as np
 import pytest
 
 import gpureduce
+from conftest import CountingProducer
 from gpureduce import _core
-
-
-class CountingProducer:
-    """A DLPack producer of a host array that counts its handshakes."""
-
-    def __init__(self, array):
-        self.array, self.calls = array, 0
-
-    def __dlpack__(self, **kwargs):
-        self.calls += 1
-        return self.array.__dlpack__(**{k: v for k, v in kwargs.items() if k != "stream"})
-
-    def __dlpack_device__(self):
-        return self.array.__dlpack_device__()
 
 
 @pytest.mark.parametrize("name", ["sum", "nansum", "nanmean", "nanmax", "nanvar", "mean", "max"])

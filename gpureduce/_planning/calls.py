@@ -23,15 +23,30 @@ from .subclasses import reduce_subclass, scan_subclass
 def reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initial=NoValue, where=True, variant="auto",
            ddof=None, ord=None):
     """``gpureduce.reduce(op, a, ...)`` of an array that is not a Dask array."""
+    x = None
+    if axis is None and dtype is None and out is None and keepdims is False and initial is NoValue and \
+            where is True and ddof is None and ord is None and type(variant) is str:
+        done = _core.call_whole(_core.KIND_REDUCE, op, variant, False, a)  # planned before: run from C
+        if type(done) is _core.Operand:  # read, but not planned yet
+            x = done
+        elif done is not NotImplemented:
+            if op in CHECKED_OPS:
+                x = intake(a)
+                checked = operator_for_dtype(op, x.dtype)
+                if checked in CHECKED_OPS:
+                    check_like_numpy(checked, x, done, None, True, 0)
+            return done
     if type(a) is not np.ndarray and isinstance(a, np.ndarray):  # a subclass: memmap, masked array, or refused
         return reduce_subclass(reduce, op, a, axis, dtype, out, keepdims, initial, where, variant, ddof, ord)
-    x = intake(a)  # the one handshake with `a`'s producer: the planner and NumPy's checks take the operand
-    op = operator_for_dtype(op, x.dtype)  # nanmean of integers is their mean, and so on
+    if x is None:
+        x = intake(a)  # the one handshake with `a`'s producer: the planner and NumPy's checks take the operand
+    named, op = op, operator_for_dtype(op, x.dtype)  # nanmean of integers is their mean, and so on
     if op == "mean" and streams_as_sum(a, dtype, out, where, variant):
         return mean_by_sum(a, axis, dtype, keepdims, variant)
     if op == "mean" and dtype is not None and np.dtype(dtype).kind in "biu":
         return integer_mean(a, axis, dtype, out, keepdims, where, variant)
-    result = run(prepare_reduce(op, x, axis, dtype, out, keepdims, initial, where, variant, ddof, ord))
+    # the plan under the name the caller used: the one call_whole above looks up
+    result = run(prepare_reduce(named, x, axis, dtype, out, keepdims, initial, where, variant, ddof, ord))
     if op in CHECKED_OPS:
         check_like_numpy(op, x, result, axis, where, ddof or 0)
     return result
@@ -39,9 +54,17 @@ def reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initial=NoVal
 
 def scan(op, a, axis=None, dtype=None, out=None, exclusive=False, variant="auto"):
     """``gpureduce.scan(op, a, ...)`` of an array that is not a Dask array."""
+    x = a
+    if axis is None and dtype is None and out is None and (exclusive is False or exclusive is True) and \
+            type(variant) is str:
+        done = _core.call_whole(_core.KIND_SCAN, op, variant, exclusive, a)  # planned before: run from C
+        if type(done) is _core.Operand:  # read, but not planned yet: the planner takes the operand
+            x = done
+        elif done is not NotImplemented:
+            return done
     if type(a) is not np.ndarray and isinstance(a, np.ndarray):  # a subclass: memmap, masked array, or refused
         return scan_subclass(scan, op, a, axis, dtype, out, exclusive, variant)
-    return run(prepare_scan(op, a, axis, dtype, out, exclusive, variant))
+    return run(prepare_scan(op, x, axis, dtype, out, exclusive, variant))
 
 
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, variant="auto"):

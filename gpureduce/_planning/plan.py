@@ -249,14 +249,16 @@ def out_operand(out, shape, what):
 # writes a new result of the input's library in place[, the scan's view]) for calls with no option: a template is a
 # plan without its operands (with_operands(None)), which holds no array alive; emptied when it holds _WHOLE_MAX (a
 # loop over ever new shapes must not grow it without bound)
-_WHOLE = {}
-_WHOLE_MAX = 4096
-
-
-def _remember(key, fields):
-    if len(_WHOLE) >= _WHOLE_MAX:
-        _WHOLE.clear()
-    _WHOLE[key] = fields
+def remember_whole(kind, op, variant, exclusive, x, plan, fresh, view=None):
+    """Keep `plan`, a whole-array call of `x` with the default arguments, for later calls with the same key (kind,
+    `op` as the caller named it, `variant`, `exclusive`, the input's type and layout): they run it from C
+    (``_core.call_whole``, src/whole_calls.c) without planning again.  `fresh`: whether the input's library made
+    the result (then each call has it make its own); else the runner's result, in the input's kind through
+    in_kind_of, is the call's.  `view`: the (shape, strides) the input is read at (a scan of the whole array)."""
+    post = None if x.host or fresh is not None else in_kind_of
+    _core.remember_whole(kind, op, variant, exclusive, x, plan.with_operands(None),
+                         allocate_in_kind if fresh is not None else None, post, view, plan.shape,
+                         DTYPES[plan.result_dtype])
 
 
 # What the weighted logsumexp gives (cuda/primitives/reducers.cuh: WeightedLogSumExpReducer's parameter)
@@ -273,19 +275,10 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
     a = x.obj
     if weights is not None:
         x, weights = _weighted(x, weights)
+    named, taken = op, x  # the cache's key: the operator as the caller named it, the input as it came
     op = operator_for_dtype(op, x.dtype)  # no NaN in integers and bool: nansum is sum there
     whole = axis is None and dtype is None and out is None and where is True and initial is NoValue \
-        and not keepdims and weights is None and ddof is None and ord is None
-    if whole:
-        key = (op, variant, type(a), x.layout_key)
-        cached = _WHOLE.get(key)
-        if cached is not None:
-            template, writes_fresh = cached
-            fresh, fresh_desc = fresh_result(a, x, (), DTYPES[template.result_dtype]) if writes_fresh \
-                else (None, None)
-            if (fresh_desc is not None) == writes_fresh:  # else the library made none this time: plan anew
-                return template.with_operands(x, None, None, fresh_desc), \
-                    (None if x.host or fresh is not None else in_kind_of(a))
+        and keepdims is False and weights is None and ddof is None and ord is None
     if op not in REDUCE_OPS:
         raise ValueError(f"unknown operator {op!r}; operators are {', '.join(REDUCE_OPS)}")
     if op in _TWO_OPERANDS:
@@ -364,8 +357,8 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
                 initial=initial_bytes(initial, rt) if has_initial else None,
                 launcher=launcher_for(_REDUCE, v, op, x, rt_code, seg, reads_more, len(rshape),
                                       out_desc if direct else None))
-    if whole and x.obj is a and red_count > 0:
-        _remember(key, (plan.with_operands(None), plan.out is not None))
+    if whole and x.obj is a and red_count > 0 and isinstance(variant, str):
+        remember_whole(_REDUCE, named, variant, False, taken, plan, fresh)
     return plan, post_for(a, out if fresh is None else fresh, out_desc, direct)
 
 
@@ -520,18 +513,11 @@ def reduce_plan(op, a, *args, **kwargs):
 
 def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, variant="auto"):
     """(plan, post) of ``scan(op, a, ...)``; raises NumPy's exceptions for bad arguments."""
-    x = intake(a)
+    x = intake(a)  # an operand the eager call took already passes through
+    a = x.obj
+    named, taken = op, x  # the cache's key: the operator as the caller named it, the input as it came
     op = operator_for_dtype(op, x.dtype)  # no NaN in integers and bool: nancumsum is cumsum there
     whole = axis is None and dtype is None and out is None and (exclusive is False or exclusive is True)
-    if whole:
-        key = (op, variant, type(a), x.layout_key, exclusive)
-        cached = _WHOLE.get(key)
-        if cached is not None:
-            template, writes_fresh, view = cached
-            fresh, fresh_desc = fresh_result(a, x, (x.size,), DTYPES[template.result_dtype])
-            if (fresh_desc is not None) == writes_fresh:  # else the library made none this time: plan anew
-                return template.with_operands(x.view(*view), None, None, fresh_desc), \
-                    (in_kind_of(a) if fresh is None else None)
     if op not in SCAN_OPS:
         raise ValueError(f"unknown operator {op!r}; operators are {', '.join(SCAN_OPS)}")
     if not isinstance(exclusive, (bool, np.bool_)):
@@ -569,8 +555,8 @@ def prepare_scan(op, a, axis=None, dtype=None, out=None, exclusive=False, varian
     plan = Plan(kind=_SCAN, variant=v.index, op=op_code, result_dtype=rt_code, a=x, out=out_desc if direct else None,
                 layout=seg.as_tuple(), shape=rshape, exclusive=bool(exclusive),
                 launcher=launcher_for(_SCAN, v, op, x, rt_code, seg, False, len(rshape), out_desc if direct else None))
-    if whole and x.obj is a:
-        _remember(key, (plan.with_operands(None), plan.out is not None, (x.shape, x.strides)))
+    if whole and x.obj is a and isinstance(variant, str):
+        remember_whole(_SCAN, named, variant, exclusive, taken, plan, fresh, (x.shape, x.strides))
     return plan, post_for(a, out if fresh is None else fresh, out_desc, direct)
 
 

@@ -1,0 +1,156 @@
+/* whole_calls.c -- a whole-array call run again from its plan: _core.call_whole(kind, op, variant, exclusive, a).
+ *
+ * A reduction or scan of a whole array with the default arguments (gpureduce.sum(t), cumsum(x)) is planned by
+ * gpureduce/_planning/plan.py once per key (kind, operator as the caller named it, variant, exclusive, the input's
+ * type, its layout: dtype, host or device, shape, strides).  The planner keeps that plan here as a template
+ * (remember_whole) with how the call's result is made; a later call with the same key reads its input, makes its
+ * result, copies the template with these operands (verified as Plan.with_operands verifies them) and runs it,
+ * with no Python in between: most of what a small call on device data costs is not the kernel (issue 38).
+ * An input type it holds nothing for goes back to the planner untouched (NotImplemented); a key it does not hold,
+ * or a result its library would not make, goes back as the input's Operand, so that the planner asks the input's
+ * producer nothing more (one DLPack handshake a call); the planner plans the call and keeps it here where it can.
+ *
+ * The entry of a key, as remember_whole takes it:
+ *   template  the plan without its operands (Plan.with_operands(None))
+ *   allocate  gpureduce/_planning/results.allocate_in_kind where the input's library makes the result (CuPy,
+ *             PyTorch: written in place on the caller's stream), else None: the runner makes it
+ *   convert   None, or gpureduce/_planning/results.in_kind_of: convert(a) turns the runner's result into `a`'s kind
+ *   view      None, or (shape, strides): the input seen flattened (a scan of the whole array)
+ *   shape, dtype, code   the result's shape, NumPy dtype and gr_dtype code
+ */
+#include "ext.h"
+
+#define WHOLE_CALLS_KEPT 4096 /* keys held at most: a process that sees many layouts plans them again */
+
+enum { E_TEMPLATE, E_ALLOCATE, E_CONVERT, E_VIEW, E_SHAPE, E_DTYPE, E_CODE, E_COUNT };
+
+/* (kind, op, variant, exclusive, type(obj), layout) */
+static PyObject *
+whole_key(PyObject *kind, PyObject *op, PyObject *variant, PyObject *exclusive, PyObject *obj, const gr_operand *x)
+{
+    const int excl = PyObject_IsTrue(exclusive);
+    if (excl < 0) return NULL;
+    PyObject *layout = gr_operand_layout_key(x);
+    if (!layout) return NULL;
+    PyObject *key = PyTuple_Pack(6, kind, op, variant, excl ? Py_True : Py_False, (PyObject *)Py_TYPE(obj), layout);
+    Py_DECREF(layout);
+    return key;
+}
+
+/* The out= operand of a result its library just made: read from the input's stream record where the input came on
+ * the caller's current stream, else through the intake (the planner's fresh_result does the same). */
+static PyObject *
+fresh_operand(PyObject *module, PyObject *x, PyObject *made, PyObject *entry)
+{
+    if (!PyTuple_Check(made) || PyTuple_GET_SIZE(made) != 2) {
+        PyErr_SetString(PyExc_TypeError, "call_whole: the allocator must give (array, device address)");
+        return NULL;
+    }
+    PyObject *fresh = PyTuple_GET_ITEM(made, 0);
+    PyObject *desc = gr_operand_read(x)->size
+                         ? gr_operand_result_like(x, fresh, PyTuple_GET_ITEM(made, 1), PyTuple_GET_ITEM(entry, E_CODE),
+                                                  PyTuple_GET_ITEM(entry, E_SHAPE))
+                         : Py_NewRef(Py_None);
+    if (desc != Py_None) return desc;
+    Py_DECREF(desc);
+    return gr_intake(module, fresh, "out=");
+}
+
+PyObject *
+gr_py_call_whole(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "call_whole(kind, op, variant, exclusive, a) takes 5 arguments");
+        return NULL;
+    }
+    gr_module_state *state = gr_state(module);
+    PyObject *a = args[4];
+    /* only the types a plan was kept for: an ndarray subclass (a masked array), a Dask array and every other kind
+     * go to the planner without a handshake here */
+    if (!state->whole_kinds) Py_RETURN_NOTIMPLEMENTED;
+    const int known = PySet_Contains(state->whole_kinds, (PyObject *)Py_TYPE(a));
+    if (known <= 0) return known < 0 ? NULL : Py_NewRef(Py_NotImplemented);
+    PyObject *x = gr_intake(module, a, "the input");
+    if (!x) return NULL;
+    PyObject *key = whole_key(args[0], args[1], args[2], args[3], a, gr_operand_read(x));
+    PyObject *entry = key ? PyDict_GetItemWithError(state->whole_plans, key) : NULL; /* borrowed */
+    Py_XDECREF(key);
+    if (!entry) { /* the planner's, with the operand read */
+        if (!PyErr_Occurred()) return x;
+        Py_DECREF(x);
+        return NULL;
+    }
+    Py_INCREF(entry); /* a call below may run Python that clears the cache */
+    PyObject *result = NULL, *in = NULL, *made = NULL, *out = NULL, *plan = NULL;
+    PyObject *view = PyTuple_GET_ITEM(entry, E_VIEW);
+    in = view == Py_None ? Py_NewRef(x)
+                         : gr_operand_view(x, PyTuple_GET_ITEM(view, 0), PyTuple_GET_ITEM(view, 1));
+    if (!in) goto done;
+    PyObject *allocate = PyTuple_GET_ITEM(entry, E_ALLOCATE);
+    if (allocate != Py_None) {
+        PyObject *call[3] = {a, PyTuple_GET_ITEM(entry, E_SHAPE), PyTuple_GET_ITEM(entry, E_DTYPE)};
+        made = PyObject_Vectorcall(allocate, call, 3, NULL);
+        if (!made) goto done;
+        if (made == Py_None) { /* the library made none this time: the planner decides */
+            result = Py_NewRef(x);
+            goto done;
+        }
+        if (!(out = fresh_operand(module, x, made, entry))) goto done;
+    }
+    if (!(plan = gr_plan_with_operands(PyTuple_GET_ITEM(entry, E_TEMPLATE), in, out ? out : Py_None))) goto done;
+    result = gr_py_run(module, plan);
+    PyObject *convert = PyTuple_GET_ITEM(entry, E_CONVERT);
+    if (result && convert != Py_None) {
+        PyObject *post = PyObject_CallOneArg(convert, a);
+        if (post && post != Py_None) Py_SETREF(result, PyObject_CallOneArg(post, result));
+        else if (!post) Py_CLEAR(result);
+        Py_XDECREF(post);
+    }
+done:
+    Py_XDECREF(plan);
+    Py_XDECREF(out);
+    Py_XDECREF(made);
+    Py_XDECREF(in);
+    Py_DECREF(x);
+    Py_DECREF(entry);
+    return result;
+}
+
+PyObject *
+gr_py_remember_whole(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 11) {
+        PyErr_SetString(PyExc_TypeError, "remember_whole(kind, op, variant, exclusive, x, template, allocate, convert, "
+                                         "view, shape, dtype) takes 11 arguments");
+        return NULL;
+    }
+    gr_module_state *state = gr_state(module);
+    PyObject *x = args[4], *view = args[8];
+    const gr_operand *xo = gr_operand_of(module, x, "remember_whole's x");
+    if (!xo) return NULL;
+    if (!PyTuple_Check(args[9]) || (view != Py_None && (!PyTuple_Check(view) || PyTuple_GET_SIZE(view) != 2))) {
+        PyErr_SetString(PyExc_TypeError, "remember_whole: shape is a tuple, view None or (shape, strides)");
+        return NULL;
+    }
+    PyObject *template = args[5];
+    PyObject *code = PyObject_GetAttrString(template, "result_dtype"); /* the result's gr_dtype code */
+    if (!code) return NULL;
+    if (!state->whole_plans && !(state->whole_plans = PyDict_New())) goto fail;
+    if (!state->whole_kinds && !(state->whole_kinds = PySet_New(NULL))) goto fail;
+    if (PyDict_GET_SIZE(state->whole_plans) >= WHOLE_CALLS_KEPT) PyDict_Clear(state->whole_plans);
+    PyObject *obj = PyObject_GetAttrString(x, "obj");
+    if (!obj) goto fail;
+    PyObject *key = whole_key(args[0], args[1], args[2], args[3], obj, xo);
+    PyObject *entry = key ? PyTuple_Pack(E_COUNT, template, args[6], args[7], view, args[9], args[10], code) : NULL;
+    const int rc = entry ? PyDict_SetItem(state->whole_plans, key, entry) : -1;
+    const int added = rc < 0 ? -1 : PySet_Add(state->whole_kinds, (PyObject *)Py_TYPE(obj));
+    Py_XDECREF(entry);
+    Py_XDECREF(key);
+    Py_DECREF(obj);
+    Py_DECREF(code);
+    if (added < 0) return NULL;
+    Py_RETURN_NONE;
+fail:
+    Py_DECREF(code);
+    return NULL;
+}
