@@ -1,6 +1,7 @@
 """The new stream paths of issue 38 under compute-sanitizer: 0-d results of CuPy and PyTorch inputs (no wait),
 stream= (an explicit non-blocking stream, operands made on another), a DeviceArray result on a stream of its own,
-and a CUDA graph captured with CuPy and replayed on new data (calls with and without a graph-owned workspace).  Every result is compared with NumPy; prints
+a CUDA graph captured with CuPy and replayed on new data (calls with and without a graph-owned workspace), and
+whole-array calls run again from their kept plans.  Every result is compared with NumPy; prints
 "sanitizer streams: N calls" at the end.
 
     compute-sanitizer --tool synccheck python .ci/sanitizer_streams.py
@@ -44,10 +45,15 @@ def main():
         other.synchronize()
         same(r, np.cumsum(host))
         same(gpureduce.sum(DLPackOnly(x), axis=1, stream=other), host.sum(axis=1))
+        for _ in range(2):  # the same keys again: run from their kept plans (src/whole_calls.c)
+            same(gpureduce.sum(x), host.sum())
+            same(gpureduce.cumsum(x), np.cumsum(host))
+            same(gpureduce.argmin(x), host.argmin())
     try:
         import torch
         t = torch.from_numpy(host).cuda()
-        same(gpureduce.mean(t), host.mean())
+        for _ in range(3):  # the second and third from the kept plan
+            same(gpureduce.mean(t), host.mean())
         same(gpureduce.var(t, axis=0), host.var(axis=0))
         out = torch.empty(host.size, dtype=torch.float64, device="cuda")
         same(gpureduce.cumsum(t, out=out), np.cumsum(host))
