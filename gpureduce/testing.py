@@ -376,8 +376,8 @@ def for_all_variants(kind, op=None, name="variant"):
         Which variants.
     op : str, optional
         Only the variants that implement this operation: an operator of the registry ("sum", "prod", "min",
-        "max") or a function's name ("cumsum", "mean", "argmax", ...; mean, argmin and argmax select the
-        variants with the "axes" property).
+        "max") or a function's name ("cumsum", "mean", "argmax", ...; argmin and argmax select the
+        variants with the "axes" property, mean those and exact).
     name : str, optional
         The test function's argument that receives the name (default "variant").
 

@@ -32,7 +32,7 @@ def _device(kind, host):
 
 def _close(got, want, host):
     got = np.asarray(to_numpy(got), dtype=np.float64)
-    bound = error_bound("sum", host)
+    bound = error_bound("sum", host, host.dtype)
     assert abs(got - want) <= bound, (got, want, bound)
 
 
@@ -131,6 +131,7 @@ def test_the_current_stream_orders_the_kept_plan(rng):
     torch = _torch()
     side = torch.cuda.Stream()
     t = torch.zeros(1 << 20, device="cuda")
+    side.wait_stream(torch.cuda.current_stream())  # the zeros first
     for i in range(1, 5):
         with torch.cuda.stream(side):
             t.fill_(float(i))
