@@ -151,3 +151,18 @@ def test_vector_loads_of_both_operands_and_their_alignment(n, rng):
                        (slice(3, n + 3), slice(3, n + 3)), (slice(1, n + 1), slice(0, n)), (slice(0, n), slice(2, n + 2))):
             check(gpureduce.dot(da[sa], db[sb]), a[sa], b[sb])
             check(gpureduce.vdot(da[sa], db[sb]), a[sa], b[sb], conj=True)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("pairs", [255, 256, 512, 257])
+@pytest.mark.parametrize("n", [1000, 65537])
+def test_a_dot_of_bools_is_true_at_any_count_of_true_pairs(variant, pairs, n, rng):
+    """NumPy's dot of bools is an OR of ANDs: 256 true pairs once came back False (a uint8 sum of products)."""
+    a, b = np.zeros(n, bool), np.zeros(n, bool)
+    both = rng.choice(n, pairs, replace=False)
+    a[both] = b[both] = True
+    a[rng.choice(n, n // 4)] = True  # and elements true in one operand only
+    for x, y in [(a, b), (_cupy().asarray(a), _cupy().asarray(b))]:
+        assert bool(to_numpy(gpureduce.dot(x, y, variant=variant))) is True
+        assert bool(to_numpy(gpureduce.vdot(x, y, variant=variant))) is True
+    assert bool(to_numpy(gpureduce.dot(a, ~a, variant=variant))) is False

@@ -68,7 +68,7 @@ constexpr bool segments_supported(gr_kind kind, gr_op op, gr_dtype in, gr_dtype 
 // Which kernels exist.  Two economies keep the build small without changing a result:
 //  * one kernel serves dtypes whose bits give the same answer: sums and products (result rule SUM) that keep
 //    an unsigned type wrap exactly as the signed type of that width, bool's min/max/argmin/argmax (rules
-//    SAME and INDEX) are uint8's (the bytes are 0 or 1), and what only asks whether an element is nonzero
+//    SAME and INDEX, one operand) are uint8's (the bytes are 0 or 1), and what only asks whether an element is nonzero
 //    (rules BOOL and COUNT: any, all, count_nonzero) reads bool and unsigned integers as the signed integer
 //    of their width.  kernel_types() maps a call onto the types whose kernels run it.
 //  * the CUB baseline is instantiated for inputs already in the result type (and arg reductions of any
@@ -91,7 +91,8 @@ constexpr gr_dtype signed_twin(gr_dtype d) {
 constexpr KernelTypes kernel_types(gr_op op, gr_dtype in, gr_dtype out) {
     const gr_result_rule rule = op >= 0 && op < GR_OP_COUNT ? kResultRule[op] : GR_RESULT_MEAN;
     if (rule == GR_RESULT_SUM && in == out) return {signed_twin(in), signed_twin(out)};
-    if (in == GR_BOOL && rule == GR_RESULT_SAME) return {GR_UINT8, out == GR_BOOL ? GR_UINT8 : out};
+    // (not dot: a dot of bools is an OR of ANDs, and uint8's sum of products wraps to False at 256 true pairs)
+    if (in == GR_BOOL && rule == GR_RESULT_SAME && !kReadsPairs[op]) return {GR_UINT8, out == GR_BOOL ? GR_UINT8 : out};
     if (in == GR_BOOL && rule == GR_RESULT_INDEX) return {GR_UINT8, out};
     if (rule == GR_RESULT_BOOL || rule == GR_RESULT_COUNT) return {in == GR_BOOL ? GR_INT8 : signed_twin(in), out};
     return {in, out};

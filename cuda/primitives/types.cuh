@@ -115,6 +115,19 @@ constexpr gr_op kExactAs[GR_OP_COUNT] = {
 #undef GR_OP
 };
 
+// Whether each operator reads pairs of elements of two arrays, the `operands` column of abi/ops.def (dot: TWO).
+#define GR_READS_PAIRS_ONE false
+#define GR_READS_PAIRS_TWO true
+#define GR_READS_PAIRS_ONE_OR_TWO false
+constexpr bool kReadsPairs[GR_OP_COUNT] = {
+#define GR_OP(NAME, name, scans, flat, result, exact, operands, ...) GR_READS_PAIRS_##operands,
+#include "abi/ops.def"
+#undef GR_OP
+};
+#undef GR_READS_PAIRS_ONE
+#undef GR_READS_PAIRS_TWO
+#undef GR_READS_PAIRS_ONE_OR_TWO
+
 // Whose axis kernels run each operator, the `kernels` column of abi/ops.def (std: var's).
 constexpr gr_op kKernelsOf[GR_OP_COUNT] = {
 #define GR_OP(NAME, name, scans, flat, result, exact, operands, keywords, identity, ufunc, zero_d_axis, param, \
