@@ -218,9 +218,10 @@ def run(plan: Plan, /) -> np.generic | NDArray[Any] | DeviceArray | Any:
     """The one runner: a Plan of gpureduce/_planning/plan.py -> a NumPy scalar (0-d), an ndarray (host input), a
     new DeviceArray (device input), or `out`'s object."""
 
-def call_whole(kind: int, op: str, variant: str, exclusive: bool, a: Any, /) -> Any:
+def call_whole(kind: int, op: str, variant: str, exclusive: bool, a: Any, with_operand: bool = False, /) -> Any:
     """The result of a whole-array reduction or scan of `a` with the default arguments, run from the plan
-    remember_whole kept for (kind, op, variant, exclusive, type(a), a's layout).  Where none is kept: the Operand
+    remember_whole kept for (kind, op, variant, exclusive, type(a), a's layout); with `with_operand`, (result, the
+    Operand read from `a`), for NumPy's checks after the kernels.  Where none is kept: the Operand
     read from `a` (the planner takes it: one handshake a call), or NotImplemented when no plan is kept for `a`'s
     type (nothing was asked of `a`)."""
 

@@ -10,8 +10,9 @@ static PyMethodDef core_methods[] = {
     {"run", gr_py_run, METH_O,
      "run(plan) -> result: the one runner of a Plan (gpureduce/_planning/plan.py builds it; src/run.c)."},
     {"call_whole", (PyCFunction)(void (*)(void))gr_py_call_whole, METH_FASTCALL,
-     "call_whole(kind, op, variant, exclusive, a) -> the result of a whole-array reduction or scan of `a` with the\n"
-     "default arguments, run from the plan remember_whole kept for its key; where none is kept, the Operand read\n"
+     "call_whole(kind, op, variant, exclusive, a, with_operand=False) -> the result (with_operand: (result, the\n"
+     "Operand read)) of a whole-array reduction or scan of `a` with the default arguments, run from the plan\n"
+     "remember_whole kept for its key; where none is kept, the Operand read\n"
      "from `a` (for the planner), or NotImplemented when no plan is kept for `a`'s type (nothing was asked of it)."},
     {"remember_whole", (PyCFunction)(void (*)(void))gr_py_remember_whole, METH_FASTCALL,
      "remember_whole(kind, op, variant, exclusive, x, template, allocate, convert, view, shape, dtype) -> None:\n"

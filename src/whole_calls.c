@@ -6,7 +6,9 @@
  * (remember_whole) with how the call's result is made; a later call with the same key reads its input, makes its
  * result, copies the template with these operands (verified as Plan.with_operands verifies them) and runs it,
  * with no Python in between: most of what a small call on device data costs is not the kernel (issue 38).
- * An input type it holds nothing for goes back to the planner untouched (NotImplemented); a key it does not hold,
+ * With with_operand, a call it runs gives (result, the input's Operand), for NumPy's checks after the kernels (the nan
+ * functions') without a second handshake.  An input type it holds nothing for goes back to the planner untouched
+ * (NotImplemented); a key it does not hold,
  * or a result its library would not make, goes back as the input's Operand, so that the planner asks the input's
  * producer nothing more (one DLPack handshake a call); the planner plans the call and keeps it here where it can.
  *
@@ -59,10 +61,13 @@ fresh_operand(PyObject *module, PyObject *x, PyObject *made, PyObject *entry)
 PyObject *
 gr_py_call_whole(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "call_whole(kind, op, variant, exclusive, a) takes 5 arguments");
+    if (nargs != 5 && nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "call_whole(kind, op, variant, exclusive, a, with_operand=False) takes 5 or 6 "
+                                         "arguments");
         return NULL;
     }
+    const int with_operand = nargs == 6 ? PyObject_IsTrue(args[5]) : 0; /* (result, operand): NumPy's checks read it */
+    if (with_operand < 0) return NULL;
     gr_module_state *state = gr_state(module);
     PyObject *a = args[4];
     /* only the types a plan was kept for: an ndarray subclass (a masked array), a Dask array and every other kind
@@ -106,6 +111,7 @@ gr_py_call_whole(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         else if (!post) Py_CLEAR(result);
         Py_XDECREF(post);
     }
+    if (result && with_operand) Py_SETREF(result, PyTuple_Pack(2, result, x));
 done:
     Py_XDECREF(plan);
     Py_XDECREF(out);

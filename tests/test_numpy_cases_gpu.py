@@ -173,6 +173,18 @@ def test_bool_sum_counts_true_stored_as_nonzero_bytes(source):
     assert_exact("sum", d[::-2], 100)
 
 
+# True stored as a byte other than 1: NumPy's argmax is the first True, argmin the first False, max a True.
+# Known wrong (2026-11-28): bool's min/max/argmin/argmax run uint8's kernels, which compare the stored bytes.
+@pytest.mark.xfail(strict=True, reason="bool's min/max/argmin/argmax read the stored byte (uint8's kernels)")
+@pytest.mark.parametrize("source", SOURCES)
+def test_bool_extremes_of_true_stored_as_other_bytes(source):
+    d = on(source, np.array([1, 2, 0, 3, 0], np.uint8).view(np.bool_))
+    assert_exact("argmax", d, 0)
+    assert_exact("argmin", on(source, np.array([2, 1, 0], np.uint8).view(np.bool_)), 2)
+    assert_exact("argmin", on(source, np.array([2, 1], np.uint8).view(np.bool_)), 0)
+    assert np.asarray(to_numpy(gpureduce.max(d))).view(np.uint8) == 1
+
+
 # numpy/_core/tests/test_multiarray.py::TestArgmaxArgminCommon::test_np_argmin_argmax_keepdims (a subset of
 # NumPy's sizes; every axis of each)
 @pytest.mark.parametrize("size", [(), (2, 3, 4), (4, 1, 2, 3), (256,)], ids=str)

@@ -138,3 +138,27 @@ def test_the_current_stream_orders_the_kept_plan(rng):
             r = gpureduce.sum(t)
         side.synchronize()
         assert float(r) == float(i) * (1 << 20)
+
+
+class _CountingDevice:
+    """A device array exporting only DLPack, counting its handshakes."""
+
+    def __init__(self, array):
+        self.array, self.calls = array, 0
+
+    def __dlpack__(self, **kwargs):
+        self.calls += 1
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+@pytest.mark.parametrize("name", ["sum", "nanmean", "nanargmin", "nanmax", "nanvar", "cumsum"])
+def test_one_handshake_a_call_on_a_kept_plan(name, rng):
+    """The nan functions' checks after a kept plan read the operand call_whole took (with_operand), not `a` again."""
+    base = _cupy().asarray(rng.standard_normal(3000))
+    for _ in range(3):  # planned, then kept
+        x = _CountingDevice(base)
+        getattr(gpureduce, name)(x)
+        assert x.calls == 1, f"gpureduce.{name} called __dlpack__ {x.calls} times"

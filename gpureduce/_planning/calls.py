@@ -26,16 +26,18 @@ def reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initial=NoVal
     x = None
     if axis is None and dtype is None and out is None and keepdims is False and initial is NoValue and \
             where is True and ddof is None and ord is None and type(variant) is str:
-        done = _core.call_whole(_core.KIND_REDUCE, op, variant, False, a)  # planned before: run from C
+        checks = op in CHECKED_OPS  # NumPy's checks read the operand after the kernels: ask for it
+        done = _core.call_whole(_core.KIND_REDUCE, op, variant, False, a, checks)  # planned before: run from C
         if type(done) is _core.Operand:  # read, but not planned yet
             x = done
         elif done is not NotImplemented:
-            if op in CHECKED_OPS:
-                x = intake(a)
-                checked = operator_for_dtype(op, x.dtype)
-                if checked in CHECKED_OPS:
-                    check_like_numpy(checked, x, done, None, True, 0)
-            return done
+            if not checks:
+                return done
+            result, x = done
+            checked = operator_for_dtype(op, x.dtype)  # (nanmin of integers is min: nothing to check)
+            if checked in CHECKED_OPS:
+                check_like_numpy(checked, x, result, None, True, 0)
+            return result
     if type(a) is not np.ndarray and isinstance(a, np.ndarray):  # a subclass: memmap, masked array, or refused
         return reduce_subclass(reduce, op, a, axis, dtype, out, keepdims, initial, where, variant, ddof, ord)
     if x is None:

@@ -245,10 +245,9 @@ def out_operand(out, shape, what):
     return o
 
 
-# (op, variant, input kind, Operand.layout_key (dtype, host, shape, strides)[, exclusive]) -> (template, whether it
-# writes a new result of the input's library in place[, the scan's view]) for calls with no option: a template is a
-# plan without its operands (with_operands(None)), which holds no array alive; emptied when it holds _WHOLE_MAX (a
-# loop over ever new shapes must not grow it without bound)
+# The kept whole-array calls live in C (src/whole_calls.c: its key, its entry, and its bound of 4,096 keys, so that
+# a loop over ever new shapes cannot grow it without bound); a template is a plan without its operands
+# (with_operands(None)), which holds no array alive.
 def remember_whole(kind, op, variant, exclusive, x, plan, fresh, view=None):
     """Keep `plan`, a whole-array call of `x` with the default arguments, for later calls with the same key (kind,
     `op` as the caller named it, `variant`, `exclusive`, the input's type and layout): they run it from C
