@@ -67,8 +67,7 @@ constexpr bool segments_supported(gr_kind kind, gr_op op, gr_dtype in, gr_dtype 
 
 // Which kernels exist.  Two economies keep the build small without changing a result:
 //  * one kernel serves dtypes whose bits give the same answer: sums and products (result rule SUM) that keep
-//    an unsigned type wrap exactly as the signed type of that width, bool's min/max/argmin/argmax (rules
-//    SAME and INDEX, one operand) are uint8's (the bytes are 0 or 1), and what only asks whether an element is nonzero
+//    an unsigned type wrap exactly as the signed type of that width, and what only asks whether an element is nonzero
 //    (rules BOOL and COUNT: any, all, count_nonzero) reads bool and unsigned integers as the signed integer
 //    of their width.  kernel_types() maps a call onto the types whose kernels run it.
 //  * the CUB baseline is instantiated for inputs already in the result type (and arg reductions of any
@@ -91,16 +90,17 @@ constexpr gr_dtype signed_twin(gr_dtype d) {
 constexpr KernelTypes kernel_types(gr_op op, gr_dtype in, gr_dtype out) {
     const gr_result_rule rule = op >= 0 && op < GR_OP_COUNT ? kResultRule[op] : GR_RESULT_MEAN;
     if (rule == GR_RESULT_SUM && in == out) return {signed_twin(in), signed_twin(out)};
-    // (not dot: a dot of bools is an OR of ANDs, and uint8's sum of products wraps to False at 256 true pairs)
-    if (in == GR_BOOL && rule == GR_RESULT_SAME && !kReadsPairs[op]) return {GR_UINT8, out == GR_BOOL ? GR_UINT8 : out};
-    if (in == GR_BOOL && rule == GR_RESULT_INDEX) return {GR_UINT8, out};
+    // (bool's min, max, argmin, argmax and dot keep their own kernels: uint8's compare the stored bytes, where NumPy
+    // takes every nonzero byte for True -- argmax of the bytes [1, 2] is 0 -- and a dot of bools is an OR of ANDs,
+    // which uint8's sum of products is not: it wrapped to False at 256 true pairs)
     if (rule == GR_RESULT_BOOL || rule == GR_RESULT_COUNT) return {in == GR_BOOL ? GR_INT8 : signed_twin(in), out};
     return {in, out};
 }
 
 // Whether gpureduce's kernels of (kind, op) for the kernel types (in, out) are compiled ahead of time: a hot
-// operator on a hot dtype with NumPy's result dtype runs them (bool's min runs uint8's kernel, which is then hot
-// too).  A dtype= other than NumPy's (float16 summed in float32, int32 in int32) compiles on first use.
+// operator on a hot dtype with NumPy's result dtype runs them (bool's any runs int8's kernel, which is then hot
+// too, where any is hot).  A dtype= other than NumPy's (float16 summed in float32, int32 in int32) compiles on
+// first use.
 constexpr bool is_hot_kernel(gr_kind kind, gr_op op, gr_dtype in, gr_dtype out) {
     // op's kernels are hot when an operator they run is (ops.def's `kernels` column: var's serve std too)
     bool hot = false;

@@ -115,19 +115,6 @@ constexpr gr_op kExactAs[GR_OP_COUNT] = {
 #undef GR_OP
 };
 
-// Whether each operator reads pairs of elements of two arrays, the `operands` column of abi/ops.def (dot: TWO).
-#define GR_READS_PAIRS_ONE false
-#define GR_READS_PAIRS_TWO true
-#define GR_READS_PAIRS_ONE_OR_TWO false
-constexpr bool kReadsPairs[GR_OP_COUNT] = {
-#define GR_OP(NAME, name, scans, flat, result, exact, operands, ...) GR_READS_PAIRS_##operands,
-#include "abi/ops.def"
-#undef GR_OP
-};
-#undef GR_READS_PAIRS_ONE
-#undef GR_READS_PAIRS_TWO
-#undef GR_READS_PAIRS_ONE_OR_TWO
-
 // Whose axis kernels run each operator, the `kernels` column of abi/ops.def (std: var's).
 constexpr gr_op kKernelsOf[GR_OP_COUNT] = {
 #define GR_OP(NAME, name, scans, flat, result, exact, operands, keywords, identity, ufunc, zero_d_axis, param, \
@@ -193,14 +180,15 @@ template <class Out> struct accumulator { using type = Out; };  // accumulate_as
 // (rounded to nearest even), complex -> real keeps the real part, anything -> bool is "!= 0".
 template <class To, class From>
 __host__ __device__ __forceinline__ To convert(const From &x) {
-    if constexpr (is_same<To, From>::value) {
-        return x;
-    } else if constexpr (is_same<From, bool>::value) {
+    if constexpr (is_same<From, bool>::value) {
         // NumPy reads any nonzero byte as True (a uint8 array viewed as bool holds 0xff, say): the byte is
-        // read as stored, not trusted to be 0 or 1
+        // read as stored, not trusted to be 0 or 1 -- also into bool, so that max and argmax compare True as True
         unsigned char byte;
         memcpy(&byte, &x, 1);
-        return convert<To>(static_cast<unsigned char>(byte != 0));
+        if constexpr (is_same<To, bool>::value) return byte != 0;
+        else return convert<To>(static_cast<unsigned char>(byte != 0));
+    } else if constexpr (is_same<To, From>::value) {
+        return x;
     } else if constexpr (is_same<From, __half>::value) {
         return convert<To>(__half2float(x));
     } else if constexpr (is_same<From, __nv_bfloat16>::value) {
