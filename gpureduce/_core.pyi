@@ -226,11 +226,11 @@ def call_whole(kind: int, op: str, variant: str, exclusive: bool, a: Any, with_o
     type (nothing was asked of `a`)."""
 
 def remember_whole(kind: int, op: str, variant: str, exclusive: bool, x: Operand, template: Plan,
-                   allocate: Callable[..., Any] | None, convert: Callable[[Any], Any] | None,
+                   fresh: Callable[..., Any] | None, convert: Callable[[Any], Any] | None,
                    view: tuple[tuple[int, ...], tuple[int, ...]] | None, shape: tuple[int, ...],
                    dtype: np.dtype[Any], /) -> None:
     """Keep a planned whole-array call of Operand `x` for call_whole (src/whole_calls.c): the template (a Plan
-    without operands), the allocator of the input's library or None, the in_kind_of converter or None, the
+    without operands), the planner's fresh_result where the input's library makes the result, else None, the in_kind_of converter or None, the
     flattened view a scan reads or None, the result's shape and dtype."""
 
 def result_dtype(kind: int, op: int, in_dtype: int, /) -> int:

@@ -312,9 +312,8 @@ int gr_check_device_pointer(PyObject *module, const void *ptr, int device, const
 int gr_check_operand_device(PyObject *module, const gr_operand *o, int device, const char *what);
 /* The operand's layout as the planner's cache key (Operand.layout_key): dtype, host or device, shape, strides. */
 PyObject *gr_operand_layout_key(const gr_operand *o);
-/* Operand.view(shape, strides) and Operand.result_like(obj, pointer, dtype, shape) for C callers (whole_calls.c). */
+/* Operand.view(shape, strides) for C callers (whole_calls.c). */
 PyObject *gr_operand_view(PyObject *operand, PyObject *shape, PyObject *strides);
-PyObject *gr_operand_result_like(PyObject *operand, PyObject *obj, PyObject *pointer, PyObject *dtype, PyObject *shape);
 /* The gr_operand of an object known to be a _core.Operand (gr_intake's result). */
 const gr_operand *gr_operand_read(PyObject *operand);
 PyObject *gr_operand_type_new(PyObject *module);

@@ -15,7 +15,7 @@ static PyMethodDef core_methods[] = {
      "remember_whole kept for its key; where none is kept, the Operand read\n"
      "from `a` (for the planner), or NotImplemented when no plan is kept for `a`'s type (nothing was asked of it)."},
     {"remember_whole", (PyCFunction)(void (*)(void))gr_py_remember_whole, METH_FASTCALL,
-     "remember_whole(kind, op, variant, exclusive, x, template, allocate, convert, view, shape, dtype) -> None:\n"
+     "remember_whole(kind, op, variant, exclusive, x, template, fresh, convert, view, shape, dtype) -> None:\n"
      "keep a planned whole-array call for call_whole (src/whole_calls.c says what each argument is)."},
     {"result_dtype", gr_py_result_dtype, METH_VARARGS,
      "result_dtype(kind, op, in_dtype) -> the result dtype code NumPy's function gives with dtype=None."},

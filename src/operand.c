@@ -316,13 +316,6 @@ gr_operand_view(PyObject *operand, PyObject *shape, PyObject *strides)
     return Operand_view(operand, args, 2);
 }
 
-PyObject *
-gr_operand_result_like(PyObject *operand, PyObject *obj, PyObject *pointer, PyObject *dtype, PyObject *shape)
-{
-    PyObject *args[4] = {obj, pointer, dtype, shape};
-    return Operand_result_like(operand, args, 4);
-}
-
 const gr_operand *
 gr_operand_read(PyObject *operand)
 {

@@ -164,7 +164,15 @@ check_capture(PyObject *module, gr_job *j)
     return 0;
 }
 
-static int freed_in_order(const gr_operand *o, cudaStream_t stream);
+static int operands_freed_in_order(const gr_job *j);
+
+/* Which stream the caller reads out= on is unknown (no stream named, or a DLPack producer that was told the legacy
+ * stream): the call completes before it returns, so every stream sees the values. */
+static int
+out_waits(const gr_job *j)
+{
+    return j->out && (j->out->origin == GR_STREAM_NONE || j->out->origin == GR_STREAM_HANDSHAKE);
+}
 
 /* Whether the job needs no workspace, touches no host memory and none of the exec's buffers, writes a device
  * result the caller reads on the work stream (no wait before returning) and needs nothing kept alive: then its
@@ -177,9 +185,7 @@ contained(const gr_job *j, size_t workspace_bytes)
     if (workspace_bytes || j->streamed.on || j->in->is_host || (j->mask && j->mask->is_host) ||
         (j->bounds && j->bounds->is_host) || gr_kept_count() > 0)
         return 0;
-    if (j->out && (j->out->origin == GR_STREAM_NONE || j->out->origin == GR_STREAM_HANDSHAKE)) return 0; /* waits */
-    return freed_in_order(j->in, j->stream) && freed_in_order(j->mask, j->stream) &&
-           freed_in_order(j->bounds, j->stream) && freed_in_order(j->out, j->stream);
+    return !out_waits(j) && operands_freed_in_order(j);
 }
 
 /* Where the kernel writes and what the call returns. */
@@ -191,9 +197,7 @@ make_result(PyObject *module, gr_job *j)
     if (j->out) {
         j->rk = RESULT_OUT;
         j->a.out = j->out->ptr;
-        /* Which stream the caller reads out= on is unknown (no stream named, or a DLPack producer that was told
-         * the legacy stream): the call completes before it returns, so every stream sees the values. */
-        if (j->out->origin == GR_STREAM_NONE || j->out->origin == GR_STREAM_HANDSHAKE) j->sync = 1;
+        if (out_waits(j)) j->sync = 1;
         j->result = PyObject_GetAttrString(gr_plan_out(j->plan), "obj"); /* what the caller passed */
         return j->result ? 0 : -1;
     }
@@ -514,6 +518,14 @@ freed_in_order(const gr_operand *o, cudaStream_t stream)
            stream != cudaStreamPerThread;
 }
 
+/* Whether every operand may be freed by the caller as the call returns (freed_in_order): else the plan keeps them. */
+static int
+operands_freed_in_order(const gr_job *j)
+{
+    return freed_in_order(j->in, j->stream) && freed_in_order(j->mask, j->stream) &&
+           freed_in_order(j->bounds, j->stream) && freed_in_order(j->out, j->stream);
+}
+
 PyObject *
 gr_job_finish(PyObject *module, gr_job *j)
 {
@@ -524,9 +536,7 @@ gr_job_finish(PyObject *module, gr_job *j)
     }
     /* An asynchronous call whose operands another allocator could free under the kernels: the plan holds them
      * until the stream has passed the work (keepalive.c). */
-    if (gr_outcome_ok(&j->outcome) && !j->sync && !j->captured &&
-        !(freed_in_order(j->in, j->stream) && freed_in_order(j->mask, j->stream) &&
-          freed_in_order(j->bounds, j->stream) && freed_in_order(j->out, j->stream)) &&
+    if (gr_outcome_ok(&j->outcome) && !j->sync && !j->captured && !operands_freed_in_order(j) &&
         gr_keep_until_done(module, j->plan, j->stream) < 0) {
         job_free(j);
         return NULL;

@@ -14,17 +14,18 @@
  *
  * The entry of a key, as remember_whole takes it:
  *   template  the plan without its operands (Plan.with_operands(None))
- *   allocate  gpureduce/_planning/results.allocate_in_kind where the input's library makes the result (CuPy,
- *             PyTorch: written in place on the caller's stream), else None: the runner makes it
+ *   fresh     gpureduce/_planning/plan.fresh_result where the input's library makes the result (CuPy, PyTorch:
+ *             written in place on the caller's stream): fresh(a, x, shape, dtype) -> (array, its out= Operand), the
+ *             planner's own; else None: the runner makes it
  *   convert   None, or gpureduce/_planning/results.in_kind_of: convert(a) turns the runner's result into `a`'s kind
  *   view      None, or (shape, strides): the input seen flattened (a scan of the whole array)
- *   shape, dtype, code   the result's shape, NumPy dtype and gr_dtype code
+ *   shape, dtype   the result's shape and NumPy dtype
  */
 #include "ext.h"
 
 #define WHOLE_CALLS_KEPT 4096 /* keys held at most: a process that sees many layouts plans them again */
 
-enum { E_TEMPLATE, E_ALLOCATE, E_CONVERT, E_VIEW, E_SHAPE, E_DTYPE, E_CODE, E_COUNT };
+enum { E_TEMPLATE, E_FRESH, E_CONVERT, E_VIEW, E_SHAPE, E_DTYPE, E_COUNT };
 
 /* (kind, op, variant, exclusive, type(obj), layout) */
 static PyObject *
@@ -37,25 +38,6 @@ whole_key(PyObject *kind, PyObject *op, PyObject *variant, PyObject *exclusive, 
     PyObject *key = PyTuple_Pack(6, kind, op, variant, excl ? Py_True : Py_False, (PyObject *)Py_TYPE(obj), layout);
     Py_DECREF(layout);
     return key;
-}
-
-/* The out= operand of a result its library just made: read from the input's stream record where the input came on
- * the caller's current stream, else through the intake (the planner's fresh_result does the same). */
-static PyObject *
-fresh_operand(PyObject *module, PyObject *x, PyObject *made, PyObject *entry)
-{
-    if (!PyTuple_Check(made) || PyTuple_GET_SIZE(made) != 2) {
-        PyErr_SetString(PyExc_TypeError, "call_whole: the allocator must give (array, device address)");
-        return NULL;
-    }
-    PyObject *fresh = PyTuple_GET_ITEM(made, 0);
-    PyObject *desc = gr_operand_read(x)->size
-                         ? gr_operand_result_like(x, fresh, PyTuple_GET_ITEM(made, 1), PyTuple_GET_ITEM(entry, E_CODE),
-                                                  PyTuple_GET_ITEM(entry, E_SHAPE))
-                         : Py_NewRef(Py_None);
-    if (desc != Py_None) return desc;
-    Py_DECREF(desc);
-    return gr_intake(module, fresh, "out=");
 }
 
 PyObject *
@@ -91,16 +73,20 @@ gr_py_call_whole(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     in = view == Py_None ? Py_NewRef(x)
                          : gr_operand_view(x, PyTuple_GET_ITEM(view, 0), PyTuple_GET_ITEM(view, 1));
     if (!in) goto done;
-    PyObject *allocate = PyTuple_GET_ITEM(entry, E_ALLOCATE);
-    if (allocate != Py_None) {
-        PyObject *call[3] = {a, PyTuple_GET_ITEM(entry, E_SHAPE), PyTuple_GET_ITEM(entry, E_DTYPE)};
-        made = PyObject_Vectorcall(allocate, call, 3, NULL);
+    PyObject *fresh = PyTuple_GET_ITEM(entry, E_FRESH);
+    if (fresh != Py_None) {
+        PyObject *call[4] = {a, x, PyTuple_GET_ITEM(entry, E_SHAPE), PyTuple_GET_ITEM(entry, E_DTYPE)};
+        made = PyObject_Vectorcall(fresh, call, 4, NULL);
         if (!made) goto done;
-        if (made == Py_None) { /* the library made none this time: the planner decides */
+        if (!PyTuple_Check(made) || PyTuple_GET_SIZE(made) != 2) {
+            PyErr_SetString(PyExc_TypeError, "call_whole: fresh_result must give (array, Operand)");
+            goto done;
+        }
+        out = Py_NewRef(PyTuple_GET_ITEM(made, 1));
+        if (out == Py_None) { /* the library made none this time: the planner decides */
             result = Py_NewRef(x);
             goto done;
         }
-        if (!(out = fresh_operand(module, x, made, entry))) goto done;
     }
     if (!(plan = gr_plan_with_operands(PyTuple_GET_ITEM(entry, E_TEMPLATE), in, out ? out : Py_None))) goto done;
     result = gr_py_run(module, plan);
@@ -126,7 +112,7 @@ PyObject *
 gr_py_remember_whole(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 11) {
-        PyErr_SetString(PyExc_TypeError, "remember_whole(kind, op, variant, exclusive, x, template, allocate, convert, "
+        PyErr_SetString(PyExc_TypeError, "remember_whole(kind, op, variant, exclusive, x, template, fresh, convert, "
                                          "view, shape, dtype) takes 11 arguments");
         return NULL;
     }
@@ -138,25 +124,18 @@ gr_py_remember_whole(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "remember_whole: shape is a tuple, view None or (shape, strides)");
         return NULL;
     }
-    PyObject *template = args[5];
-    PyObject *code = PyObject_GetAttrString(template, "result_dtype"); /* the result's gr_dtype code */
-    if (!code) return NULL;
-    if (!state->whole_plans && !(state->whole_plans = PyDict_New())) goto fail;
-    if (!state->whole_kinds && !(state->whole_kinds = PySet_New(NULL))) goto fail;
+    if (!state->whole_plans && !(state->whole_plans = PyDict_New())) return NULL;
+    if (!state->whole_kinds && !(state->whole_kinds = PySet_New(NULL))) return NULL;
     if (PyDict_GET_SIZE(state->whole_plans) >= WHOLE_CALLS_KEPT) PyDict_Clear(state->whole_plans);
     PyObject *obj = PyObject_GetAttrString(x, "obj");
-    if (!obj) goto fail;
+    if (!obj) return NULL;
     PyObject *key = whole_key(args[0], args[1], args[2], args[3], obj, xo);
-    PyObject *entry = key ? PyTuple_Pack(E_COUNT, template, args[6], args[7], view, args[9], args[10], code) : NULL;
+    PyObject *entry = key ? PyTuple_Pack(E_COUNT, args[5], args[6], args[7], view, args[9], args[10]) : NULL;
     const int rc = entry ? PyDict_SetItem(state->whole_plans, key, entry) : -1;
     const int added = rc < 0 ? -1 : PySet_Add(state->whole_kinds, (PyObject *)Py_TYPE(obj));
     Py_XDECREF(entry);
     Py_XDECREF(key);
     Py_DECREF(obj);
-    Py_DECREF(code);
     if (added < 0) return NULL;
     Py_RETURN_NONE;
-fail:
-    Py_DECREF(code);
-    return NULL;
 }

@@ -256,7 +256,7 @@ def remember_whole(kind, op, variant, exclusive, x, plan, fresh, view=None):
     in_kind_of, is the call's.  `view`: the (shape, strides) the input is read at (a scan of the whole array)."""
     post = None if x.host or fresh is not None else in_kind_of
     _core.remember_whole(kind, op, variant, exclusive, x, plan.with_operands(None),
-                         allocate_in_kind if fresh is not None else None, post, view, plan.shape,
+                         fresh_result if fresh is not None else None, post, view, plan.shape,
                          DTYPES[plan.result_dtype])
 
 
