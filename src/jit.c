@@ -174,9 +174,13 @@ hash_text(key128 *k, const char *s)
 }
 
 /* The options NVRTC compiles with for `arch` (sm_XY as XY): the C++ standard of the build, cubin for the
- * architecture, the toolkit's headers, automatic precompiled headers, __int128 (the exact sum's window, as nvcc
- * allows it on Linux). */
-#define N_OPTIONS 7
+ * architecture, the toolkit's headers, __int128 (the exact sum's window, as nvcc allows it on Linux).
+ *
+ * Not -pch: NVRTC's automatic precompiled headers write 60-200 MB a program (700 MB for one test process) under $TMPDIR,
+ * a tmpfs in RAM on many systems, and remove them only at a normal exit: a killed process, a Jupyter restart or a
+ * multiprocessing child (os._exit) left them for good.  They saved about 1 s on the second and later CUB kernels
+ * of one process and cost 0.3-0.6 s on the first; the kernel cache already makes each kernel a one-time cost. */
+#define N_OPTIONS 6
 static int
 nvrtc_options(int arch, char storage[N_OPTIONS][600], const char *options[N_OPTIONS])
 {
@@ -186,9 +190,7 @@ nvrtc_options(int arch, char storage[N_OPTIONS][600], const char *options[N_OPTI
     snprintf(storage[3], sizeof storage[3], "-I%s/include/cccl", cuda_home()); /* CCCL's home since CUDA 13 */
     /* the C ABI's host prototypes (abi/gpureduce.h), declared but never called there, as NVRTC accepts them */
     snprintf(storage[4], sizeof storage[4], "-default-device");
-    /* the headers' parse kept in memory for the process's next compile: about half of a kernel's compile time */
-    snprintf(storage[5], sizeof storage[5], "-pch");
-    snprintf(storage[6], sizeof storage[6], "-device-int128");
+    snprintf(storage[5], sizeof storage[5], "-device-int128");
     for (int i = 0; i < N_OPTIONS; i++) options[i] = storage[i];
     return N_OPTIONS;
 }

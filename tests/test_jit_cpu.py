@@ -270,6 +270,23 @@ def test_processes_filling_the_cache_at_once_each_get_a_whole_entry(tmp_path):
     assert Path(outs[0].strip()).read_bytes().startswith(MAGIC)
 
 
+@needs_nvrtc
+def test_a_process_that_compiles_then_dies_leaves_nothing_in_the_temporary_folder(tmp_path):
+    """NVRTC's automatic precompiled headers (-pch) wrote 60-200 MB a program under $TMPDIR and removed them only
+    at a normal exit: every killed process or multiprocessing child (os._exit) left them behind."""
+    temporary, cache = tmp_path / "tmp", tmp_path / "cache"
+    temporary.mkdir(), cache.mkdir()
+    rc, out = _run("""
+        import os, gpureduce._core as c
+        program = c.jit_kernels()[0][0]
+        for name in [n for p, n in c.jit_kernels() if p == program][:2]:  # the second is what a PCH would serve
+            c.jit_compile(program, name, 75)
+        os._exit(0)  # no atexit handlers, as a multiprocessing child or a killed process
+    """, cache, TMPDIR=str(temporary))
+    assert rc == 0, out
+    assert list(temporary.iterdir()) == []
+
+
 # compiles the first listed kernel for sm_75, printing the error it raises
 COMPILE_ONE = """
         import gpureduce._core as c
