@@ -282,9 +282,11 @@ def time_stages(plan: Plan, repeats: int, warmup: int = 10) -> dict[str, float]:
 def jit_kernels() -> tuple[tuple[int, str], ...]:
     """(program, name expression) of every kernel compiled on first use: those outside cuda/abi/hot_set.def."""
 
-def jit_compile(program: int, name: str, arch: int, /) -> tuple[str, bool]:
+def jit_compile(program: int, name: str, arch: int, with_pch: bool = False, /) -> tuple[str, bool]:
     """The kernel's cubin for sm_<arch> in the disk cache: (its path, whether NVRTC compiled it now).  No GPU
-    needed.  RuntimeError naming what is missing where NVRTC or the toolkit's headers are not found."""
+    needed.  RuntimeError naming what is missing where NVRTC or the toolkit's headers are not found.  with_pch:
+    NVRTC's automatic precompiled headers (the process's later kernels of a program parse faster), 60-200 MB a
+    program under $TMPDIR, removed only at a normal exit of the process."""
 
 def jit_info() -> dict[str, Any]:
     """cache_dir, nvrtc (the library, or every place tried), nvrtc_found, nvrtc_version, cuda_home,

@@ -176,10 +176,12 @@ hash_text(key128 *k, const char *s)
 /* The options NVRTC compiles with for `arch` (sm_XY as XY): the C++ standard of the build, cubin for the
  * architecture, the toolkit's headers, __int128 (the exact sum's window, as nvcc allows it on Linux).
  *
- * Not -pch: NVRTC's automatic precompiled headers write 60-200 MB a program (700 MB for one test process) under $TMPDIR,
- * a tmpfs in RAM on many systems, and remove them only at a normal exit: a killed process, a Jupyter restart or a
- * multiprocessing child (os._exit) left them for good.  They saved about 1 s on the second and later CUB kernels
- * of one process and cost 0.3-0.6 s on the first; the kernel cache already makes each kernel a one-time cost. */
+ * A call's first use compiles without -pch: NVRTC's automatic precompiled headers write 60-200 MB a program under
+ * $TMPDIR (a tmpfs in RAM on many systems) and remove them only at a normal exit, so a killed process, a Jupyter
+ * restart or a multiprocessing child (os._exit) left them for good; they save about 1 s on a process's second and
+ * later CUB kernels and cost 0.3-0.6 s on the first, where the kernel cache already makes each kernel a one-time
+ * cost.  `warm` asks for them (with_pch): its workers compile hundreds of kernels each, in a temporary folder of
+ * their own that warm removes.  Not part of the kernel's key: the cubin is the same. */
 #define N_OPTIONS 6
 static int
 nvrtc_options(int arch, char storage[N_OPTIONS][600], const char *options[N_OPTIONS])
@@ -330,7 +332,7 @@ entry_write(const char *path, const cache_entry *e)
 
 /* NVRTC's cubin of `name` in `program` for `arch`, as a cache entry. */
 static gr_status
-compile(gr_jit_program program, const char *name, int arch, cache_entry *e)
+compile(gr_jit_program program, const char *name, int arch, int with_pch, cache_entry *e)
 {
     memset(e, 0, sizeof *e);
     if (!load_nvrtc())
@@ -346,13 +348,14 @@ compile(gr_jit_program program, const char *name, int arch, cache_entry *e)
                     "headers, and %s is missing: set CUDA_HOME to the toolkit, or fill the kernel cache where the "
                     "toolkit is: python -m gpureduce warm", g_nvrtc.path, header_path);
     char storage[N_OPTIONS][600];
-    const char *options[N_OPTIONS];
-    const int n_options = nvrtc_options(arch, storage, options);
+    const char *options[N_OPTIONS + 1];
+    int n_options = nvrtc_options(arch, storage, options + 1);
+    if (with_pch) options[0] = "-pch", n_options++; /* NVRTC wants its PCH options first */
     nvrtcProgram prog = NULL;
     nvrtcResult r = g_nvrtc.create(&prog, gr_jit_program_sources[program], gr_jit_program_names[program],
                                    GR_JIT_HEADER_COUNT, gr_jit_header_texts, gr_jit_header_names);
     if (r == NVRTC_SUCCESS) r = g_nvrtc.add_name(prog, name);
-    if (r == NVRTC_SUCCESS) r = g_nvrtc.compile(prog, n_options, options);
+    if (r == NVRTC_SUCCESS) r = g_nvrtc.compile(prog, n_options, with_pch ? options : options + 1);
     if (r != NVRTC_SUCCESS) {
         size_t log_size = 0;
         char log[2048] = "";
@@ -384,9 +387,11 @@ compile(gr_jit_program program, const char *name, int arch, cache_entry *e)
     return GR_OK;
 }
 
-/* The entry of (program, name, arch): from the disk cache, else compiled and kept there.  *compiled says which. */
+/* The entry of (program, name, arch): from the disk cache, else compiled (with_pch: see nvrtc_options) and kept
+ * there.  *compiled says which. */
 static gr_status
-obtain(gr_jit_program program, const char *name, int arch, cache_entry *e, int *compiled, char *path, size_t size)
+obtain(gr_jit_program program, const char *name, int arch, int with_pch, cache_entry *e, int *compiled, char *path,
+       size_t size)
 {
     const char *dir = cache_dir();
     path[0] = '\0';
@@ -397,7 +402,7 @@ obtain(gr_jit_program program, const char *name, int arch, cache_entry *e, int *
             return GR_OK;
         }
     }
-    const gr_status st = compile(program, name, arch, e);
+    const gr_status st = compile(program, name, arch, with_pch, e);
     if (st != GR_OK) return st;
     *compiled = 1;
     if (*path) entry_write(path, e);
@@ -487,7 +492,7 @@ gr_jit_kernel(gr_jit_program program, const char *name, void **kernel, int *cuda
     char path[1100];
     int compiled = 0;
     const double t0 = now_seconds();
-    st = obtain(program, name, arch, &e, &compiled, path, sizeof path);
+    st = obtain(program, name, arch, 0, &e, &compiled, path, sizeof path);
     if (st == GR_OK) {
         if (compiled) {
             g_stats.compiled++;
@@ -499,7 +504,7 @@ gr_jit_kernel(gr_jit_program program, const char *name, void **kernel, int *cuda
         if (err != cudaSuccess && k.name && !compiled) { /* a cache file the driver refuses: compile it again */
             (void)cudaGetLastError();
             entry_free(&e);
-            st = compile(program, name, arch, &e);
+            st = compile(program, name, arch, 0, &e);
             if (st == GR_OK) {
                 g_stats.compiled++;
                 if (*path) entry_write(path, &e);
@@ -536,14 +541,14 @@ gr_jit_kernel(gr_jit_program program, const char *name, void **kernel, int *cuda
 
 /* ---------------------------------------------------------------- the Python face */
 
-/* jit_compile(program, name, arch) -> (path, compiled): the kernel's cubin in the disk cache, compiled there if
- * it was not (no GPU needed): what `python -m gpureduce warm` runs for each kernel. */
+/* jit_compile(program, name, arch, with_pch=False) -> (path, compiled): the kernel's cubin in the disk cache,
+ * compiled there if it was not (no GPU needed): what `python -m gpureduce warm` runs for each kernel. */
 PyObject *
 gr_py_jit_compile(PyObject *module, PyObject *args)
 {
-    int program = 0, arch = 0;
+    int program = 0, arch = 0, with_pch = 0;
     const char *name = NULL;
-    if (!PyArg_ParseTuple(args, "isi:jit_compile", &program, &name, &arch)) return NULL;
+    if (!PyArg_ParseTuple(args, "isi|p:jit_compile", &program, &name, &arch, &with_pch)) return NULL;
     if (program < 0 || program >= GR_JIT_PROGRAM_COUNT) {
         PyErr_Format(PyExc_ValueError, "jit_compile: no program %d (0 to %d)", program, GR_JIT_PROGRAM_COUNT - 1);
         return NULL;
@@ -560,7 +565,7 @@ gr_py_jit_compile(PyObject *module, PyObject *args)
     pthread_mutex_lock(&g_lock);
     t_error[0] = '\0';
     const double t0 = now_seconds();
-    st = obtain((gr_jit_program)program, name, arch, &e, &compiled, path, sizeof path);
+    st = obtain((gr_jit_program)program, name, arch, with_pch, &e, &compiled, path, sizeof path);
     if (st == GR_OK) {
         entry_free(&e);
         if (compiled) {

@@ -51,8 +51,9 @@ static PyMethodDef core_methods[] = {
     {"time_stages", (PyCFunction)(void (*)(void))gr_py_time_stages, METH_VARARGS | METH_KEYWORDS,
      "time_stages(plan, repeats, warmup=10) -> {stage: median microseconds} of the runner's stages (host clock)."},
     {"jit_compile", gr_py_jit_compile, METH_VARARGS,
-     "jit_compile(program, name, arch) -> (path, compiled): the kernel `name` of a first-use program (jit_kernels())\n"
-     "in the disk cache for sm_<arch>, compiled with NVRTC when it was not there (no GPU needed)."},
+     "jit_compile(program, name, arch, with_pch=False) -> (path, compiled): the kernel `name` of a first-use program\n"
+     "(jit_kernels()) in the disk cache for sm_<arch>, compiled with NVRTC when it was not there (no GPU needed);\n"
+     "with_pch: NVRTC's automatic precompiled headers, 60-200 MB a program under $TMPDIR until a normal exit."},
     {"jit_kernels", gr_py_jit_kernels, METH_NOARGS,
      "jit_kernels() -> ((program, name), ...): every kernel compiled on first use (outside cuda/abi/hot_set.def)."},
     {"jit_info", gr_py_jit_info, METH_NOARGS,

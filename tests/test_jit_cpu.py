@@ -341,6 +341,24 @@ def test_warm_fills_the_cache_for_named_architectures(tmp_path):
     assert len(list(tmp_path.glob("*.cubin"))) == 2
 
 
+@needs_nvrtc
+def test_warm_in_parallel_leaves_nothing_in_the_temporary_folder(tmp_path):
+    """warm's workers compile with NVRTC's precompiled headers, which a pool's worker (it ends with os._exit) would
+    leave under $TMPDIR: warm gives them a folder of their own and removes it."""
+    temporary, cache = tmp_path / "tmp", tmp_path / "cache"
+    temporary.mkdir(), cache.mkdir()
+    rc, out = _run("""
+        import gpureduce._core as c
+        from gpureduce import _jit
+        program = c.jit_kernels()[0][0]
+        kernels = [k for k in c.jit_kernels() if k[0] == program][:4]
+        print(_jit.warm([75], jobs=2, kernels=kernels))
+    """, cache, TMPDIR=str(temporary))
+    assert rc == 0, out
+    assert eval(out.strip().splitlines()[-1], {})["compiled"] == 4
+    assert list(temporary.iterdir()) == []
+
+
 def test_warm_command_line(tmp_path):
     env = _environment(tmp_path)
     bad = subprocess.run([sys.executable, "-m", "gpureduce", "warm", "--arch", "sm_x"], capture_output=True,
