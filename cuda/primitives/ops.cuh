@@ -136,13 +136,17 @@ struct LogAddExp {
 template <class Op, class = void> struct skips_nan : false_type {};
 template <class Op> struct skips_nan<Op, void_t<decltype(Op::kSkipsNan)>> : true_type {};
 
-// The value a scan reads for element x: x in the accumulator type, or the identity for a NaN an Op skips.
+// The value a scan reads for element x: x in the accumulator type, or the identity for a NaN an Op skips.  A
+// select, not an early return: under `in_range ? scan_element(in[i]) : neutral` the return made nvcc branch around
+// each load and wait for it (nancumsum's loads went one at a time: 1.5x cumsum's time on columns, 2.8x whole).
 template <class Op, class Acc, class In>
 __host__ __device__ __forceinline__ Acc scan_element(const In &x) {
     if constexpr (skips_nan<Op>::value) {
-        if (is_nan(x)) return Op::template identity<Acc>();
+        const Acc v = convert<Acc>(x);
+        return is_nan(x) ? Op::template identity<Acc>() : v;
+    } else {
+        return convert<Acc>(x);
     }
-    return convert<Acc>(x);
 }
 
 // gr_op -> its functor: the one mapping reductions, scans and the axis machinery share.
