@@ -3,9 +3,13 @@
 whole, rows and columns, each axis variant, device time cold L2 (gpureduce._core.time_device), medians.  The nan
 scans are outside the hot set (first-use kernels); cumsum and cumprod's float32 kernels are in it.
 
-    PYTHONPATH=. python benchmarks/analysis/nan_scan_columns.py
+    PYTHONPATH=. python benchmarks/analysis/nan_scan_columns.py [--kernels]
+
+--kernels: each launch's own device time (PyTorch's profiler, CUPTI) of the columns case, cumsum's kernels
+against nancumsum's, to tell which of a plan's launches differ.
 """
 import statistics
+import sys
 
 import numpy as np
 
@@ -13,7 +17,27 @@ from gpureduce import _core
 from gpureduce._planning.plan import scan_plan
 
 
+def kernels():
+    import cupy as cp
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    x = cp.asarray(np.random.default_rng(7).standard_normal((1 << 14, 1 << 14), dtype=np.float32))
+    for op in ("sum", "nansum"):
+        plan = scan_plan(op, x, 0)
+        _core.time_device(plan, 2)  # compiled and loaded
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            _core.time_device(plan, 5, warmup=0)
+            torch.cuda.synchronize()
+        print(f"## {op} columns: the plan's launches, device us per launch (5 launches of the plan)")
+        for e in prof.key_averages():
+            if e.device_type.name == "CUDA" and e.count:
+                us = e.device_time_total / e.count if hasattr(e, "device_time_total") else e.cuda_time_total / e.count
+                print(f"- {e.count} x {us:.1f} us  {e.key[:140]}")
+
+
 def main():
+    if "--kernels" in sys.argv:
+        return kernels()
     import cupy as cp
     side = 1 << 14
     host = np.random.default_rng(7).standard_normal((side, side), dtype=np.float32)
