@@ -157,9 +157,7 @@ __global__ void __launch_bounds__(256) scan_ranges_thread_kernel(ScanProblem p, 
         Acc acc = scan_neutral<Op, Acc>();
         for (int64_t batch = r0; batch < r1; batch += kScanBatch) {
             Acc xs[kScanBatch];
-#pragma unroll
-            for (int b = 0; b < kScanBatch; b++)
-                xs[b] = batch + b < r1 ? scan_element<Op, Acc>(in[(batch + b) * p.ir]) : scan_neutral<Op, Acc>();
+            load_run<Op>(xs, in, batch, r1, p.ir);
 #pragma unroll
             for (int b = 0; b < kScanBatch; b++) {
                 const int64_t r = batch + b;

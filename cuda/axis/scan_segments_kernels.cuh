@@ -47,6 +47,27 @@ __device__ __forceinline__ V shfl_idx_any(const V &v, int src) {
 // (one load per lane per step left too few bytes in flight to reach the memory bandwidth).
 constexpr int kScanBatch = 4;
 
+// Positions first .. first + kScanBatch - 1 of one thread's sequence (times `stride` in memory) as a scan reads
+// them, the neutral element from `end` on.  A whole batch is loaded before any element is converted, so its
+// kScanBatch loads are in flight together: loads guarded one by one were issued one or two at a time, each
+// waited on before the next (nancumsum's column totals pass 1,000 us where cumsum's took 550, (2^14, 2^14) float32
+// on an H200).
+template <class Op, class Acc, class In>
+__device__ __forceinline__ void load_run(Acc (&xs)[kScanBatch], const In *in, int64_t first, int64_t end,
+                                         int64_t stride) {
+    if (first + kScanBatch <= end) {
+        In raw[kScanBatch];
+#pragma unroll
+        for (int b = 0; b < kScanBatch; b++) raw[b] = in[(first + b) * stride];
+#pragma unroll
+        for (int b = 0; b < kScanBatch; b++) xs[b] = scan_element<Op, Acc>(raw[b]);
+        return;
+    }
+#pragma unroll
+    for (int b = 0; b < kScanBatch; b++)
+        xs[b] = first + b < end ? scan_element<Op, Acc>(in[(first + b) * stride]) : scan_neutral<Op, Acc>();
+}
+
 // Inclusive scan of the `stride` interleaved sequences of a warp's 32 values (lane l belongs to sequence
 // l % stride, 32 a multiple of stride): each lane adds what the lane `offset` below holds, offset = stride,
 // 2 stride, ... < 32.  stride 1 is the plain Kogge-Stone scan; earlier operand on the left.
@@ -201,9 +222,7 @@ __global__ void __launch_bounds__(256) scan_columns_kernel(ScanProblem p, int64_
         Acc acc = (kWrite && totals && chunks > 1) ? totals[item] : scan_neutral<Op, Acc>();
         for (int64_t batch = r0; batch < r1; batch += kScanBatch) {
             Acc xs[kScanBatch];
-#pragma unroll
-            for (int b = 0; b < kScanBatch; b++)
-                xs[b] = batch + b < r1 ? scan_element<Op, Acc>(in[(batch + b) * p.ir]) : scan_neutral<Op, Acc>();
+            load_run<Op>(xs, in, batch, r1, p.ir);
 #pragma unroll
             for (int b = 0; b < kScanBatch; b++) {
                 const int64_t r = batch + b;
