@@ -57,36 +57,52 @@ def _worker_temporary_folder(folder):
     tempfile.tempdir = folder
 
 
+def _compile_program(work, jobs, on_share):
+    """One program's part of warm(): its (arch, program, name) items in shares of neighbouring kernels (one
+    Reducer's kernels lie together), in `jobs` processes; on_share(share, compiled) after each."""
+    size = max(1, min(64, len(work) // (4 * jobs) or 1))
+    shares = [work[i:i + size] for i in range(0, len(work), size)]
+    if jobs == 1:
+        for share in shares:
+            on_share(share, _compile_share(share))
+        return
+    # NVRTC's precompiled headers in each worker (its later kernels of the program parse ~1 s faster: CUB's), in
+    # a temporary folder removed below.  A worker keeps one file per program it compiled (60-200 MB each) until it
+    # ends, so a pool serves one program: jobs x 200 MB of $TMPDIR at most, where one pool for all eight programs
+    # held up to 700 MB a worker.
+    folder = tempfile.mkdtemp(prefix="gpureduce-warm-")
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(shares)), initializer=_worker_temporary_folder,
+                               initargs=(folder,))
+    try:
+        for share, n in zip(shares, pool.map(_compile_share_with_pch, shares)):
+            on_share(share, n)
+    finally:
+        pool.shutdown(cancel_futures=True)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def warm(archs: list[int], progress=None, jobs: int | None = None, kernels=None) -> dict:
     """Compile every first-use kernel (or `kernels`: (program, name) pairs) for each of `archs` into the disk cache,
-    in `jobs` processes (default: the CPUs); those already there are read, not compiled.  Returns {"kernels",
-    "compiled", "seconds", "cache_dir"}; `progress(done, total)` after each share."""
+    in `jobs` processes (default: the CPUs), one program after another; those already there are read, not
+    compiled.  With more than one job, up to about 200 MB of $TMPDIR a job while it runs (NVRTC's precompiled
+    headers), removed at the end.  Returns {"kernels", "compiled", "seconds", "cache_dir"}; `progress(done,
+    total)` after each share."""
     kernels = _core.jit_kernels() if kernels is None else tuple(kernels)
     work = [(arch, program, name) for arch in archs for program, name in kernels]
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(work) or 1))
-    started, compiled, done = time.perf_counter(), 0, 0
-    # shares of neighbouring kernels (one Reducer's kernels lie together: a worker's NVRTC reuses their parse)
-    size = max(1, min(64, len(work) // (4 * jobs) or 1))
-    shares = [work[i:i + size] for i in range(0, len(work), size)]
-    pool = folder = None
-    if jobs == 1:
-        results = map(_compile_share, shares)
-    else:
-        # NVRTC's precompiled headers in each worker: its later kernels of a program parse ~1 s faster (CUB's),
-        # at 60-200 MB a program in a temporary folder removed below
-        folder = tempfile.mkdtemp(prefix="gpureduce-warm-")
-        pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_temporary_folder, initargs=(folder,))
-        results = pool.map(_compile_share_with_pch, shares)
-    try:
-        for share, n in zip(shares, results):
-            compiled += n
-            done += len(share)
-            if progress:
-                progress(done, len(work))
-    finally:
-        if pool:
-            pool.shutdown(cancel_futures=True)
-        if folder:
-            shutil.rmtree(folder, ignore_errors=True)
-    return {"kernels": len(work), "compiled": compiled, "seconds": time.perf_counter() - started,
+    started = time.perf_counter()
+    counts = {"compiled": 0, "done": 0}
+
+    def on_share(share, compiled):
+        counts["compiled"] += compiled
+        counts["done"] += len(share)
+        if progress:
+            progress(counts["done"], len(work))
+
+    by_program = {}
+    for item in work:
+        by_program.setdefault(item[1], []).append(item)
+    for program_work in by_program.values():
+        _compile_program(program_work, jobs, on_share)
+    return {"kernels": len(work), "compiled": counts["compiled"], "seconds": time.perf_counter() - started,
             "cache_dir": _core.jit_info()["cache_dir"]}
