@@ -14,6 +14,7 @@ import subprocess
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 
 from . import _core
 
@@ -46,10 +47,6 @@ def _compile_share(share, with_pch=False):
     return sum(_core.jit_compile(program, name, arch, with_pch)[1] for arch, program, name in share)
 
 
-def _compile_share_with_pch(share):
-    return _compile_share(share, with_pch=True)
-
-
 def _worker_temporary_folder(folder):
     """A warm worker's TMPDIR: NVRTC's precompiled headers go there, and warm removes it (a pool's worker ends with
     os._exit, which skips the clean-up NVRTC does at a normal exit)."""
@@ -74,7 +71,7 @@ def _compile_program(work, jobs, on_share):
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(shares)), initializer=_worker_temporary_folder,
                                initargs=(folder,))
     try:
-        for share, n in zip(shares, pool.map(_compile_share_with_pch, shares)):
+        for share, n in zip(shares, pool.map(partial(_compile_share, with_pch=True), shares)):
             on_share(share, n)
     finally:
         pool.shutdown(cancel_futures=True)

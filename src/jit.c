@@ -349,13 +349,14 @@ compile(gr_jit_program program, const char *name, int arch, int with_pch, cache_
                     "toolkit is: python -m gpureduce warm", g_nvrtc.path, header_path);
     char storage[N_OPTIONS][600];
     const char *options[N_OPTIONS + 1];
-    int n_options = nvrtc_options(arch, storage, options + 1);
-    if (with_pch) options[0] = "-pch", n_options++; /* NVRTC wants its PCH options first */
+    int n_options = 0;
+    if (with_pch) options[n_options++] = "-pch"; /* NVRTC wants its PCH options first */
+    n_options += nvrtc_options(arch, storage, options + n_options);
     nvrtcProgram prog = NULL;
     nvrtcResult r = g_nvrtc.create(&prog, gr_jit_program_sources[program], gr_jit_program_names[program],
                                    GR_JIT_HEADER_COUNT, gr_jit_header_texts, gr_jit_header_names);
     if (r == NVRTC_SUCCESS) r = g_nvrtc.add_name(prog, name);
-    if (r == NVRTC_SUCCESS) r = g_nvrtc.compile(prog, n_options, with_pch ? options : options + 1);
+    if (r == NVRTC_SUCCESS) r = g_nvrtc.compile(prog, n_options, options);
     if (r != NVRTC_SUCCESS) {
         size_t log_size = 0;
         char log[2048] = "";

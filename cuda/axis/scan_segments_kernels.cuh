@@ -51,7 +51,9 @@ constexpr int kScanBatch = 4;
 // them, the neutral element from `end` on.  A whole batch is loaded before any element is converted, so its
 // kScanBatch loads are in flight together: loads guarded one by one were issued one or two at a time, each
 // waited on before the next (nancumsum's column totals pass 1,000 us where cumsum's took 550, (2^14, 2^14) float32
-// on an H200).
+// on an H200).  load_batch below (a warp's lanes side by side) keeps its guarded form: nvcc already issues those
+// loads together (16 in flight in the interleaved totals pass), and this whole-batch test, a branch per lane
+// there, cut them to four (SASS, sm_90).
 template <class Op, class Acc, class In>
 __device__ __forceinline__ void load_run(Acc (&xs)[kScanBatch], const In *in, int64_t first, int64_t end,
                                          int64_t stride) {
