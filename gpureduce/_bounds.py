@@ -314,11 +314,13 @@ def correctly_rounded_sum(x, dtype, count=None):
 
 
 def same_exact_result(got, want):
-    """Whether 0-d `got` is `want`, a correctly_rounded_sum, as the variant "exact" promises it: the same value in
-    the same dtype with the same sign (a zero's too), any NaN where it is NaN."""
+    """Whether `got` is `want` (exact_result's), as the variant "exact" promises it: the same values in the same
+    dtype with the same signs (a zero's too), any NaN where it is NaN."""
     got, want = np.asarray(got), np.asarray(want)
-    return got.dtype == want.dtype and got.shape == want.shape and \
-        bool(np.array_equal(got, want, equal_nan=True) and np.signbit(got) == np.signbit(want))
+    if got.dtype != want.dtype or got.shape != want.shape or not np.array_equal(got, want, equal_nan=True):
+        return False
+    numbers = ~np.isnan(want)
+    return bool(np.array_equal(np.signbit(got)[numbers], np.signbit(want)[numbers]))
 
 
 def _exact_sum(v):
@@ -368,21 +370,41 @@ def _flat_call(kind, v, op, x, result_dtype, axis, initial, where):
 
 
 def exact_call(kind, variant, op, x, result_dtype, axis, initial, where):
-    """Whether this call runs variant `variant`'s correctly rounded kernel (the "exact" property): its flat
-    kernel's floating sum, mean or their nan forms (_registry.EXACT_OPS)."""
+    """Whether this call runs variant `variant`'s correctly rounded kernels (the "exact" property): a floating
+    sum, mean or their nan forms (_registry.EXACT_OPS), whole or along axes, with where= and initial=, into the
+    input's dtype or one that holds its elements exactly (float64, float32 of a half format: the elements are cast
+    into it first)."""
     v = _variant(kind, variant)
-    return "exact" in v.properties and op in _registry.EXACT_OPS and dtype_kind(x.dtype) == "f" and \
-        _flat_call(kind, v, op, x, np.dtype(result_dtype), axis, initial, where)
+    if not ("exact" in v.properties and op in _registry.EXACT_OPS and dtype_kind(x.dtype) == "f"):
+        return False
+    result_dtype = np.dtype(result_dtype)
+    return result_dtype == x.dtype or result_dtype == np.float64 or \
+        (result_dtype == np.float32 and x.dtype.itemsize == 2)
 
 
-def exact_result(op, x, dtype):
+def exact_result(op, x, dtype, axis=None, where=True, initial=None):
     """The bits an exact_call of `op` (_registry.EXACT_OPS: sum, mean and their nan forms) on host array `x`
-    gives: correctly_rounded_sum, divided by the element count for a mean, of the elements that are not NaN for
-    a nan form."""
+    gives, each slice along `axis` (None: the whole array) its own: correctly_rounded_sum of the elements `where`
+    takes (and `initial`, one more element of a sum), divided by their count for a mean, of the elements that are
+    not NaN for a nan form.  An array of the result's shape without the reduced axes (0-d for a whole array)."""
     x = np.asarray(x)
-    if EXACT_OF[op] != op:  # a nan form (nansum: sum's on the numbers)
-        x = x[~np.isnan(x.astype(np.float32 if x.dtype.itemsize == 2 else x.dtype))]
-    return correctly_rounded_sum(x, dtype, count=x.size if _RESULT_RULE[op] == "MEAN" else None)
+    axes = tuple(range(x.ndim)) if axis is None else normalize_axis_tuple(axis, x.ndim)
+    kept = [i for i in range(x.ndim) if i not in axes]
+    moved = np.moveaxis(x, kept + list(axes), list(range(x.ndim)))
+    mask = None if where is True else np.moveaxis(np.broadcast_to(np.asarray(where, bool), x.shape),
+                                                  kept + list(axes), list(range(x.ndim)))
+    out = np.empty([x.shape[i] for i in kept], dtype)
+    for index in np.ndindex(*out.shape):
+        values = np.asarray(moved[index]).reshape(-1)
+        if mask is not None:
+            values = values[np.asarray(mask[index]).reshape(-1)]
+        if EXACT_OF[op] != op:  # a nan form (nansum: sum's on the numbers)
+            values = values[~np.isnan(values.astype(np.float32 if values.dtype.itemsize == 2 else values.dtype))]
+        if initial is not None:  # (a NaN initial= makes even a nansum NaN, as NumPy's)
+            values = np.concatenate([values, np.array([initial], x.dtype)])
+        out[index] = correctly_rounded_sum(values, dtype,
+                                           count=values.size if _RESULT_RULE[op] == "MEAN" else None)
+    return out
 
 
 def rounding_chain_of(kind, variant, op, x, result_dtype, axis, initial, where, n):

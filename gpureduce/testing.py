@@ -45,10 +45,11 @@ The bound, per output element (``eps(t) = numpy.finfo(t).eps``)::
 * ``eps(result) * |ref|`` is the final rounding of the result into its dtype; ``floor`` is four times the
   result dtype's smallest subnormal, the granularity of results near zero.
 * A reduction over no elements (and no ``initial``) gives the identity exactly: its bound is 0.
-* A variant with the "exact" property (``variant="exact"``) on a call its kernel runs (the sum, mean, nansum or
-  nanmean of a whole float16, bfloat16, float32 or float64 array, NumPy's result dtype) is held to zero ulps:
-  its bits must be those of the exact real sum (of the elements that are not NaN for the nan forms; divided by
-  their count for a mean) rounded once
+* A variant with the "exact" property (``variant="exact"``) on a call its kernels run (the sum, mean, nansum or
+  nanmean of a float16, bfloat16, float32 or float64 array, whole or along axes, with ``where=`` and
+  ``initial=``, in the input's dtype or one that holds its elements exactly) is held to zero ulps: each
+  result's bits must be those of the exact real sum of its slice (of the elements that are not NaN for the nan
+  forms; divided by their count for a mean) rounded once
   (``_bounds.correctly_rounded_sum``: the exact sum from ``math.fsum``'s passes, rounded once).
 
 ``SLACK = 8`` covers what a pure tree does not have beyond its depth: the short serial chains every parallel
@@ -273,10 +274,15 @@ def assert_matches_numpy(op, x, *args, variant="auto", rtol=None, **kwargs):
     reference = bound = None
     how = ""
     if exact_call(kind, variant, op, host_x, expected.dtype, axis, named.get("initial"), named.get("where", True)):
-        exact = np.array(exact_result(op, host_x, expected.dtype))  # the bits "exact" must give, -0.0 too
+        where = named.get("where", True)
+        exact = exact_result(op, host_x, expected.dtype, axis, to_numpy(where) if is_device_array(where) else where,
+                             named.get("initial")).reshape(got.shape)  # the bits "exact" must give, -0.0 too
         if not same_exact_result(got, exact):
-            raise AssertionError(f"{what}: got {got[()]!r}, the correctly rounded exact {op} is {exact[()]!r} "
-                                 f"(variant {variant!r} promises its bits)")
+            differ = np.flatnonzero(np.asarray((got != exact) & ~(np.isnan(got) & np.isnan(exact))).reshape(-1))
+            at = tuple(int(i) for i in np.unravel_index(int(differ[0]), got.shape)) if differ.size and got.ndim \
+                else ()  # the first value that differs (else a zero's sign)
+            raise AssertionError(f"{what}: got {got[at]!r} at {at}, the correctly rounded exact {op} is "
+                                 f"{exact[at]!r} (variant {variant!r} promises its bits)")
         return result
     if op in SUM_LIKE + PROD_LIKE + LOG_LIKE and dtype_kind(expected.dtype) in "fc":
         where = named.get("where", True)

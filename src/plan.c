@@ -334,7 +334,8 @@ check_fields(gr_plan *p, int kind, int variant, int op, int out_dtype, int launc
     if (kind == GR_KIND_COPY) return 0;
     if (!(p->info = gr_checked_variant(variant, op, (gr_kind)kind))) return -1;
     p->variant = (gr_variant)variant;
-    if (launcher == GR_LAUNCH_AXIS && !(p->info->properties & GR_PROP_AXES)) {
+    /* "exact" runs its floating sums and means along axes too (cuda/axis/reduce_segments_exact.cu) */
+    if (launcher == GR_LAUNCH_AXIS && !(p->info->properties & (GR_PROP_AXES | GR_PROP_EXACT))) {
         PyErr_Format(PyExc_ValueError, "Plan: variant '%s' has no axis kernels (launcher 'axis'); it runs whole arrays",
                      p->info->name);
         return -1;

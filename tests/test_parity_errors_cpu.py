@@ -306,9 +306,10 @@ BEYOND_PLAIN = {
 
 
 # exact's min and max (and integer sums) are exact in any order: auto's kernels run them, with every argument;
-# its whole floating array's mean is its own kernel's (the exact sum divided by the count)
+# its floating sums and means are its own kernels', whole or along axes, with every argument but the operators
+# and dtypes it has no exact kernel for (a product, argmin, argmax: refused)
 _BEYOND_PLAIN_CASES = [(v, r) for v in TEACHING for r in sorted(BEYOND_PLAIN)
-                       if not (v == "exact" and (BEYOND_PLAIN[r][0] in ("min", "max") or r == "mean"))]
+                       if not (v == "exact" and BEYOND_PLAIN[r][0] in ("min", "max", "sum", "mean"))]
 
 
 @pytest.mark.skipif(not TEACHING, reason="no teaching variants registered")
@@ -325,15 +326,14 @@ def test_teaching_variants_name_the_variants_that_can(variant, request_, source)
 @pytest.mark.parametrize("request_", sorted(r for r, (name, _, _) in BEYOND_PLAIN.items() if name in ("min", "max")))
 def test_exact_min_and_max_plan_autos_kernels_with_every_argument(request_):
     """exact's min and max (exact in any order) are planned on auto's kernels, so they take what auto takes; its
-    floating sums stay whole-array ones (the correctly rounded kernel), a float sum along an axis is refused."""
+    floating sums run its own kernels, whole or along an axis (the correctly rounded ones)."""
     from gpureduce._planning.plan import prepare_reduce
     name, a, kw = BEYOND_PLAIN[request_]
     exact, _ = prepare_reduce(name, a, variant="exact", **kw)
     auto, _ = prepare_reduce(name, a, variant="auto", **kw)
     assert repr(exact) == repr(auto) and "variant auto" in repr(exact)
     assert "variant exact" in repr(prepare_reduce("sum", np.ones(8, np.float16), variant="exact")[0])
-    with pytest.raises(ValueError, match="whole array"):
-        prepare_reduce("sum", X2, axis=1, variant="exact")
+    assert "variant exact" in repr(prepare_reduce("sum", X2, axis=1, variant="exact")[0])
 
 
 # whole-array reductions said another way: one dense segment in NumPy's result dtype, which the teaching variants'
@@ -359,7 +359,8 @@ def test_teaching_variants_take_every_whole_array_reduction(variant, request_):
 
 @pytest.mark.parametrize("variant", TEACHING)
 def test_teaching_variants_through_reduce(variant):
-    for op, kw in [("mean", {"axis": 1} if variant == "exact" else {}), ("argmax", {}), ("sum", {"axis": 1})]:
+    for op, kw in [("prod", {"axis": 1}) if variant == "exact" else ("mean", {}), ("argmax", {}),
+                   ("sum", {"axis": 1} if variant != "exact" else {"axis": 1, "dtype": np.complex64})]:
         with pytest.raises(ValueError) as e:
             gpureduce.reduce(op, X2, variant=variant, **kw)
         for able in ABLE_VARIANTS:

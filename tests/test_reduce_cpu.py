@@ -240,8 +240,9 @@ def test_a_whole_array_kernel_reads_the_input_as_it_is(variant):
 
 def test_exact_plans_floating_sums_and_means_and_passes_the_rest_on():
     """variant="exact" runs its own kernel for a whole floating array's sum and mean and their nan forms (one
-    rounding; a mean's of the sum divided by the count), auto's for integer inputs and for min and max; a floating mean along an axis,
-    with dtype= or where= is refused naming the variants that take them."""
+    rounding; a mean's of the sum divided by the count), its axis kernels along axes, with where=, initial= and
+    out= (cuda/axis/reduce_segments_exact.cu), a dtype= after a cast into it; auto's for integer inputs and for
+    min and max; complex inputs and other operators are refused naming the variants that take them."""
     from gpureduce._planning.plan import prepare_reduce
     from gpureduce import _core
     by_name = {v.name: v.index for v in REDUCE}
@@ -255,6 +256,15 @@ def test_exact_plans_floating_sums_and_means_and_passes_the_rest_on():
                   ("max", np.ones(5, np.float32))):
         assert prepare_reduce(op, x, variant="exact")[0].variant == by_name["auto"], op
     x = np.ones((2, 5), np.float32)
-    for kwargs in ({"axis": 1}, {"dtype": np.float64}, {"where": x > 0}):
-        with pytest.raises(ValueError, match="auto"):
-            prepare_reduce("mean", x, variant="exact", **kwargs)
+    for kwargs in ({"axis": 1}, {"axis": 0, "keepdims": True}, {"where": x > 0}):
+        plan, _ = prepare_reduce("mean", x, variant="exact", **kwargs)
+        assert plan.variant == by_name["exact"] and plan.launcher == _core.LAUNCH_AXIS, kwargs
+        assert plan.a.dtype == np.float32
+    plan, _ = prepare_reduce("mean", x, variant="exact", dtype=np.float64)  # the elements cast first, exactly here
+    assert plan.variant == by_name["exact"] and plan.a.dtype == np.float64
+    plan, _ = prepare_reduce("sum", x, axis=1, initial=2.0, variant="exact")
+    assert plan.variant == by_name["exact"] and plan.launcher == _core.LAUNCH_AXIS
+    with pytest.raises(ValueError, match="auto"):
+        prepare_reduce("sum", np.ones((2, 5), np.complex64), axis=1, variant="exact")
+    with pytest.raises(ValueError, match="auto"):
+        prepare_reduce("prod", x, axis=1, variant="exact")

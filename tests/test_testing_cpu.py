@@ -213,16 +213,19 @@ def test_error_bound_refuses_unknown_names(op, variant, match):
 
 def test_error_bound_is_the_same_for_every_variant():
     """The same for every variant whose chain is short at this size; 0 for an exact one (held to its bits), and for
-    it only where its kernel runs the call (a whole float array in NumPy's result dtype)."""
+    it only where its kernels run the call (a float array, whole or along axes, in a dtype that holds its elements
+    exactly; not a narrower dtype=, into which NumPy rounds each element first)."""
     x = np.random.default_rng(1).uniform(-1, 1, 1000).astype(np.float32)
     variants = gpureduce.variants(kind="reduce")
     assert len({float(error_bound("sum", x, np.float32, variant=v.name)) for v in variants
                 if "exact" not in v.properties}) == 1
     exact = [v.name for v in variants if "exact" in v.properties]
     assert exact and all(float(error_bound("sum", x, np.float32, variant=name)) == 0.0 for name in exact)
-    assert all(float(error_bound("sum", x, np.float64, variant=name)) > 0 for name in exact)  # dtype=float64
-    assert all(float(error_bound("sum", x.reshape(10, 100), np.float32, variant=name, axis=1)[0]) > 0
-               for name in exact)  # an axis: not its kernel's call
+    assert all(float(error_bound("sum", x, np.float64, variant=name)) == 0.0 for name in exact)  # dtype=float64
+    assert all(not np.any(error_bound("sum", x.reshape(10, 100), np.float32, variant=name, axis=1))
+               for name in exact)  # along an axis too
+    assert all(float(error_bound("sum", x.astype(np.float64), np.float32, variant=name)) > 0
+               for name in exact)  # dtype=float32 of float64 elements: each rounded first
 
 
 # ---------------------------------------------------------------- assert_matches_numpy against stand-ins

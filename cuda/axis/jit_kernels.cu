@@ -13,7 +13,7 @@
 #include "axis/reduce_segments_cub.cuh"
 #include "axis/scan_segments.cuh"
 #include "axis/scan_segments_cub.cuh"
-#include "variants/exact_sum_kernels.cuh"
+#include "axis/exact_segments_kernels.cuh"
 
 namespace gr {
 namespace {
@@ -176,11 +176,15 @@ extern "C" int gr_jit_each_kernel(int (*each_listed)(void *, gr_jit_program, con
 #undef GR_OP
 #undef GR_EACH_REDUCE
 #undef GR_EACH_SCAN
-    for (int d = 0; d < GR_DTYPE_COUNT && !stop; d++)  // the whole-array variant "exact": each of its operators
+    for (int d = 0; d < GR_DTYPE_COUNT && !stop; d++)  // variant "exact": each of its operators, whole and along axes
         for (int op = 0; op < GR_OP_COUNT && !stop; op++)
             if ((GR_DTYPES_EXACT_SUM & GR_DTBIT(d)) && (GR_OPS_EXACT_KERNEL & GR_OPBIT(op))) {
                 exact_sum_kernel_name(gr_dtype(d), gr_op(op), name, sizeof name);
                 stop = each(context, GR_JIT_EXACT_SUM, name);
+                for (int columns = 0; columns < 2 && !stop; columns++) {
+                    exact_segments_kernel_name(columns, gr_dtype(d), gr_op(op), name, sizeof name);
+                    stop = each(context, GR_JIT_EXACT_SEGMENTS, name);
+                }
             }
     return stop;
 }

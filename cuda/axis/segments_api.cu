@@ -15,6 +15,8 @@
 #undef GR_OP
 #undef GR_DECLARE_REDUCE
 #undef GR_DECLARE_SCAN
+extern "C" int gr_segments_exact_runs(gr_op, gr_dtype, gr_dtype);
+extern "C" gr_status gr_reduce_segments_exact(const gr_args *, const gr_segments *, size_t *, int *);
 
 namespace {
 
@@ -29,6 +31,31 @@ const gr_variant_info *axis_variant(gr_variant variant, gr_kind kind) {
 }
 
 bool is_cub(gr_variant variant, gr_kind kind) { return axis_variant(variant, kind)->properties & GR_PROP_BASELINE; }
+
+// Variant "exact" (GR_PROP_EXACT): its floating sums, means and their nan forms along axes are its own kernels'
+// (axis/reduce_segments_exact.cu); what else it takes (integer sums and means, min, max: exact in any order) is
+// the default variant's.
+const gr_variant_info *variant_with(gr_kind kind, unsigned property, gr_variant *index) {
+    int count;
+    const gr_variant_info *table = gr_variant_table(&count);
+    for (int i = 0; i < count; i++)
+        if (table[i].kind == kind && (table[i].properties & property)) {
+            if (index) *index = gr_variant(i);
+            return &table[i];
+        }
+    return nullptr;
+}
+
+bool is_exact(gr_variant variant, gr_kind kind) {
+    gr_variant exact;
+    return variant_with(kind, GR_PROP_EXACT, &exact) && variant == exact;
+}
+
+gr_variant default_variant(gr_kind kind) {
+    gr_variant index = gr_variant(0);
+    variant_with(kind, GR_PROP_DEFAULT, &index);
+    return index;
+}
 
 // The call as the instantiated kernels see it (gr::kernel_types), and whether CUB runs it: empty segments
 // (nothing to reduce, only identities to write) go to gpureduce's kernels whatever the variant.
@@ -56,6 +83,12 @@ Route route(const gr_args *a, const gr_segments *s, gr_kind kind) {
 }
 
 gr_status reduce_route(const gr_args *a, const gr_segments *s, size_t *ws, int *err) {
+    if (a && s && is_exact(a->variant, GR_KIND_REDUCE)) {
+        if (gr_segments_exact_runs(a->op, a->in_dtype, a->out_dtype)) return gr_reduce_segments_exact(a, s, ws, err);
+        gr_args as_default = *a;
+        as_default.variant = default_variant(GR_KIND_REDUCE);
+        return reduce_route(&as_default, s, ws, err);
+    }
     const Route r = route(a, s, GR_KIND_REDUCE);
     if (r.status != GR_OK) return r.status;
     switch (r.args.op) {
@@ -96,6 +129,11 @@ gr_status scan_route(const gr_args *a, const gr_segments *s, size_t *ws, int *er
 }  // namespace
 
 extern "C" int gr_segments_supported(gr_kind kind, gr_variant variant, gr_op op, gr_dtype in, gr_dtype out) {
+    if (kind == GR_KIND_REDUCE && is_exact(variant, kind)) {  // exact's own operators and dtypes: into `in` only
+        if (op >= 0 && op < GR_OP_COUNT && (GR_OPS_EXACT_KERNEL & GR_OPBIT(op)) && (GR_DTYPES_EXACT_SUM & GR_DTBIT(in)))
+            return gr_segments_exact_runs(op, in, out);
+        variant = default_variant(kind);
+    }
     if (!axis_variant(variant, kind) || op < 0 || op >= GR_OP_COUNT || !gr::segments_supported(kind, op, in, out)) return 0;
     const gr::KernelTypes k = gr::kernel_types(op, in, out);
     return gr::instantiated(is_cub(variant, kind), kind, op, k.in, k.out) ? 1 : 0;

@@ -128,11 +128,13 @@ struct ExactColumn {
     static constexpr int kAddsBetweenCarries = sizeof(T) == 8 ? 512 : 1 << 30;
     int64_t *column;  // digit d at column[d * kBlock]
     unsigned flags = 0;
-    int adds = 0;  // since the last normalize
+    int adds = 0;          // since the last normalize
+    bool touched = false;  // added to since it was zeroed (the axis kernels clear only what they touched)
 
     __device__ __forceinline__ int64_t &digit(int d) const { return column[d * kBlock]; }
     __device__ __forceinline__ void add_scaled(uint64_t lo, uint64_t hi, int at, bool negative) {
         exact_pieces<F::kDigits>(lo, hi, at, negative, [&](int d, int64_t piece) { digit(d) += piece; });
+        touched = true;
         count_add();
     }
     __device__ __forceinline__ void add_element(uint64_t m, int pos, bool negative) {
@@ -140,6 +142,7 @@ struct ExactColumn {
         const int64_t low = int64_t(uint32_t(m << s)), rest = int64_t(s ? m >> (32 - s) : m >> 32);
         digit(d) += negative ? -low : low;
         if (rest && d + 1 < F::kDigits) digit(d + 1) += negative ? -rest : rest;
+        touched = true;
         count_add();
     }
     __device__ __forceinline__ void add_flags(unsigned f) { flags |= f; }

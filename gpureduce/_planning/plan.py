@@ -84,8 +84,8 @@ def launcher_for(kind, v, op, x, rt_code, seg, reads_more, result_ndim, out_desc
             and ((result_ndim == 0 and (out_desc is None or "axes" not in v.properties)) if kind == _REDUCE
                  else (seg.reduce_count <= 1 or seg.reduce_out_stride == 1))):
         return _FLAT_LAUNCH
-    if "axes" in v.properties:
-        return _AXIS_LAUNCH
+    if "axes" in v.properties or ("exact" in v.properties and x.dtype in v.numpy_dtypes):
+        return _AXIS_LAUNCH  # exact: its floating sums and means along axes too (reduce_segments_exact.cu)
     axis = ", ".join(AXIS_VARIANTS["reduce" if kind == _REDUCE else "scan"])
     if x.dtype not in v.numpy_dtypes:
         raise ValueError(f"variant '{v.name}' does not support dtype {x.dtype}; it supports {', '.join(v.dtypes)}; "
@@ -341,7 +341,8 @@ def prepare_reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initi
     direct = out_desc is not None and not out_desc.host and out_desc.dtype == rt and \
         ("axes" in v.properties or fresh is not None)
     reads_more = mask is not None or weights is not None or has_initial or parameter is not None
-    if "axes" in v.properties and not segments_supported(_REDUCE, v.index, op_code, x.code, dtype_code(rt)):
+    if ("axes" in v.properties or "exact" in v.properties) and \
+            not segments_supported(_REDUCE, v.index, op_code, x.code, dtype_code(rt)):
         dense = None if rshape else segments_plan(x.shape, x.strides, set(axes), out_strides=(0,) * len(x.shape),
                                                   ordered=op in ARG_OPS)
         if not _whole_kernel_reads(_REDUCE, v, op, x, rt, dense, reads_more, out_desc if direct else None):
