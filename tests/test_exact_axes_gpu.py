@@ -201,3 +201,15 @@ def test_graph_capture_and_replay_on_new_data():
         graph.launch(stream)
         stream.synchronize()
         assert same_bits(r.get(), (first * factor).astype(np.float32))
+
+
+def test_a_cut_call_leaves_the_next_calls_their_zeroed_counters():
+    """A call cut into chunks keeps its words after the workspace's counters (gpureduce.h: zero on entry, left
+    zero): the whole-array kernel after it, which counts its blocks there, still finds them zero."""
+    rng = np.random.default_rng()
+    for _ in range(3):
+        m = data("normal", "float32", (2, 2**20 + 7), rng)
+        assert same_bits(run("sum", cupy.asarray(m), axis=1), reference("sum", m, 1, np.dtype(np.float32)))
+        x = data("full range", "float64", (1001,), rng)
+        assert same_bits(run("sum", cupy.asarray(x)), reference("sum", x, None, np.dtype(np.float64)))
+        assert same_bits(run("mean", cupy.asarray(x[:1])), x[0])

@@ -75,8 +75,11 @@ ExactPlan exact_plan(const gr_segments *s, int sm_count, ExactShape shape) {
         p.grid = blocks < cap ? blocks : cap;
     }
     if (p.grid < 1) p.grid = 1;
+    // after the counters every call leaves zero (gpureduce.h), which the kernels do not touch: the chunks' words,
+    // then a counter a segment, zeroed by a memset before the kernel and left as they end
     p.words_bytes = g.chunks > 1 ? align_up(size_t(segments) * shape.words * sizeof(int64_t), GR_WORKSPACE_ALIGN) : 0;
-    p.workspace_bytes = g.chunks > 1 ? p.words_bytes + align_up(size_t(segments) * sizeof(unsigned), GR_WORKSPACE_ALIGN)
+    p.workspace_bytes = g.chunks > 1 ? GR_WORKSPACE_ZEROED_BYTES + p.words_bytes +
+                                           align_up(size_t(segments) * sizeof(unsigned), GR_WORKSPACE_ALIGN)
                                      : 0;
     return p;
 }
@@ -102,9 +105,11 @@ gr_status reduce_segments_exact(const gr_args *a, const gr_segments *s, size_t *
     int64_t *words = nullptr;
     unsigned *done = nullptr;
     if (p.workspace_bytes) {  // the chunks' sums start from zero
-        words = static_cast<int64_t *>(a->workspace);
-        done = reinterpret_cast<unsigned *>(static_cast<char *>(a->workspace) + p.words_bytes);
-        const gr_status zeroed = cuda_status(cudaMemsetAsync(a->workspace, 0, p.workspace_bytes, stream), cuda_error);
+        char *scratch = static_cast<char *>(a->workspace) + GR_WORKSPACE_ZEROED_BYTES;
+        words = reinterpret_cast<int64_t *>(scratch);
+        done = reinterpret_cast<unsigned *>(scratch + p.words_bytes);
+        const gr_status zeroed = cuda_status(
+            cudaMemsetAsync(scratch, 0, p.workspace_bytes - GR_WORKSPACE_ZEROED_BYTES, stream), cuda_error);
         if (zeroed != GR_OK) return zeroed;
     }
     const void *in = a->in;
