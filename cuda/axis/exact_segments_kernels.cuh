@@ -99,35 +99,163 @@ __device__ __forceinline__ void exact_finish_unit(ExactDigits<T> &sum, uint64_t 
         exact_write<In, kOp>(sum, exact_read_segment(sum, seg), nan_initial, out);
 }
 
-// A thread's elements k0, k0 + step, ... (below k1) of one segment into its window, several loads in flight;
-// the mask's zero bytes left out.  `taken` counts what the mean divides by (nanmean: not its NaNs).
-template <class In, gr_op kOp, class T>
-__device__ __forceinline__ void exact_read_run(const In *p, const unsigned char *m, int64_t ir, int64_t mr,
-                                               int64_t k0, int64_t k1, int64_t step, ExactWindow<T> &window,
-                                               ExactColumn<T> &column, uint64_t &taken) {
+// One element into a thread's window; `taken` counts what a mean divides by (nanmean: not its NaNs).
+template <gr_op kOp, class T>
+__device__ __forceinline__ void exact_take(T x, ExactWindow<T> &window, ExactColumn<T> &column, uint64_t &taken) {
+    taken += kOp != GR_OP_NANMEAN || x == x;
+    window.add(x, column);
+}
+
+// A thread's `count` elements p[0], p[stride], ... into its window, eight loads in flight (kMasked: only those
+// whose mask byte m[0], m[mask_stride], ... is nonzero).  The window spills before its headroom runs out.
+template <bool kMasked, class In, gr_op kOp, class T>
+__device__ __forceinline__ void exact_read_strided(const In *p, const unsigned char *m, int64_t stride,
+                                                   int64_t mask_stride, int64_t count, ExactWindow<T> &window,
+                                                   ExactColumn<T> &column, uint64_t &taken) {
     constexpr int kInFlight = 8;
     constexpr int64_t kBatchesBetweenSpills = (ExactWindow<T>::kSpillEvery - 2) / kInFlight;
     int64_t batches = 0;
-    for (int64_t k = k0; k < k1; k += kInFlight * step) {
+    for (; count >= kInFlight; count -= kInFlight) {
         T x[kInFlight];
         bool take[kInFlight];
 #pragma unroll
         for (int j = 0; j < kInFlight; j++) {
-            const int64_t kj = k + j * step;
-            take[j] = kj < k1 && (!m || m[kj * mr]);
-            x[j] = take[j] ? exact_widen(p[kj * ir]) : T(0);
+            take[j] = !kMasked || m[j * mask_stride];
+            x[j] = exact_widen(p[j * stride]);
         }
 #pragma unroll
-        for (int j = 0; j < kInFlight; j++) {
-            if (!take[j]) continue;  // (a zero would take the window's slow path)
-            taken += kOp != GR_OP_NANMEAN || x[j] == x[j];
-            window.add(x[j], column);
+        for (int j = 0; j < kInFlight; j++)
+            if (take[j]) exact_take<kOp>(x[j], window, column, taken);  // (a zero would take the slow path)
+        p += kInFlight * stride;
+        if (kMasked) m += kInFlight * mask_stride;
+        if (++batches == kBatchesBetweenSpills) {
+            window.spill_window(column);
+            batches = 0;
+        }
+    }
+    for (int64_t j = 0; j < count; j++)
+        if (!kMasked || m[j * mask_stride]) exact_take<kOp>(exact_widen(p[j * stride]), window, column, taken);
+}
+
+// Elements [0, n) of unit-stride p shared by `lanes` threads (this one `lane`), read as 16-byte vectors where
+// aligned (a thread's ExactLaunch::kVectorsInFlight at a time), the elements before the first vector boundary and
+// after the last whole vector one by one.
+template <class In, gr_op kOp, class T>
+__device__ __forceinline__ void exact_read_contiguous(const In *p, int64_t n, int lane, int lanes,
+                                                      ExactWindow<T> &window, ExactColumn<T> &column,
+                                                      uint64_t &taken) {
+    using Vec = ExactVector<In>;
+    constexpr int kInFlight = ExactLaunch<T>::kVectorsInFlight;
+    constexpr int64_t kBatchesBetweenSpills = (ExactWindow<T>::kSpillEvery - 2) / (kInFlight * Vec::kLanes);
+    const int64_t misalign = int64_t(reinterpret_cast<uintptr_t>(p) % 16);
+    int64_t head = misalign ? (16 - misalign) / int64_t(sizeof(In)) : 0;
+    head = head < n ? head : n;
+    if (lane < head) exact_take<kOp>(exact_widen(p[lane]), window, column, taken);
+    const typename Vec::type *v = reinterpret_cast<const typename Vec::type *>(p + head);
+    const int64_t count = (n - head) / Vec::kLanes;
+    int64_t i = lane, batches = 0;
+    for (; i + (kInFlight - 1) * lanes < count; i += kInFlight * lanes) {
+        typename Vec::type loaded[kInFlight];
+#pragma unroll
+        for (int k = 0; k < kInFlight; k++) loaded[k] = v[i + k * lanes];
+#pragma unroll
+        for (int k = 0; k < kInFlight; k++) {
+            T x[Vec::kLanes];
+            Vec::each(loaded[k], x);
+#pragma unroll
+            for (int l = 0; l < Vec::kLanes; l++) exact_take<kOp>(x[l], window, column, taken);
         }
         if (++batches == kBatchesBetweenSpills) {
             window.spill_window(column);
             batches = 0;
         }
     }
+    for (; i < count; i += lanes) {
+        T x[Vec::kLanes];
+        Vec::each(v[i], x);
+#pragma unroll
+        for (int l = 0; l < Vec::kLanes; l++) exact_take<kOp>(x[l], window, column, taken);
+    }
+    const int64_t tail = head + count * Vec::kLanes + lane;
+    if (tail < n) exact_take<kOp>(exact_widen(p[tail]), window, column, taken);
+}
+
+// A thread's elements k0, k0 + step, ... (below k1) of a segment whose element r is p[r * ir] (mask byte
+// m[r * mr], m null: every element) into its window.  `lanes` threads share the segment with this one, `lane`
+// (step = lanes: the rows kernel's warp; 1: the columns kernel's thread alone).
+template <class In, gr_op kOp, class T>
+__device__ __forceinline__ void exact_read_segment(const In *p, const unsigned char *m, int64_t ir, int64_t mr,
+                                                   int64_t k0, int64_t k1, int lane, int lanes,
+                                                   ExactWindow<T> &window, ExactColumn<T> &column, uint64_t &taken) {
+    if (!m && ir == 1) {
+        exact_read_contiguous<In, kOp>(p + k0, k1 - k0, lane, lanes, window, column, taken);
+        return;
+    }
+    const int64_t first = k0 + lane, count = first < k1 ? (k1 - first + lanes - 1) / lanes : 0;
+    if (m) exact_read_strided<true, In, kOp>(p + first * ir, m + first * mr, lanes * ir, lanes * mr, count, window,
+                                             column, taken);
+    else exact_read_strided<false, In, kOp>(p + first * ir, m, lanes * ir, 0, count, window, column, taken);
+}
+
+// S = w x 2^anchor (units of 2^kLsb of T, ExactWindow's) rounded to nearest-even in T in one conversion, where
+// the result is in T's normal range or beyond it (an overflow is an infinity, as IEEE 754 rounds); false where
+// it would be subnormal (the digits' rounding then).  +0.0 for S = 0.
+template <class T>
+__device__ __forceinline__ bool exact_round_window(__int128 w, int anchor, T *out) {
+    using U = unsigned __int128;
+    constexpr int kMantissa = ExactFormat<T>::kMantissa, kMinExponent = sizeof(T) == 8 ? -1022 : -126;
+    const bool negative = w < 0;
+    const U m = negative ? U(-w) : U(w);
+    if (m == 0) {
+        *out = T(0);
+        return true;
+    }
+    const uint64_t hi = uint64_t(m >> 64), lo = uint64_t(m);
+    const int top = hi ? 127 - __clzll(hi) : 63 - __clzll(lo);
+    const int shift = top >= kMantissa ? top - (kMantissa - 1) : 0;  // bits below the kept ones
+    uint64_t kept = uint64_t(m >> shift);
+    if (shift > 0) {
+        const U rest = m & ((U(1) << shift) - 1), half = U(1) << (shift - 1);
+        kept += rest > half || (rest == half && (kept & 1u));  // (2^kMantissa at most: one binade up, exact)
+    }
+    const int exponent = anchor + ExactTarget<T>::kLsb + shift;  // S rounded = kept x 2^exponent
+    if ((shift > 0 ? kMantissa - 1 : top) + exponent < kMinExponent) return false;
+    T r;
+    if constexpr (sizeof(T) == 8) r = ldexp(double(kept), exponent);
+    else r = ldexpf(float(kept), exponent);
+    *out = negative ? -r : r;
+    return true;
+}
+
+// Whether a whole segment's sum may be rounded from its window alone (exact_round_window): a sum or nansum in the
+// input's own format, no NaN or infinity it keeps, no NaN initial=.
+template <class In, gr_op kOp, class T>
+__device__ __forceinline__ bool exact_window_rounds(unsigned flags, bool nan_initial, const ExactSegments &g) {
+    constexpr bool kNan = kOp == GR_OP_NANSUM;
+    if constexpr ((kOp == GR_OP_SUM || kNan) && sizeof(In) == sizeof(T))
+        return g.chunks == 1 && !nan_initial && (kNan ? flags & ~unsigned(kExactNaN) : flags) == 0;
+    else
+        return false;
+}
+
+// The warp's windows summed (in 128 bits: 32 of them cannot overflow it) into every lane's `total`, at their one
+// `anchor`; false where the lanes that hold anything do not share one.
+template <class T>
+__device__ __forceinline__ bool exact_warp_window_sum(const ExactWindow<T> &window, __int128 &total, int &anchor) {
+    const unsigned holding = __ballot_sync(0xffffffffu, window.w != 0);
+    total = 0;
+    anchor = 0;
+    if (!holding) return true;
+    anchor = __shfl_sync(0xffffffffu, window.anchor, __ffs(holding) - 1);
+    if (!__all_sync(0xffffffffu, window.w == 0 || window.anchor == anchor)) return false;
+    total = window.w;
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) {
+        const uint64_t lo = __shfl_xor_sync(0xffffffffu, uint64_t(total), offset);
+        const uint64_t hi = __shfl_xor_sync(0xffffffffu, uint64_t((unsigned __int128)total >> 64), offset);
+        total += (__int128)(((unsigned __int128)hi << 64) | lo);
+    }
+    return true;
 }
 
 // kOp of each segment, a warp per unit (a segment, or a chunk of one where ExactSegments::chunks > 1), rounded
@@ -156,16 +284,27 @@ __global__ void __launch_bounds__(ExactLaunch<T>::kBlock)
         const int64_t k0 = chunk * g.chunk, k1 = k0 + g.chunk < g.R ? k0 + g.chunk : g.R;
         ExactWindow<T> window;
         uint64_t taken = 0;
-        exact_read_run<In, kOp>(in + i0 * g.is0 + i1 * g.is1, mask ? mask + i0 * g.ms0 + i1 * g.ms1 : nullptr,
-                                g.ir, g.mr, k0 + lane, k1, 32, window, column, taken);
+        exact_read_segment<In, kOp>(in + i0 * g.is0 + i1 * g.is1, mask ? mask + i0 * g.ms0 + i1 * g.ms1 : nullptr,
+                                    g.ir, g.mr, k0, k1, lane, 32, window, column, taken);
         if (has_initial && chunk == 0 && lane == 0) window.add(start, column);  // not counted: sums only
-        // the warp's windows into its columns, then the columns that hold anything into the warp's digits
-        exact_finish_warp(window, column);
         unsigned flags = window.flags;
         for (int offset = 16; offset > 0; offset /= 2) {
             flags |= __shfl_xor_sync(0xffffffffu, flags, offset);
             taken += __shfl_xor_sync(0xffffffffu, taken, offset);
         }
+        // the usual segment's sum: the windows at one anchor held every element, one conversion rounds it
+        if (exact_window_rounds<In, kOp, T>(flags, nan_initial, g) && !__any_sync(0xffffffffu, column.touched)) {
+            __int128 total;
+            int anchor;
+            if (exact_warp_window_sum(window, total, anchor)) {
+                T r;
+                bool rounded = lane == 0 && exact_round_window<T>(total, anchor, &r);
+                if (rounded) out[i0 * g.os0 + i1 * g.os1] = In(r);
+                if (__shfl_sync(0xffffffffu, rounded, 0)) continue;
+            }
+        }
+        // else the warp's windows into its columns, then the columns that hold anything into the warp's digits
+        exact_finish_warp(window, column);
         const unsigned holding = __ballot_sync(0xffffffffu, column.touched);
         if (column.touched && column.adds >= 16) column.normalize();  // 32 columns' words then add below 2^63
         __syncwarp();
@@ -210,9 +349,15 @@ __global__ void __launch_bounds__(ExactLaunch<T>::kBlock)
         const int64_t k0 = chunk * g.chunk, k1 = k0 + g.chunk < g.R ? k0 + g.chunk : g.R;
         ExactWindow<T> window;
         uint64_t taken = 0;
-        exact_read_run<In, kOp>(in + i0 * g.is0 + i1 * g.is1, mask ? mask + i0 * g.ms0 + i1 * g.ms1 : nullptr,
-                                g.ir, g.mr, k0, k1, 1, window, column, taken);
+        exact_read_segment<In, kOp>(in + i0 * g.is0 + i1 * g.is1, mask ? mask + i0 * g.ms0 + i1 * g.ms1 : nullptr,
+                                    g.ir, g.mr, k0, k1, 0, 1, window, column, taken);
         if (has_initial && chunk == 0) window.add(start, column);
+        T r;  // the usual segment's sum: its window held every element, one conversion rounds it
+        if (exact_window_rounds<In, kOp, T>(window.flags, nan_initial, g) && !column.touched &&
+            exact_round_window<T>(window.w, window.anchor, &r)) {
+            out[i0 * g.os0 + i1 * g.os1] = In(r);
+            continue;
+        }
         window.finish(column);
         ExactDigits<T> sum;  // the thread's column, contiguous for the rounding
         if (column.touched) {

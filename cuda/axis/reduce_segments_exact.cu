@@ -47,9 +47,10 @@ ExactPlan exact_plan(const gr_segments *s, int sm_count, ExactShape shape) {
         std::swap(g.os0, g.os1);
     }
     const int64_t segments = g.c0 * g.c1, R = g.R, sms = sm_count > 0 ? sm_count : 1;
-    // a thread a segment where i1's elements are nearer each other than r's (a column sum), or the segments are
-    // too short to keep a warp's lanes busy; else a warp a segment, its lanes along r
-    p.columns = g.c1 > 1 && (magnitude(g.is1) < magnitude(g.ir) || R <= 16);
+    // a thread a segment where a warp's worth of i1's elements are nearer each other than r's (a column sum), or
+    // the segments are too short for a warp's rounding to pay (a thread reads its own row then); else a warp a
+    // segment, its lanes along r
+    p.columns = g.c1 > 1 && ((g.c1 >= 32 && magnitude(g.is1) < magnitude(g.ir)) || R <= 256);
     constexpr size_t kMaxWords = size_t(8) << 20;  // the chunks' workspace, at most (its memset is a pass over it)
     const size_t per_segment = shape.words * sizeof(int64_t) + sizeof(unsigned);
     const bool may_cut = size_t(segments) * per_segment <= kMaxWords;
@@ -93,7 +94,9 @@ gr_status reduce_segments_exact(const gr_args *a, const gr_segments *s, size_t *
     }
     const int64_t segments = p.g.c0 * p.g.c1;
     if (segments == 0) return GR_OK;
-    if (!a->out || (p.g.R > 0 && !a->in) ||
+    const uintptr_t itemsize = uintptr_t(dtype_itemsize(a->in_dtype));
+    if (!a->out || (p.g.R > 0 && !a->in) || reinterpret_cast<uintptr_t>(a->in) % itemsize != 0 ||
+        reinterpret_cast<uintptr_t>(a->out) % itemsize != 0 ||
         (p.workspace_bytes && (!a->workspace || a->workspace_bytes < p.workspace_bytes)))
         return GR_ERR_INVALID_ARGUMENT;
     const cudaStream_t stream = static_cast<cudaStream_t>(a->stream);
