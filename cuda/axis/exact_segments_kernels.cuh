@@ -150,7 +150,7 @@ __device__ __forceinline__ void exact_read_contiguous(const In *p, int64_t n, in
     const int64_t misalign = int64_t(reinterpret_cast<uintptr_t>(p) % 16);
     int64_t head = misalign ? (16 - misalign) / int64_t(sizeof(In)) : 0;
     head = head < n ? head : n;
-    if (lane < head) exact_take<kOp>(exact_widen(p[lane]), window, column, taken);
+    for (int64_t k = lane; k < head; k += lanes) exact_take<kOp>(exact_widen(p[k]), window, column, taken);
     const typename Vec::type *v = reinterpret_cast<const typename Vec::type *>(p + head);
     const int64_t count = (n - head) / Vec::kLanes;
     int64_t i = lane, batches = 0;
@@ -176,8 +176,8 @@ __device__ __forceinline__ void exact_read_contiguous(const In *p, int64_t n, in
 #pragma unroll
         for (int l = 0; l < Vec::kLanes; l++) exact_take<kOp>(x[l], window, column, taken);
     }
-    const int64_t tail = head + count * Vec::kLanes + lane;
-    if (tail < n) exact_take<kOp>(exact_widen(p[tail]), window, column, taken);
+    for (int64_t k = head + count * Vec::kLanes + lane; k < n; k += lanes)
+        exact_take<kOp>(exact_widen(p[k]), window, column, taken);
 }
 
 // A thread's elements k0, k0 + step, ... (below k1) of a segment whose element r is p[r * ir] (mask byte

@@ -65,9 +65,10 @@ ExactPlan exact_plan(const gr_segments *s, int sm_count, ExactShape shape) {
         const int64_t blocks = base * g.chunks, cap = sms * 64;
         p.grid = blocks < cap ? blocks : cap;
     } else {
-        const int64_t wanted = sms * 32;  // warps: a few per SM's scheduler
-        if (may_cut && 2 * segments < wanted && R > 4096) {
-            const int64_t by_length = ceil_div(R, int64_t(2048));
+        // warps: a few per SM's scheduler, each chunk long enough for its rounding and atomics not to show
+        const int64_t wanted = sms * 16;
+        if (may_cut && 2 * segments < wanted && R > 16384) {
+            const int64_t by_length = ceil_div(R, int64_t(8192));
             g.chunks = ceil_div(wanted, segments) < by_length ? ceil_div(wanted, segments) : by_length;
         }
         g.chunk = g.chunks > 1 ? ceil_div(ceil_div(R, g.chunks), int64_t(256)) * 256 : R;  // whole batches of loads
