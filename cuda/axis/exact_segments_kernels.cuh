@@ -187,6 +187,7 @@ template <class In, gr_op kOp, class T>
 __device__ __forceinline__ void exact_read_segment(const In *p, const unsigned char *m, int64_t ir, int64_t mr,
                                                    int64_t k0, int64_t k1, int lane, int lanes,
                                                    ExactWindow<T> &window, ExactColumn<T> &column, uint64_t &taken) {
+    if (k0 + lane < k1) window.anchor_at(exact_widen(p[(k0 + lane) * ir]));  // (the hot path from the first)
     if (!m && ir == 1) {
         exact_read_contiguous<In, kOp>(p + k0, k1 - k0, lane, lanes, window, column, taken);
         return;
@@ -327,8 +328,8 @@ __global__ void __launch_bounds__(ExactLaunch<T>::kBlock)
     }
 }
 
-// kOp of each segment, a thread per unit, adjacent threads adjacent i1 (blocks of kBlock i1 of one i0 and one
-// chunk), as exact_rows_kernel's.
+// kOp of each segment, a thread per unit, adjacent threads adjacent i1 (then the next chunk, then the next i0:
+// a block is never idle for want of columns), as exact_rows_kernel's.
 template <class In, gr_op kOp, class T = typename ExactInput<In>::Acc>
 __global__ void __launch_bounds__(ExactLaunch<T>::kBlock)
     exact_columns_kernel(const In *in, const unsigned char *mask, In *out, ExactSegments g, In initial,
@@ -341,11 +342,9 @@ __global__ void __launch_bounds__(ExactLaunch<T>::kBlock)
     ExactColumn<T> column{columns + t};
     const T start = exact_widen(initial);
     const bool nan_initial = has_initial && start != start;
-    const int64_t column_blocks = (g.c1 + kBlock - 1) / kBlock, blocks = g.c0 * column_blocks * g.chunks;
-    for (int64_t b = blockIdx.x; b < blocks; b += gridDim.x) {
-        const int64_t chunk = b % g.chunks, i1 = (b / g.chunks) % column_blocks * kBlock + t,
-                      i0 = b / g.chunks / column_blocks;
-        if (i1 >= g.c1) continue;
+    const int64_t units = g.c0 * g.c1 * g.chunks;
+    for (int64_t u = int64_t(blockIdx.x) * kBlock + t; u < units; u += int64_t(gridDim.x) * kBlock) {
+        const int64_t i1 = u % g.c1, chunk = u / g.c1 % g.chunks, i0 = u / g.c1 / g.chunks;
         const int64_t k0 = chunk * g.chunk, k1 = k0 + g.chunk < g.R ? k0 + g.chunk : g.R;
         ExactWindow<T> window;
         uint64_t taken = 0;

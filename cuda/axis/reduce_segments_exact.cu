@@ -55,14 +55,14 @@ ExactPlan exact_plan(const gr_segments *s, int sm_count, ExactShape shape) {
     const size_t per_segment = shape.words * sizeof(int64_t) + sizeof(unsigned);
     const bool may_cut = size_t(segments) * per_segment <= kMaxWords;
     if (p.columns) {
-        const int64_t base = g.c0 * ceil_div(g.c1, shape.block), wanted = sms * 2048 / shape.block;
-        if (may_cut && 2 * base < wanted && R > 256) {
+        const int64_t wanted = sms * 2048;  // threads: a full SM's each
+        if (may_cut && 2 * segments < wanted && R > 256) {
             const int64_t by_length = ceil_div(R, int64_t(128));
-            g.chunks = ceil_div(wanted, base) < by_length ? ceil_div(wanted, base) : by_length;
+            g.chunks = ceil_div(wanted, segments) < by_length ? ceil_div(wanted, segments) : by_length;
         }
         g.chunk = g.chunks > 1 ? ceil_div(R, g.chunks) : R;
         g.chunks = g.chunks > 1 ? ceil_div(R, g.chunk) : 1;
-        const int64_t blocks = base * g.chunks, cap = sms * 64;
+        const int64_t blocks = ceil_div(segments * g.chunks, shape.block), cap = sms * 64;
         p.grid = blocks < cap ? blocks : cap;
     } else {
         // warps: a few per SM's scheduler, each chunk long enough for its rounding and atomics not to show

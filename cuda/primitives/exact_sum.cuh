@@ -353,6 +353,16 @@ struct ExactWindow {
         spill.add_flags(flags);
     }
 
+    // Anchors a window that holds nothing yet where add would at element x (finite, nonzero), inline: a short
+    // run's first element then takes the hot path too.  Any anchor gives the same sum.
+    __host__ __device__ __forceinline__ void anchor_at(T x) {
+        const ExactParts<T> p = exact_parts(x);
+        if (anchor == kUnset && p.finite && p.m) {
+            const int a = p.pos - F::kBelow;
+            anchor = a < 0 ? 0 : a > kMaxAnchor ? kMaxAnchor : a;
+        }
+    }
+
     template <class Digits>
     __host__ __device__ __forceinline__ void add(T x, Digits &spill) {
         const ExactParts<T> p = exact_parts(x);
