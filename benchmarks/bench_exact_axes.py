@@ -1,7 +1,8 @@
 """The variant "exact" along axes (issue 41) against auto's axis sums, in one process: row sums (axis 1: a warp a
 row, long ones cut into chunks) and column sums (axis 0: a thread a column) of CuPy float32 and float64 matrices
 of 2^24 or 2^26 elements in shapes from a few long rows to millions of short ones, typical data (normal) and
-adversarial data (the full exponent range); "exact / auto" is the throughput ratio, as bench_exact.py's.
+adversarial data (the full exponent range); "exact / auto" is the throughput ratio, as bench_exact.py's, and
+"whole exact" the same elements summed as one array by the whole-array exact kernel (its rate of elements).
 
 Timing: CUDA events around each call on CuPy's stream, the L2 flushed (256 MiB written) before each, median of
 --repeat.  With --check, every exact result is compared bit for bit with gpureduce._bounds.exact_result (math.fsum
@@ -47,15 +48,17 @@ def main(argv=None):
     n = 1 << args.log2
     rows_out = []
     print(f"# {name}, commit {commit()}: exact along axes against auto, us (median of {args.repeat}, L2 flushed)")
-    print("| shape | axis | dtype | data | auto (us) | exact (us) | exact / auto | checked |")
-    print("|---|---|---|---|---:|---:|---:|---|")
+    print("| shape | axis | dtype | data | auto (us) | exact (us) | exact / auto | whole exact (us) | checked |")
+    print("|---|---|---|---|---:|---:|---:|---:|---|")
     for dtype in args.dtypes.split(","):
         dt = np.dtype(dtype)
         for data in ("normal", "full range"):
             flat = (rng.standard_normal(n, dtype=np.float32).astype(dt) if data == "normal"
                     else full_range(rng, n, dt))
+            d = cp.asarray(flat)  # "whole exact": the same elements as one array, the exact kernel's own rate
+            whole = timed(cp, lambda: gpureduce.sum(d, variant="exact"), scratch, args.repeat)
             for shape in shapes(n):
-                m = cp.asarray(flat.reshape(shape))
+                m = d.reshape(shape)
                 for axis in (1, 0):
                     auto = timed(cp, lambda: gpureduce.sum(m, axis=axis), scratch, args.repeat)
                     exact = timed(cp, lambda: gpureduce.sum(m, axis=axis, variant="exact"), scratch, args.repeat)
@@ -68,10 +71,11 @@ def main(argv=None):
                         if checked != "equal":
                             print(f"exact differs: {shape} axis {axis} {dtype} {data}", file=sys.stderr)
                     row = dict(shape=str(shape), axis=axis, dtype=dtype, data=data, auto_us=round(auto, 1),
-                               exact_us=round(exact, 1), ratio=round(auto / exact, 2), checked=checked)
+                               exact_us=round(exact, 1), ratio=round(auto / exact, 2), whole_exact_us=round(whole, 1),
+                               checked=checked)
                     rows_out.append(row)
                     print(f"| {shape} | {axis} | {dtype} | {data} | {auto:.1f} | {exact:.1f} | {auto / exact:.2f} | "
-                          f"{checked} |", flush=True)
+                          f"{whole:.1f} | {checked} |", flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": name, "commit": commit(), "log2": args.log2, "rows": rows_out}, f, indent=1)

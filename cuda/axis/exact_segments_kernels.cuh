@@ -157,7 +157,7 @@ __device__ __forceinline__ void exact_read_contiguous(const In *p, int64_t n, in
     for (; i + (kInFlight - 1) * lanes < count; i += kInFlight * lanes) {
         typename Vec::type loaded[kInFlight];
 #pragma unroll
-        for (int k = 0; k < kInFlight; k++) loaded[k] = v[i + k * lanes];
+        for (int k = 0; k < kInFlight; k++) loaded[k] = __ldg(&v[i + k * lanes]);  // (the read-only path)
 #pragma unroll
         for (int k = 0; k < kInFlight; k++) {
             T x[Vec::kLanes];
@@ -172,7 +172,7 @@ __device__ __forceinline__ void exact_read_contiguous(const In *p, int64_t n, in
     }
     for (; i < count; i += lanes) {
         T x[Vec::kLanes];
-        Vec::each(v[i], x);
+        Vec::each(__ldg(&v[i]), x);
 #pragma unroll
         for (int l = 0; l < Vec::kLanes; l++) exact_take<kOp>(x[l], window, column, taken);
     }
