@@ -98,7 +98,8 @@ CHAINS = {
 
 # The axis kernels (variants marked "axes", for axis=, strided layouts, dtype=, float16 and complex): along a
 # reduced or scanned axis of length R a warp lane folds its share of the row in a row (a thread the whole row
-# for rows shorter than 16 bytes); a scan of one long row in chunks adds the chunk totals in a row too.
+# for rows shorter than 16 bytes, the whole column for columns of up to 32 elements: within R / 4 + 40); a scan of
+# one long row in chunks adds the chunk totals in a row too.
 AXIS_CHAINS = {
     "reduce": ("R / 4 + 40 along an axis of length R (the axis kernels)", lambda n, s: _cdiv(n, 4) + 40),
     "scan": ("R / 4 + min(64 SMs, R / 2048) + 40 along an axis of length R (the axis kernels)",
