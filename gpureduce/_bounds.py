@@ -531,7 +531,8 @@ def error_bound(op, x, result_dtype, variant="auto", axis=None, *, keepdims=Fals
     kind = kind_of(op)
     _check_variant(kind, variant)
     if exact_call(kind, variant, op, np.asarray(to_numpy(x)), result_dtype, axis, initial, where):
-        return np.zeros(())  # one rounding of the exact sum: correctly_rounded_sum's bits exactly
+        # one rounding of each slice's exact sum: exact_result's bits exactly
+        return np.zeros(_result_shape(op, np.shape(x), axis, keepdims))
     if op in _OWN_BOUND:
         raise ValueError(f"error_bound has no bound for {op}: its error depends on its own argument (ddof, ord) and "
                          f"on the data's spread; assert_matches_numpy checks {op} against a bound of its own")

@@ -5,7 +5,7 @@ took 1,180 us for (4, 2^24) float32 (227 GB/s) where exact's thread-per-column k
 Timing: CUDA events on CuPy's stream around each call (torch on the same stream), the L2 flushed before each,
 medians of --repeat; GB/s counts the input and the result once.
 
-    PYTHONPATH=. python benchmarks/analysis/short_columns.py [--repeat 10]
+    PYTHONPATH=. python benchmarks/analysis/short_columns.py [--repeat 10] [--rows 2,33,64] [--dtypes float32]
 """
 import argparse
 import os
@@ -23,7 +23,10 @@ SHAPES = [(2, 1 << 25), (4, 1 << 24), (8, 1 << 23), (16, 1 << 22), (32, 1 << 21)
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--rows", default=None, help="rows of each shape (2^26 elements in all), else SHAPES")
+    parser.add_argument("--dtypes", default="float32,float64,int32")
     args = parser.parse_args()
+    shapes = SHAPES if not args.rows else [(r, (1 << 26) // r) for r in map(int, args.rows.split(","))]
     import cupy as cp
 
     import gpureduce
@@ -36,8 +39,8 @@ def main():
     print(f"# {_core.device_properties()['name']}: sum along axis 0, us (median of {args.repeat}, L2 flushed)")
     print("| shape | dtype | gpureduce | GB/s | cupy | torch | equal to NumPy's within rounding |")
     print("|---|---|---:|---:|---:|---:|---|")
-    for dtype in ("float32", "float64", "int32"):
-        for shape in SHAPES:
+    for dtype in args.dtypes.split(","):
+        for shape in shapes:
             m = cp.asarray(np.random.default_rng(7).standard_normal(shape).astype(dtype) if dtype != "int32" else
                            np.random.default_rng(7).integers(-1000, 1000, shape, dtype=np.int32))
             ours = timed(cp, lambda: gpureduce.sum(m, axis=0), scratch, args.repeat)
