@@ -10,9 +10,10 @@
 //   exact_columns_kernel  a thread per unit, adjacent threads adjacent i1 (coalesced where i1 is the unit
 //                         stride: the column sums of a C-ordered matrix)
 // Each thread keeps an ExactWindow over its elements, its spills in its own ExactColumn of shared memory (as the
-// whole-array kernel, variants/exact_sum_kernels.cuh).  A unit that is a whole segment rounds its sum and writes
-// it; a chunk adds its digits to the segment's in the workspace (integer atomics: any order) and the last chunk
-// of the segment to finish rounds them.
+// whole-array kernel, variants/exact_sum_kernels.cuh); a unit-stride row is read as 16-byte vectors.  A unit
+// that is a whole segment rounds its sum and writes it: by one conversion where its windows held every element at
+// one anchor (exact_round_window: the usual case), else from the digits.  A chunk adds its digits to the
+// segment's in the workspace (integer atomics: any order) and the last chunk of the segment to finish rounds them.
 #pragma once
 #include "variants/exact_sum_kernels.cuh"
 
