@@ -275,3 +275,40 @@ def test_any_order_and_any_split_give_the_same_correctly_rounded_bits(exact_chec
             half = correctly_rounded(x, target)
             assert same_bits(first[column], half, target) and same_bits(again[column], half, target), (x, target)
     count_example()
+
+
+@settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), dtype=st.sampled_from([np.float32, np.float64]),
+       op=st.sampled_from(["sum", "mean", "nansum", "nanmean"]))
+def test_the_testing_reference_along_axes_rounds_each_slice(data, dtype, op):
+    """gpureduce._bounds.exact_result along axes (what tests/test_exact_axes_gpu.py and gpureduce.testing hold the
+    exact axis kernels to): each slice's elements that `where` takes (a nan form: not its NaNs), `initial` one more
+    element of a sum, summed exactly in fractions and rounded once (a mean: divided by the count taken)."""
+    from gpureduce._bounds import exact_result
+
+    width = 32 if dtype is np.float32 else 64
+    shape = tuple(data.draw(st.lists(st.integers(0, 5), min_size=1, max_size=3), label="shape"))
+    n = int(np.prod(shape))
+    x = np.array(data.draw(st.lists(st.floats(width=width), min_size=n, max_size=n), label="values"),
+                 dtype).reshape(shape)
+    axis = data.draw(st.sampled_from([None] + list(range(len(shape))) + [tuple(range(len(shape)))]), label="axis")
+    where = data.draw(st.one_of(st.just(True), st.lists(st.booleans(), min_size=n, max_size=n).map(
+        lambda m: np.array(m, bool).reshape(shape))), label="where")
+    initial = data.draw(st.none() | st.floats(width=width), label="initial") if op.endswith("sum") else None
+    got = exact_result(op, x, np.dtype(dtype), axis, where, initial)
+    axes = tuple(range(x.ndim)) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
+    kept = [i for i in range(x.ndim) if i not in axes]
+    assert got.shape == tuple(x.shape[i] for i in kept)
+    mask = np.broadcast_to(np.asarray(where, bool), x.shape)
+    for index in np.ndindex(*got.shape):
+        full = [slice(None)] * x.ndim
+        for i, k in zip(kept, index):
+            full[i] = k
+        values = [float(v) for v, taken in zip(x[tuple(full)].ravel(), mask[tuple(full)].ravel()) if taken]
+        if op.startswith("nan"):
+            values = [v for v in values if not math.isnan(v)]
+        if initial is not None:
+            values.append(float(initial))
+        want = correctly_rounded(values, dtype, divisor=len(values) if op.endswith("mean") else 1)
+        assert same_bits(bits(got[index], dtype), want, dtype), (op, x, axis, where, initial, index, got[index], want)
+    count_example()
