@@ -133,7 +133,8 @@ gr_status reduce_segments_exact(const gr_args *a, const gr_segments *s, size_t *
 
 // Whether the exact kernels run (op, in, out) along axes: a floating sum, mean or nan form into the input's dtype.
 extern "C" int gr_segments_exact_runs(gr_op op, gr_dtype in, gr_dtype out) {
-    return (GR_OPS_EXACT_KERNEL & GR_OPBIT(op)) && (GR_DTYPES_EXACT_SUM & GR_DTBIT(in)) && out == in;
+    return op >= 0 && op < GR_OP_COUNT && in >= 0 && in < GR_DTYPE_COUNT && (GR_OPS_EXACT_KERNEL & GR_OPBIT(op)) &&
+           (GR_DTYPES_EXACT_SUM & GR_DTBIT(in)) && out == in;
 }
 
 extern "C" gr_status gr_reduce_segments_exact(const gr_args *a, const gr_segments *s, size_t *ws_bytes,

@@ -35,26 +35,19 @@ bool is_cub(gr_variant variant, gr_kind kind) { return axis_variant(variant, kin
 // Variant "exact" (GR_PROP_EXACT): its floating sums, means and their nan forms along axes are its own kernels'
 // (axis/reduce_segments_exact.cu); what else it takes (integer sums and means, min, max: exact in any order) is
 // the default variant's.
-const gr_variant_info *variant_with(gr_kind kind, unsigned property, gr_variant *index) {
-    int count;
-    const gr_variant_info *table = gr_variant_table(&count);
-    for (int i = 0; i < count; i++)
-        if (table[i].kind == kind && (table[i].properties & property)) {
-            if (index) *index = gr_variant(i);
-            return &table[i];
-        }
-    return nullptr;
-}
 
 bool is_exact(gr_variant variant, gr_kind kind) {
-    gr_variant exact;
-    return variant_with(kind, GR_PROP_EXACT, &exact) && variant == exact;
+    int count;
+    const gr_variant_info *table = gr_variant_table(&count);
+    return variant >= 0 && variant < count && table[variant].kind == kind && (table[variant].properties & GR_PROP_EXACT);
 }
 
 gr_variant default_variant(gr_kind kind) {
-    gr_variant index = gr_variant(0);
-    variant_with(kind, GR_PROP_DEFAULT, &index);
-    return index;
+    int count;
+    const gr_variant_info *table = gr_variant_table(&count);
+    for (int i = 0; i < count; i++)
+        if (table[i].kind == kind && (table[i].properties & GR_PROP_DEFAULT)) return gr_variant(i);
+    return gr_variant(0);
 }
 
 // The call as the instantiated kernels see it (gr::kernel_types), and whether CUB runs it: empty segments
@@ -130,8 +123,7 @@ gr_status scan_route(const gr_args *a, const gr_segments *s, size_t *ws, int *er
 
 extern "C" int gr_segments_supported(gr_kind kind, gr_variant variant, gr_op op, gr_dtype in, gr_dtype out) {
     if (kind == GR_KIND_REDUCE && is_exact(variant, kind)) {  // exact's own operators and dtypes: into `in` only
-        if (op >= 0 && op < GR_OP_COUNT && (GR_OPS_EXACT_KERNEL & GR_OPBIT(op)) && (GR_DTYPES_EXACT_SUM & GR_DTBIT(in)))
-            return gr_segments_exact_runs(op, in, out);
+        if (gr_segments_exact_runs(op, in, in)) return out == in;
         variant = default_variant(kind);
     }
     if (!axis_variant(variant, kind) || op < 0 || op >= GR_OP_COUNT || !gr::segments_supported(kind, op, in, out)) return 0;
