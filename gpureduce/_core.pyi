@@ -56,6 +56,7 @@ range_algorithms: Final[tuple[tuple[str, str, str], ...]]
 """(name, doc) of the segmented reductions' algorithms (cuda/abi/ranges.def), in gr_range_algorithm order."""
 RANGES_STARTS_STOPS: Final[int]  # gr_ranges.form: segmented_reduce's bounds, the starts then the stops
 RANGES_REDUCEAT: Final[int]  # gr_ranges.form: reduceat's indices
+RANGES_GROUP_IDS: Final[int]  # gr_ranges.form: one group id per element of the reduced axis (sums)
 
 # ---- errors (src/errors.c) ----
 class CudaError(RuntimeError):
@@ -238,6 +239,9 @@ def result_dtype(kind: int, op: int, in_dtype: int, /) -> int:
     (``len(dtype_names)`` where there is none)."""
 
 def segments_supported(kind: int, variant: int, op: int, in_dtype: int, out_dtype: int, /) -> bool: ...
+def groups_scatter_runs(op: int, in_dtype: int, out_dtype: int, accumulators: int, /) -> bool:
+    """Whether a reduction over group ids in any order (RANGES_GROUP_IDS) runs (op, in, out) by its integer
+    scatter with `accumulators` (kept segments x groups) accumulators."""
 def variant_table() -> tuple[tuple[int, int, str, int, int, int, str, str], ...]:
     """One row per variant: (index, kind, name, properties, ops mask, dtypes mask, seed, doc)."""
 

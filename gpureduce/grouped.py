@@ -27,8 +27,13 @@ def groupby_reduce(op: str, a, group_ids, num_groups=None, axis=0, dtype=None, *
     ``groupby_reduce("sum", a, ids, k)`` is ``jax.ops.segment_sum(a, ids, k)`` and, for a 1-d `a`,
     ``numpy.bincount(ids, weights=a, minlength=k)`` (with `a`'s dtype rules, not bincount's float64).  A group
     without elements gives the operator's identity, as JAX's: 0 for sum, -inf (the dtype's lowest) for max, +inf
-    for min, NaN for mean, -1 for argmin and argmax.  The bits do not depend on the order of the ids or on timing:
-    the ids are sorted stably (in the input's library) and each group folded in a fixed order.
+    for min, NaN for mean, -1 for argmin and argmax.  The bits do not depend on the order of the ids or on timing.
+    Ids out of order are scattered, where the operator allows, into integer accumulators, one atomic add an element
+    and no sort (variant ``"scatter"``): the sums and means of floating dtypes (and their nan forms) are then each
+    group's exact sum rounded once (a mean: divided by its count, then rounded once), so their bits depend on
+    nothing but which elements each group holds; integer and bool sums wrap as NumPy's.  Other operators, and ids
+    in order, take the sort path: the ids sorted stably (in the input's library) and each group folded in a fixed
+    order by the segmented reduction, which reads each group once.
 
     Parameters
     ----------
@@ -49,7 +54,11 @@ def groupby_reduce(op: str, a, group_ids, num_groups=None, axis=0, dtype=None, *
     ids_sorted : bool, keyword-only
         The ids are ascending: no sort, no gather (checked: an unsorted list is refused).
     variant : str, keyword-only
-        The segmented reduction's algorithm ({algorithms}); ``"auto"``, the default, picks by the groups' mean size.
+        ``"auto"`` (the default): the scatter for ids out of order where it takes the call, else the sort path with
+        the algorithm picked by the groups' mean size.  ``"scatter"``: the scatter (floating sums, means, nansum and
+        nanmean into the input's dtype, integer and bool sums with ``dtype=None``; at most 64 MiB of accumulators,
+        272 bytes a float32 group; anything else a ValueError).  Or the sort path with the segmented reduction's
+        algorithm named: {algorithms}.
     ddof : int or float, keyword-only, optional
         The variances' delta degrees of freedom (var, std and their nan forms).
 
@@ -66,8 +75,8 @@ def groupby_reduce(op: str, a, group_ids, num_groups=None, axis=0, dtype=None, *
     TypeError
         `a` is not one of the accepted kinds or is 0-d, `group_ids` are not integers, `num_groups` is not an int.
     ValueError
-        An unknown operator or variant, `group_ids` not 1-d or not one per element, a negative `num_groups`, or
-        ``ids_sorted=True`` with ids out of order.
+        An unknown operator or variant, `group_ids` not 1-d or not one per element, a negative `num_groups`,
+        ``ids_sorted=True`` with ids out of order, or ``variant="scatter"`` for a call it does not take.
     numpy.exceptions.AxisError
         `axis` is out of range.
     gpureduce.CudaError
@@ -83,8 +92,9 @@ def groupby_reduce(op: str, a, group_ids, num_groups=None, axis=0, dtype=None, *
     The ids, the sort, the gather and the bounds of each group (a binary search of the sorted ids) stay in the
     input's library: for device inputs nothing comes to the host but the ids' smallest and largest value and
     whether they ascend (the checks, three small reductions in the input's library, each a wait), the largest
-    also serving ``num_groups=None``.  The sort costs more than the reduction: sorted ids (``ids_sorted=True``)
-    save it.
+    also serving ``num_groups=None`` (so a call cannot be captured in a CUDA graph).  On the sort path the sort
+    costs more than the reduction: sorted ids (``ids_sorted=True``) save it.  The scatter keeps its accumulators in
+    shared memory while they fit 48 KB (float32: up to 180 groups), else in global memory (L2 atomics).
 
     Examples
     --------

@@ -94,6 +94,7 @@ PyObject *gr_operator_table(void);    /* gpureduce._core.op_table */
 PyObject *gr_py_variant_table(PyObject *module, PyObject *unused);
 PyObject *gr_py_result_dtype(PyObject *module, PyObject *args);
 PyObject *gr_py_segments_supported(PyObject *module, PyObject *args);
+PyObject *gr_py_groups_scatter_runs(PyObject *module, PyObject *args);
 
 /* ---- devices and execution resources (exec.c) ---- */
 #define GR_MAX_DEVICES 64 /* device ordinals gpureduce handles: 0 .. GR_MAX_DEVICES - 1 */

@@ -19,6 +19,9 @@ static PyMethodDef core_methods[] = {
      "keep a planned whole-array call for call_whole (src/whole_calls.c says what each argument is)."},
     {"result_dtype", gr_py_result_dtype, METH_VARARGS,
      "result_dtype(kind, op, in_dtype) -> the result dtype code NumPy's function gives with dtype=None."},
+    {"groups_scatter_runs", gr_py_groups_scatter_runs, METH_VARARGS,
+     "groups_scatter_runs(op, in_dtype, out_dtype, accumulators) -> bool: a reduction over group ids in any order\n"
+     "(RANGES_GROUP_IDS) runs that pair, with that many accumulators, by its integer scatter."},
     {"segments_supported", gr_py_segments_supported, METH_VARARGS,
      "segments_supported(kind, variant, op, in_dtype, out_dtype) -> bool: the variant runs that pair along axes\n"
      "without casting the input first."},
@@ -199,6 +202,7 @@ core_exec(PyObject *module)
         PyModule_AddIntConstant(module, "LAUNCH_COPY", GR_LAUNCH_COPY) < 0 ||
         PyModule_AddIntConstant(module, "RANGES_STARTS_STOPS", GR_RANGES_STARTS_STOPS) < 0 ||
         PyModule_AddIntConstant(module, "RANGES_REDUCEAT", GR_RANGES_REDUCEAT) < 0 ||
+        PyModule_AddIntConstant(module, "RANGES_GROUP_IDS", GR_RANGES_GROUP_IDS) < 0 ||
         PyModule_AddIntConstant(module, "PROP_DETERMINISTIC", GR_PROP_DETERMINISTIC) < 0 ||
         PyModule_AddIntConstant(module, "PROP_BASELINE", GR_PROP_BASELINE) < 0 ||
         PyModule_AddIntConstant(module, "PROP_DEFAULT", GR_PROP_DEFAULT) < 0 ||

@@ -202,9 +202,13 @@ check_ranges(PyObject *module, gr_plan *p, PlanObject *self)
         PyErr_Format(PyExc_ValueError, "Plan: ranges' gaps must be 0 or 1, not %lld", (long long)gaps);
         return -1;
     }
-    if (form != GR_RANGES_STARTS_STOPS && form != GR_RANGES_REDUCEAT) {
-        PyErr_Format(PyExc_ValueError, "Plan: ranges' form %lld is not RANGES_STARTS_STOPS or RANGES_REDUCEAT",
-                     (long long)form);
+    if (form != GR_RANGES_STARTS_STOPS && form != GR_RANGES_REDUCEAT && form != GR_RANGES_GROUP_IDS) {
+        PyErr_Format(PyExc_ValueError, "Plan: ranges' form %lld is not RANGES_STARTS_STOPS, RANGES_REDUCEAT or "
+                                       "RANGES_GROUP_IDS", (long long)form);
+        return -1;
+    }
+    if (form == GR_RANGES_GROUP_IDS && scan) {
+        PyErr_SetString(PyExc_ValueError, "Plan: RANGES_GROUP_IDS groups a reduction, not a scan");
         return -1;
     }
     if (algorithm < 0 || algorithm >= GR_RANGE_ALGORITHM_COUNT) {
@@ -246,7 +250,17 @@ check_ranges(PyObject *module, gr_plan *p, PlanObject *self)
                                        "number, not %lld", (long long)b->size);
         return -1;
     }
-    const int64_t count = form == GR_RANGES_STARTS_STOPS ? b->size / 2 : b->size;
+    if (form == GR_RANGES_GROUP_IDS && b->size != p->s.reduce_count) {
+        PyErr_Format(PyExc_ValueError, "Plan: RANGES_GROUP_IDS bounds are one id per element of the reduced axis "
+                                       "(%lld), not %lld", (long long)p->s.reduce_count, (long long)b->size);
+        return -1;
+    }
+    /* group ids: the groups are the result's along the reduced axis (what the shape leaves after the kept ones) */
+    const int64_t kept = p->s.count[0] * p->s.count[1];
+    const int64_t count = form == GR_RANGES_STARTS_STOPS ? b->size / 2
+                          : form == GR_RANGES_REDUCEAT   ? b->size
+                          : kept > 0                     ? p->res_size / kept
+                                                         : 0;
     /* a new result is made of plan.shape, and the kernels write every element: one per (i0, i1, range) of a
      * reduction, one per input element of a scan (gaps: the identity first where no range covers it) */
     const int64_t writes = p->s.count[0] * p->s.count[1] * (scan ? p->s.reduce_count : count);
@@ -647,7 +661,9 @@ static PyGetSetDef Plan_getset[] = {
     FIELD(initial, "initial= as the bytes of one result value, or None."),
     FIELD(ranges, "A segmented reduction or scan (issue 40): (bounds, form, algorithm, mean_length, gaps,\n"
                   "max_length), or None (all of the reduced dimension).  bounds: a 1-d contiguous int64 Operand, for\n"
-                  "RANGES_STARTS_STOPS the starts then as many stops, for RANGES_REDUCEAT the starts (NumPy's reduceat);\n"
+                  "RANGES_STARTS_STOPS the starts then as many stops, for RANGES_REDUCEAT the starts (NumPy's reduceat),\n"
+                  "for RANGES_GROUP_IDS one group id per element of the reduced axis (a grouped sum: the groups are\n"
+                  "the result's length along it);\n"
                   "algorithm: an index of range_algorithms; mean_length: a range's expected length (0: reduce_count /\n"
                   "count); gaps (scans): 1 where some positions may lie in no range (they get the identity);\n"
                   "max_length (scans): the longest range where known (0: unknown).  Reductions pass 0 for both.  A\n"

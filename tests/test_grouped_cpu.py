@@ -23,6 +23,11 @@ A = np.arange(5.0)
     (lambda: gpureduce.groupby_reduce("sum", np.float64(1.0), [0]), TypeError, "0-d"),
     (lambda: gpureduce.groupby_reduce("sum", np.ma.masked_array(A), [0] * 5), TypeError, "takes a NumPy array"),
     (lambda: gpureduce.groupby_reduce("sum", A, [0] * 5, stream="1"), TypeError, "stream"),
+    (lambda: gpureduce.groupby_reduce("sum", A, [0] * 5, variant="atomics"), ValueError, "unknown variant 'atomics'"),
+    (lambda: gpureduce.groupby_reduce("max", A, [1, 0, 1, 0, 1], variant="scatter"), ValueError,
+     "variant 'scatter' takes"),
+    (lambda: gpureduce.groupby_reduce("mean", np.arange(5), [1, 0, 1, 0, 1], variant="scatter"), ValueError,
+     "variant 'scatter' takes"),
 ])
 def test_bad_arguments_are_refused_before_any_device_work(call, error, words):
     with pytest.raises(error, match=words):
@@ -91,3 +96,31 @@ def test_the_ids_bounds_come_home_in_one_wait(dtype, monkeypatch):
         copies.clear()
         want = (int(ids.min()), int(ids.max()), bool(np.all(ids[1:] >= ids[:-1])))
         assert lib.bounds(ids) == want and len(copies) == 1, (dtype, ids[:4], lib.bounds(ids), want)
+
+
+def test_what_the_scatter_takes():
+    """The grouped sums' scatter (cuda/axis/reduce_groups_scatter.cu): floating sums and means into the input's
+    dtype, integer and bool sums into NumPy's sum dtype, at most 64 MiB of accumulators (float32's 34 words a group,
+    float64's 70, an integer's 3)."""
+    from gpureduce import _core
+    from gpureduce._planning.groups import scatter_runs
+    from gpureduce._planning.operands import dtype_code
+    from gpureduce._registry import OPERATORS
+    code = {op.name: op.code for op in OPERATORS}
+    f32, f64, i8, i64 = (dtype_code(np.dtype(t)) for t in ("float32", "float64", "int8", "int64"))
+    runs = _core.groups_scatter_runs
+    for op in ("sum", "nansum", "mean", "nanmean"):
+        assert runs(code[op], f32, f32, 1) and runs(code[op], f64, f64, 1)
+        assert not runs(code[op], f32, f64, 1)
+    assert not runs(code["max"], f32, f32, 1) and not runs(code["prod"], f64, f64, 1)
+    assert runs(code["sum"], i8, i64, 1) and not runs(code["sum"], i8, i8, 1) and not runs(code["mean"], i64, f64, 1)
+    limit = 64 << 20
+    assert runs(code["sum"], f32, f32, limit // 272) and not runs(code["sum"], f32, f32, limit // 272 + 1)
+    assert runs(code["sum"], f64, f64, limit // 560) and not runs(code["sum"], f64, f64, limit // 560 + 1)
+    assert runs(code["sum"], i64, i64, limit // 24) and not runs(code["sum"], i64, i64, limit // 24 + 1)
+    # the accumulators of a 2-d input: its kept elements times the groups
+    a = np.zeros((100, 8), np.float32)
+    assert scatter_runs("sum", a, 0, None, limit // 272 // 8)
+    assert not scatter_runs("sum", a, 0, None, limit // 272 // 8 + 1)
+    assert scatter_runs("nansum", np.zeros(4, np.int32), 0, None, 3)  # nansum of ints: the sum
+    assert not scatter_runs("sum", a, 0, np.float64, 3)

@@ -169,7 +169,12 @@ gr_status gr_scan(const gr_args *a, int *cuda_error);
  * abi/ranges.def (GR_RANGES_AUTO chooses by mean_length); each is deterministic (the same bits run after run, the
  * order of the folds fixed by a range's length), but they fold in different orders, so floating sums may differ in
  * their last bits from one algorithm to another. */
-typedef enum gr_range_form { GR_RANGES_STARTS_STOPS = 0, GR_RANGES_REDUCEAT = 1 } gr_range_form;
+/* A reduction may also group r by ids instead of ranges (grouped sums, any order of the ids):
+ *   GR_RANGES_GROUP_IDS     bounds holds one id per r (reduce_count of them), each in [0, count); result k is the
+ *                           reduction of the elements whose id is k (the caller checks the ids: an id out of range
+ *                           is skipped, never written).  Sums and means of the floating dtypes (exact: rounded
+ *                           once) and integer sums only, where gr_groups_scatter_runs says so; no initial=. */
+typedef enum gr_range_form { GR_RANGES_STARTS_STOPS = 0, GR_RANGES_REDUCEAT = 1, GR_RANGES_GROUP_IDS = 2 } gr_range_form;
 typedef enum gr_range_algorithm {
 #define GR_RANGE_ALGORITHM(NAME, name, doc, scan_doc) GR_RANGES_##NAME,
 #include "abi/ranges.def"
@@ -207,6 +212,11 @@ typedef struct gr_segments {
  * float32 -> float64, complex64 -> complex128).  cub: out == in, and argmin/argmax of any input.  Anything else:
  * cast the input to the result dtype first (gr_copy_strided), then out == in runs on every axis variant. */
 int gr_segments_supported(gr_kind kind, gr_variant variant, gr_op op, gr_dtype in, gr_dtype out);
+
+/* Whether a reduction over GR_RANGES_GROUP_IDS runs (op, in, out) with `accumulators` = count[0] x count[1] x
+ * groups: a floating sum, mean or nan form into `in` itself, or an integer or bool sum into NumPy's sum dtype, whose
+ * accumulators fit the workspace this form allows (axis/reduce_groups_scatter.cu). */
+int gr_groups_scatter_runs(gr_op op, gr_dtype in, gr_dtype out, int64_t accumulators);
 
 /* Workspace bytes, then the work, as gr_workspace_size / gr_reduce (a->n is ignored). */
 gr_status gr_reduce_segments_workspace(const gr_args *a, const gr_segments *s, size_t *bytes, int *cuda_error);

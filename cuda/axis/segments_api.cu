@@ -17,6 +17,7 @@
 #undef GR_DECLARE_SCAN
 extern "C" int gr_segments_exact_runs(gr_op, gr_dtype, gr_dtype);
 extern "C" gr_status gr_reduce_segments_exact(const gr_args *, const gr_segments *, size_t *, int *);
+extern "C" gr_status gr_reduce_groups_scatter(const gr_args *, const gr_segments *, size_t *, int *);
 
 namespace {
 
@@ -76,6 +77,8 @@ Route route(const gr_args *a, const gr_segments *s, gr_kind kind) {
 }
 
 gr_status reduce_route(const gr_args *a, const gr_segments *s, size_t *ws, int *err) {
+    // grouped sums over ids: their own kernels (axis/reduce_groups_scatter.cu), whatever the variant
+    if (a && s && s->ranges && s->ranges->form == GR_RANGES_GROUP_IDS) return gr_reduce_groups_scatter(a, s, ws, err);
     if (a && s && is_exact(a->variant, GR_KIND_REDUCE)) {
         if (gr_segments_exact_runs(a->op, a->in_dtype, a->out_dtype)) return gr_reduce_segments_exact(a, s, ws, err);
         gr_args as_default = *a;

@@ -2,27 +2,42 @@
 ``segment_sum`` family and NumPy's ``bincount(ids, weights)`` / ``add.at`` forms, and the running scan within each
 group (pandas' ``groupby().cumsum()``), deterministic whatever the order of the ids.
 
-The ids are sorted stably in the input's own library (NumPy, CuPy, PyTorch, JAX: on its current stream, in its
-memory pool), the input is gathered in that order along the axis, and each group is then one range of a segmented
-reduction (gpureduce/_planning/ranges.py) whose bounds are found by a binary search of the sorted ids: the elements
-of a group are folded in their original order, in a fixed tree, so the bits never depend on timing.  Sorted ids
-(``ids_sorted=True``, or ids found in order where their range is sought: groupby_reduce's always, groupby_scan's from
-2^16 ids) skip the sort and the gather; the sort runs on the ids shifted to 0 in their narrowest dtype.  Ids are checked before anything runs: integers, 1-d, one per
-element along the axis, each in ``[0, num_groups)`` and ascending where ``ids_sorted=True`` says so (three small
-reductions of the ids in their library, each brought to the host: a wait for device ids).
+Two paths.  The scatter (groupby_reduce's sums and means, auto's choice unless ``ids_sorted=True``): every element
+added to its group's integer accumulators on the device (RANGES_GROUP_IDS: cuda/axis/group_scatter_kernels.cuh), no
+sort, the ids only checked for their range (one pass, one wait for device ids).  The sort path (every other
+operator, and the scans): the ids sorted stably in the input's own library (NumPy, CuPy, PyTorch, JAX: on its
+current stream, in its memory pool), the input gathered in that order along the axis, and each group then one range
+of a segmented reduction (gpureduce/_planning/ranges.py) whose bounds are found by a binary search of the sorted ids:
+the elements of a group are folded in their original order, in a fixed tree, so the bits never depend on timing.
+Sorted ids (``ids_sorted=True``, or ids found in order where their range is sought: groupby_reduce's always,
+groupby_scan's from 2^16 ids) skip the sort and the gather; the sort runs on the ids shifted to 0 in their narrowest
+dtype.  Ids are checked before anything runs: integers, 1-d, one per element along the axis, each in
+``[0, num_groups)`` and ascending where ``ids_sorted=True`` says so (small reductions of the ids in their library,
+brought to the host in one wait for device ids).
 """
 from __future__ import annotations
 
 import contextlib
+import math
 import operator
 
 import numpy as np
 
 from .. import _core
+from .._registry import OPERATORS
 from .libraries import library_of
-from .numpy_rules import NoValue
+from .numpy_rules import NoValue, operator_for_dtype
+from .operands import default_dtype, dtype_code, intake
 from .plan import ARG_OPS
-from .ranges import OPS, check_scan_arguments, reduce_ranges, scan_ranges
+from .ranges import ALGORITHMS, OPS, check_scan_arguments, reduce_ranges, scan_ranges
+
+# groupby_reduce's own variant beside the segmented reductions' algorithms: every element added to its group's
+# integer accumulators (cuda/axis/group_scatter_kernels.cuh), no sort; the sums and means of floats exact
+SCATTER = "scatter"
+VARIANTS = ALGORITHMS + (SCATTER,)
+# a group's words absorb 2^31 pieces before one could overflow (group_scatter_kernels.cuh): longer axes sort
+_SCATTER_MAX_LENGTH = 2 ** 31 - 1
+_OP_CODES = {op.name: op.code for op in OPERATORS}
 
 def _num_groups(num_groups):
     try:
@@ -109,16 +124,46 @@ def _ids_along(lib, fn, a, group_ids, axis):
     return axis, n, ids
 
 
+def scatter_runs(op, a, axis, dtype, k):
+    """Whether the scatter (variant "scatter") reduces `op` of `a` along `axis` into `k` groups: a sum, mean or nan
+    form of a floating dtype into that dtype, or a sum of integers or bools into NumPy's sum dtype, with at most
+    the accumulators the C side allows (_core.groups_scatter_runs; k = 0 asks the operator and dtypes only)."""
+    x = intake(a)
+    op = operator_for_dtype(op, x.dtype)
+    if op not in _OP_CODES:
+        return False
+    try:
+        rt = np.dtype(dtype) if dtype is not None else default_dtype(op, x.dtype)
+        out_code = dtype_code(rt)
+    except (TypeError, ValueError):
+        return False
+    if x.shape[axis] > _SCATTER_MAX_LENGTH:
+        return False
+    kept = math.prod(e for i, e in enumerate(x.shape) if i != axis)
+    return _core.groups_scatter_runs(_OP_CODES[op], x.code, out_code, kept * k)
+
+
 def _reduce_groups(lib, op, a, group_ids, num_groups, axis, dtype, ids_sorted, variant, ddof):
     if not isinstance(op, str):
         raise TypeError(f"op must be an operator's name (a str), not {type(op).__name__}")
     if op not in OPS:
         raise ValueError(f"groupby_reduce: unknown operator {op!r}; operators are {', '.join(OPS)}")
+    if not isinstance(variant, str):
+        raise TypeError(f"variant must be a str, not {type(variant).__name__}")
+    if variant not in VARIANTS:
+        raise ValueError(f"groupby_reduce: unknown variant {variant!r}; its variants are {', '.join(VARIANTS)}")
     axis, n, ids = _ids_along(lib, "groupby_reduce", a, group_ids, axis)
     ndim = len(a.shape)
     k = None if num_groups is None else _num_groups(num_groups)
+    # the scatter (integer accumulators, no sort: the same bits whatever the order of the ids) wherever it takes
+    # the call, unless ids_sorted=True promises the order the segmented reduction reads each group in at once
+    scatter = variant == SCATTER or (variant == "auto" and not ids_sorted and scatter_runs(op, a, axis, dtype, 0))
+    ordered = None  # whether the ids ascend: asked only where the sort path may run
     if n:
-        low, high, ordered = lib.bounds(ids)  # waits for device ids
+        if scatter and not ids_sorted:
+            low, high = lib.id_range(ids)  # one pass, one wait for device ids
+        else:
+            low, high, ordered = lib.bounds(ids)  # waits for device ids
         if k is None:
             k = max(high + 1, 0)
         bad = low if low < 0 else high if high >= k else None
@@ -128,6 +173,16 @@ def _reduce_groups(lib, op, a, group_ids, num_groups, axis, dtype, ids_sorted, v
             raise ValueError("group_ids are not sorted (ascending): pass ids_sorted=False")
     elif k is None:
         k = 0
+    if scatter and scatter_runs(op, a, axis, dtype, k):
+        return reduce_ranges("groupby_reduce", op, a, (ids,), axis, dtype, None, NoValue, "auto", ddof,
+                             empty_gives_identity=True, groups=k)
+    if variant == SCATTER:
+        raise ValueError(f"groupby_reduce: variant {SCATTER!r} takes the sums and means of floating dtypes (their "
+                         "nan forms too, into the input's dtype) and the sums of integers and bools (dtype=None), "
+                         f"with at most 64 MiB of accumulators, not {op!r} of {getattr(a, 'dtype', '?')} with "
+                         f"dtype={dtype!r} into {k} groups; use variant='auto'")
+    if n > 1 and ordered is None:  # too many groups to scatter: the sort path, which asks the order
+        ordered = lib.bounds(ids)[2]
     order = None
     if n:
         ids = lib.astype(ids, narrowest_id_dtype(k))  # a radix sort's passes are the key's bytes, as the gather's

@@ -65,6 +65,12 @@ class _ArrayModule:
         host = to_host(xp.stack(parts))
         return int(host[0]), int(host[1]), ids.shape[0] <= 1 or bool(host[2])
 
+    def id_range(self, ids):
+        """(smallest, largest) of non-empty ids, brought to the host in one wait: bounds without the order."""
+        xp = self.xp
+        host = to_host(xp.stack([xp.min(ids), xp.max(ids)]))
+        return int(host[0]), int(host[1])
+
     def scatter(self, values, index, axis):
         """The array r with ``r[..., index[i], ...] = values[..., i, ...]`` along `axis` (`index` a permutation)."""
         at = (slice(None),) * axis + (index,)
@@ -142,6 +148,10 @@ class _Torch:
             parts.append((ids[1:] >= ids[:-1]).all().to(ids.dtype))
         host = self.torch.stack(parts).cpu()
         return int(host[0]), int(host[1]), ids.shape[0] <= 1 or bool(host[2])
+
+    def id_range(self, ids):
+        host = self.torch.stack(self.torch.aminmax(ids)).cpu()  # one pass over the ids
+        return int(host[0]), int(host[1])
 
     def scatter(self, values, index, axis):
         return self.torch.empty_like(values).index_copy_(axis, index, values)

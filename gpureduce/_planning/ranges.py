@@ -125,7 +125,8 @@ def _device_index_range(idx):
 def _bound_operands(fn, x, bounds):
     """(Operands of `bounds`, on the host?): reduceat's (indices,) or (starts, stops), converted and checked with
     NumPy's rules against input Operand `x`."""
-    parts = [_bounds(b, what, fn) for b, what in zip(bounds, ("indices",) if fn == "reduceat" else ("starts", "stops"))]
+    names = {"reduceat": ("indices",), "groupby_reduce": ("group_ids",)}.get(fn, ("starts", "stops"))
+    parts = [_bounds(b, what, fn) for b, what in zip(bounds, names)]
     if len(parts) == 2 and parts[0].shape[0] != parts[1].shape[0]:
         raise ValueError(f"'starts' and 'stops' must have the same length, got {parts[0].shape[0]} and "
                          f"{parts[1].shape[0]}")
@@ -153,12 +154,14 @@ def _axis(axis, ndim, fn):
 
 
 def prepare_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoValue, variant="auto", ddof=None,
-                   ord=None, empty_gives_identity=False):
+                   ord=None, empty_gives_identity=False, groups=None):
     """(plan, post) of ``reduceat(op, a, indices, ...)`` (fn "reduceat", bounds (indices,)) or
     ``segmented_reduce(op, a, starts, stops, ...)`` (fn "segmented_reduce", bounds (starts, stops)), with NumPy's
     exceptions and warnings for bad arguments.  `empty_gives_identity`: host bounds' empty ranges give the
     identity (or -1, NaN) as device bounds' do, with no error or warning (the grouped reductions' empty groups,
-    JAX's rule)."""
+    JAX's rule).  `groups`: bounds (group_ids,) hold one id per element along the axis, each in [0, groups) (the
+    caller's checks), reduced by the grouped sums' scatter (RANGES_GROUP_IDS, for the pairs
+    ``_core.groups_scatter_runs`` takes: no cast first)."""
     if not isinstance(op, str):
         raise TypeError(f"op must be an operator's name (a str), not {type(op).__name__}")
     if op not in OPS:
@@ -172,11 +175,11 @@ def prepare_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoVa
     a = x.obj
     op = operator_for_dtype(op, x.dtype)  # no NaN in integers and bool: nansum is sum there
     record = _BY_NAME[op]
-    form = FORMS[fn]
+    form = FORMS[fn] if groups is None else _core.RANGES_GROUP_IDS
     ax = _axis(axis, len(x.shape), fn)
     n = x.shape[ax]
     parts, on_host = _bound_operands(fn, x, bounds)
-    count = parts[0].shape[0]
+    count = parts[0].shape[0] if groups is None else groups
     rshape = tuple(count if i == ax else e for i, e in enumerate(x.shape))
 
     parameter = operator_parameter(op, x.dtype, dtype, initial, True, ddof, ord)  # NumPy's keyword rules
@@ -191,7 +194,7 @@ def prepare_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoVa
     # NumPy's refusals and warnings, from host bounds (device starts and stops are not read: no wait)
     host = [_host_int64(p) for p in parts] if on_host else None
     summary = None  # (shortest, total) of the ranges' lengths, where known
-    if host is not None:
+    if host is not None and groups is None:
         if form == _core.RANGES_REDUCEAT:
             bad = host[0][(host[0] < 0) | (host[0] >= n)]
             if bad.size:
@@ -224,7 +227,7 @@ def prepare_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoVa
     # the input in a (input, result) pair the kernels have, else cast first (as NumPy's buffered casts)
     v = variant_for("reduce", "sum", "auto")  # the axis machinery; the algorithm travels in `ranges`
     op_code = _OP_CODES[op]
-    if not segments_supported(_REDUCE, v.index, op_code, x.code, dtype_code(rt)):
+    if groups is None and not segments_supported(_REDUCE, v.index, op_code, x.code, dtype_code(rt)):
         x = cast(x, np.dtype(np.bool_) if record.result in ("BOOL", "COUNT") else rt)
     fresh = None
     if out is None:
@@ -243,19 +246,19 @@ def prepare_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoVa
                 out=out_desc if direct else None, layout=seg.as_tuple(), shape=rshape,
                 parameter=None if parameter is None else initial_bytes(parameter, rt),
                 initial=initial_bytes(initial, rt) if has_initial else None, launcher=_core.LAUNCH_AXIS,
-                ranges=(bounds_operand, form, ALGORITHMS.index(variant), mean_length, 0, 0))
+                ranges=(bounds_operand, form, ALGORITHMS.index(variant) if groups is None else 0, mean_length, 0, 0))
     return plan, post_for(a, out if fresh is None else fresh, out_desc, direct)
 
 
 def reduce_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoValue, variant="auto", ddof=None,
-                  ord=None, empty_gives_identity=False):
+                  ord=None, empty_gives_identity=False, groups=None):
     """The call of prepare_ranges' arguments, run."""
     if isinstance(a, np.ma.MaskedArray):  # its mask would be read as data: a silent wrong answer
         raise TypeError(f"{fn} of a numpy.ma.MaskedArray is not supported (its masked elements would count); pass "
                         "a.filled(value) or the data and a where-free layout of your own")
     x = intake(a)
     result = run(prepare_ranges(fn, op, x, bounds, axis, dtype, out, initial, variant, ddof, ord,
-                                empty_gives_identity))
+                                empty_gives_identity, groups))
     if operator_for_dtype(op, x.dtype) in ("nanargmin", "nanargmax", "nanmin", "nanmax"):
         # NumPy's ValueError of an all-NaN range (nanargmin, nanargmax: read from the result, one wait) and
         # RuntimeWarning (nanmin, nanmax of a host input), as the whole-axis calls give them

@@ -1,0 +1,227 @@
+// group_scatter_kernels.cuh -- grouped sums over ids in any order by scattering into integer accumulators (issue
+// 40), compiled on first use (abi/jit.h: GR_JIT_GROUP_SCATTER; the host half is axis/reduce_groups_scatter.cu).
+//
+// `index_add_` and `scatter_add` add floats atomically: fast, but their bits depend on the order the atomics land
+// in.  Here every element is added to its group as integers, so any order gives the same bits:
+//   * a floating element is m x 2^pos in units of its type's smallest subnormal (primitives/exact_sum.cuh); a
+//     float32 one (and a float16 or bfloat16 one, a float32 exactly) goes whole into one 64-bit word, word pos / 8
+//     holding m << (pos % 8) (< 2^31, so a word absorbs 2^32 elements before it could overflow): one atomic an
+//     element, 32 words a group.  A float64 one goes into the 32-bit digits of ExactDigits<double>, 2 or 3 atomics.
+//     The group's sum is then exact, and rounded once (a mean: divided by its count, once) by the finish kernel.
+//   * an integer (or bool) element is added to its group's 64-bit word: NumPy's sum wraps modulo 2^64 as well.
+// Few groups (those whose words fit in 48 KB) are summed in shared memory first, each 64-bit word as two 32-bit
+// halves (a native shared atomic on the low half, the carry into the high half: a 64-bit shared add is a
+// compare-and-swap loop on sm_90), and each block adds its nonzero words to global memory at the end; more groups
+// go straight to global memory (L2 atomics).  NaN and infinities set a group's flags word.
+#pragma once
+#include "axis/divisor.cuh"
+#include "axis/exact_segments_kernels.cuh"  // exact_write: the operator's rounding of a group's digits
+
+namespace gr {
+
+constexpr int kGroupBlock = 256;
+constexpr int kGroupLoads = 4;  // elements a thread has in flight
+
+// The layout (gr_segments) as the kernels read it, strides in elements: accumulator (i0, i1, g) sums the elements
+// (i0, i1, r) whose ids[r] is g.  `columns`: i1 varies fastest between neighbouring threads (its stride is the
+// smaller), else r.
+struct GroupLayout {
+    int64_t c0, c1, is0, is1, ir, R, os0, os1, ok;
+    int64_t groups, total;  // groups a segment; elements in all (c0 c1 R)
+    Divisor by_r, by_c1;
+    int columns;
+    int shared;   // 1: the block's accumulators in shared memory (items x groups x kGroupStride words)
+    int packed;   // 1: one contiguous row (c0 = c1 = 1, ir = 1) whose elements and ids load kGroupLoads at once
+};
+
+// kGroupLoads consecutive elements (or ids) as one load: a thread's share of a tile of a contiguous row.
+template <class T>
+struct alignas(sizeof(T) * kGroupLoads) GroupPack {
+    T v[kGroupLoads];
+};
+
+// What an element adds to its group: the 64-bit words a group holds (kWords), then its flags and its count.
+template <class In>
+struct GroupScatter {  // bool and the integers: the value, sign-extended
+    static constexpr int kWords = 1;
+    template <class Add>
+    __device__ __forceinline__ static void add(In x, Add &&add) {
+        if (x) add(0, In(-1) < In(0) ? int64_t(x) : int64_t(uint64_t(x)));  // bool and unsigned: zero-extended
+    }
+};
+// float16, bfloat16, float32 and float64: the exact sum's types (classes, for the half formats)
+template <class In>
+constexpr bool group_inexact = is_floating_point<In>::value || is_same<In, __half>::value ||
+                               is_same<In, __nv_bfloat16>::value;
+
+template <class In>
+struct GroupFloat32Words {  // float32, float16, bfloat16: word pos / 8 takes m << (pos % 8)
+    static constexpr int kWords = 32;
+    template <class Add>
+    __device__ __forceinline__ static void add(const ExactParts<float> &p, Add &&add) {
+        const int64_t piece = int64_t(p.m << (p.pos & 7));
+        add(p.pos >> 3, p.negative ? -piece : piece);
+    }
+};
+template <>
+struct GroupScatter<float> : GroupFloat32Words<float> {};
+template <>
+struct GroupScatter<__half> : GroupFloat32Words<__half> {};
+template <>
+struct GroupScatter<__nv_bfloat16> : GroupFloat32Words<__nv_bfloat16> {};
+template <>
+struct GroupScatter<double> {  // ExactDigits<double>'s digits: 2 or 3 pieces
+    static constexpr int kWords = ExactFormat<double>::kDigits;
+    template <class Add>
+    __device__ __forceinline__ static void add(const ExactParts<double> &p, Add &&add) {
+        exact_pieces<kWords>(p.m, 0, p.pos, p.negative, add);
+    }
+};
+
+template <class In>
+struct GroupWords {
+    static constexpr int kFlags = GroupScatter<In>::kWords, kCount = kFlags + 1, kStride = kCount + 1;
+};
+
+#ifndef __CUDACC_RTC__
+// The name expressions of the two kernels of (in, out, op): what reduce_groups_scatter.cu launches and `warm`
+// compiles.
+inline void group_scatter_kernel_name(bool finish, gr_dtype in, gr_dtype out, gr_op op, char *buf, size_t size) {
+    char in_type[64], out_type[64];
+    dtype_type_name(in, in_type, sizeof in_type);
+    dtype_type_name(out, out_type, sizeof out_type);
+    std::snprintf(buf, size, "gr::group_%s_kernel<%s, %s, (gr_op)%d>", finish ? "finish" : "scatter", in_type,
+                  out_type, int(op));
+}
+#endif
+
+// A 64-bit word of shared memory as two 32-bit halves: the low half's add returns what it held, which tells
+// whether the add carried into the high half.  Any order of adds leaves the same 64-bit sum (modulo 2^64).
+__device__ __forceinline__ void group_shared_add(unsigned *lo, int *hi, int64_t v) {
+    const unsigned low = unsigned(uint64_t(v));
+    const unsigned before = atomicAdd(lo, low);
+    const int carry = unsigned(before + low) < before ? 1 : 0;
+    const int high = int(v >> 32) + carry;
+    if (high) atomicAdd(hi, high);
+}
+
+template <class In, gr_op kOp>
+__device__ __forceinline__ void group_add(In x, int64_t base, int64_t *acc, unsigned *lo, int *hi, bool shared) {
+    using W = GroupWords<In>;
+    constexpr bool kCounts = kOp == GR_OP_MEAN || kOp == GR_OP_NANMEAN;
+    auto add = [&](int64_t word, int64_t v) {
+        if (shared) group_shared_add(lo + base + word, hi + base + word, v);
+        else atomicAdd(reinterpret_cast<unsigned long long *>(acc + base + word), (unsigned long long)v);
+    };
+    if constexpr (group_inexact<In>) {
+        using Acc = typename ExactInput<In>::Acc;
+        const ExactParts<Acc> p = exact_parts(Acc(x));
+        if (!p.finite) {  // NaN or an infinity: the flags (rare: straight to global memory); nan forms skip a NaN
+            if ((kOp == GR_OP_NANSUM || kOp == GR_OP_NANMEAN) && p.nan) return;
+            atomicOr(reinterpret_cast<unsigned long long *>(acc + base + W::kFlags), (unsigned long long)exact_flag(p));
+        } else if (p.m) {
+            GroupScatter<In>::add(p, add);
+        }
+    } else {
+        GroupScatter<In>::add(x, add);
+    }
+    if constexpr (kCounts) add(W::kCount, 1);
+}
+
+// Every element of the layout into its group's accumulator, kGroupLoads a thread in flight.  Shared: the block's
+// accumulators start at zero in shared memory and end added to global memory's (zeroed by the host first).
+template <class In, class Out, gr_op kOp>
+__global__ void __launch_bounds__(kGroupBlock) group_scatter_kernel(const In *in, const int64_t *ids, GroupLayout g,
+                                                                    int64_t *acc) {
+    using W = GroupWords<In>;
+    extern __shared__ unsigned group_smem[];
+    const int64_t words = g.shared ? g.c0 * g.c1 * g.groups * W::kStride : 0;
+    unsigned *lo = group_smem;
+    int *hi = reinterpret_cast<int *>(group_smem + words);
+    for (int64_t i = threadIdx.x; i < 2 * words; i += kGroupBlock) group_smem[i] = 0;
+    if (g.shared) __syncthreads();
+    constexpr int64_t kTile = int64_t(kGroupBlock) * kGroupLoads;
+    for (int64_t tile = int64_t(blockIdx.x) * kTile; tile < g.total; tile += int64_t(gridDim.x) * kTile) {
+        In x[kGroupLoads];
+        int64_t base[kGroupLoads];
+        const int64_t first = tile + int64_t(threadIdx.x) * kGroupLoads;
+        if (g.packed && first + kGroupLoads <= g.total) {  // a contiguous row: this thread's run in two loads
+            const GroupPack<In> xs = *reinterpret_cast<const GroupPack<In> *>(in + first);
+            const GroupPack<int64_t> is = *reinterpret_cast<const GroupPack<int64_t> *>(ids + first);
+#pragma unroll
+            for (int j = 0; j < kGroupLoads; j++) {
+                const bool ok = uint64_t(is.v[j]) < uint64_t(g.groups);  // the caller checks: never a stray write
+                base[j] = ok ? is.v[j] * W::kStride : -1;
+                x[j] = xs.v[j];
+            }
+#pragma unroll
+            for (int j = 0; j < kGroupLoads; j++)
+                if (base[j] >= 0) group_add<In, kOp>(x[j], base[j], acc, lo, hi, g.shared);
+            continue;
+        }
+#pragma unroll
+        for (int j = 0; j < kGroupLoads; j++) {
+            const int64_t e = g.packed ? first + j : tile + j * kGroupBlock + threadIdx.x;
+            base[j] = -1;
+            if (e >= g.total) continue;
+            int64_t i0, i1, r;
+            if (g.columns) {
+                const int64_t t = int64_t(g.by_c1.quotient(uint64_t(e)));
+                i1 = e - t * g.c1;
+                i0 = int64_t(g.by_r.quotient(uint64_t(t)));
+                r = t - i0 * g.R;
+            } else {
+                const int64_t item = int64_t(g.by_r.quotient(uint64_t(e)));
+                r = e - item * g.R;
+                i0 = int64_t(g.by_c1.quotient(uint64_t(item)));
+                i1 = item - i0 * g.c1;
+            }
+            const int64_t id = __ldg(ids + r);
+            if (uint64_t(id) >= uint64_t(g.groups)) continue;  // the caller checks the ids: never a stray write
+            x[j] = in[i0 * g.is0 + i1 * g.is1 + r * g.ir];
+            base[j] = ((i0 * g.c1 + i1) * g.groups + id) * W::kStride;
+        }
+#pragma unroll
+        for (int j = 0; j < kGroupLoads; j++)
+            if (base[j] >= 0) group_add<In, kOp>(x[j], base[j], acc, lo, hi, g.shared);
+    }
+    if (!g.shared) return;
+    __syncthreads();
+    for (int64_t i = threadIdx.x; i < words; i += kGroupBlock) {
+        const int64_t v = int64_t((uint64_t(unsigned(hi[i])) << 32) | lo[i]);
+        if (v) atomicAdd(reinterpret_cast<unsigned long long *>(acc + i), (unsigned long long)v);
+    }
+}
+
+// Each accumulator's words into its result: a floating sum rounded once (a mean divided by its count first), an
+// integer sum as it is.
+template <class In, class Out, gr_op kOp>
+__global__ void __launch_bounds__(kGroupBlock) group_finish_kernel(const int64_t *acc, GroupLayout g, Out *out) {
+    using W = GroupWords<In>;
+    const int64_t count = g.c0 * g.c1 * g.groups;
+    const int64_t stride = int64_t(gridDim.x) * kGroupBlock;
+    for (int64_t a = int64_t(blockIdx.x) * kGroupBlock + threadIdx.x; a < count; a += stride) {
+        const int64_t *words = acc + a * W::kStride;
+        const int64_t item = a / g.groups, id = a - item * g.groups, i0 = item / g.c1, i1 = item - i0 * g.c1;
+        Out *dst = out + i0 * g.os0 + i1 * g.os1 + id * g.ok;
+        if constexpr (group_inexact<In>) {
+            using Acc = typename ExactInput<In>::Acc;
+            ExactDigits<Acc> d;
+            if constexpr (!is_same<Acc, double>::value) {
+                d.clear();
+                for (int j = 0; j < GroupScatter<In>::kWords; j++) {
+                    const int64_t v = words[j];
+                    if (v) d.add_scaled(uint64_t(v < 0 ? -v : v), 0, 8 * j, v < 0);
+                }
+            } else {
+                for (int j = 0; j < GroupScatter<In>::kWords; j++) d.digit[j] = words[j];
+            }
+            d.flags = unsigned(words[W::kFlags]);
+            exact_write<In, kOp>(d, uint64_t(words[W::kCount]), false, dst);
+        } else {
+            *dst = Out(words[0]);
+        }
+    }
+}
+
+}  // namespace gr
