@@ -51,7 +51,7 @@ def main(argv=None):
     p.add_argument("--groups", default="1,16,256,1024,4096,65536,262144,1048576")
     p.add_argument("--dtypes", default="float32,float64,int64")
     p.add_argument("--no-sort", action="store_true", help="leave out the sort path (slow)")
-    p.add_argument("--out", help="write groupby_<gpu>.md and .json there")
+    p.add_argument("--out", help="write groupby_<gpu>.md, .json and .png there")
     args = p.parse_args(argv)
     import torch
     import gpureduce
@@ -121,6 +121,38 @@ def main(argv=None):
     table = (f"groupby_reduce('sum') of 2^{args.log2} elements, ids uniform in [0, groups) (int64), {info['name']}, "
              f"commit {info['commit']}, torch {info['torch']}\n\n" + head + "".join(lines))
     save_table(args.out, "groupby", info, table, rows)
+    if args.out:
+        plot(rows, info, os.path.join(args.out, f"groupby_{info['name'].replace(' ', '_')}.png"))
+
+
+def plot(rows, info, path):
+    """Microseconds against the number of groups, log-log, one panel per dtype: gpureduce, index_add_, the sort
+    path (where measured).  Nothing without matplotlib."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    dtypes = list(dict.fromkeys(r["dtype"] for r in rows))
+    fig, axes = plt.subplots(1, len(dtypes), figsize=(5 * len(dtypes), 4), squeeze=False)
+    for ax, dtype in zip(axes[0], dtypes):
+        mine = [r for r in rows if r["dtype"] == dtype]
+        for column, label in (("gpureduce", "gpureduce.groupby_reduce"), ("index_add_", "torch index_add_"),
+                              ("sort path", "gpureduce's sort path")):
+            points = [(r["groups"], r[column]) for r in mine if column in r]
+            if points:
+                ax.plot(*zip(*points), marker="o", label=label)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("groups")
+        ax.set_ylabel("us per call (cold L2)")
+        ax.set_title(f"{dtype} sums of 2^{int(mine[0]['n']).bit_length() - 1}, {info['name']}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 """benchmarks/results/<gpu>.md: sum and cumsum tables over float32 / int32 / float64 at 2^10..2^28,
-every variant with CUB, CuPy, PyTorch and NumPy measured in the same run, with PNG plots and CSV.
+every variant with CUB, CuPy, PyTorch and NumPy measured in the same run, with PNG plots and CSV; and a short
+segmented and grouped table (float32 sums of 2^26 elements: bench_segmented.py's four range distributions, and
+bench_groupby.py's ids in any order against index_add_, with its plot).
 
     python benchmarks/make_results.py measure --out DIR   # on the GPU: one JSON per table
     python benchmarks/make_results.py render DIR...       # anywhere: markdown, CSV and PNG from the JSONs
@@ -40,12 +42,26 @@ def measure(args):
             with open(os.path.join(args.out, f"{slug(info['name'])}_{op}_{dtype}.json"), "w") as f:
                 json.dump(data, f)
             print(f"{op} {dtype}: {len(result)} rows in {time.time() - t0:.0f} s", flush=True)
+    if args.segmented:  # the short segmented and grouped tables, written beside the JSONs as their own .md/.json
+        import bench_groupby
+        import bench_segmented
+        repeat = str(min(args.repeat, 10))
+        bench_segmented.main(["--log2", "26", "--repeat", repeat, "--ops", "sum", "--dtypes", "float32",
+                              "--out", args.out])
+        bench_groupby.main(["--log2", "26", "--repeat", repeat, "--dtypes", "float32", "--groups",
+                            "1,16,1024,65536,1048576", "--no-sort", "--out", args.out])
+
+
+# What measure writes besides the variant tables: the segmented and grouped benchmarks' own files
+SHORT_TABLES = ("segmented_", "groupby_")
 
 
 def render(args):
     tables = {}  # a table measured again in a later directory replaces the earlier one
     for d in args.dirs:
         for path in sorted(glob.glob(os.path.join(d, "*.json"))):
+            if os.path.basename(path).startswith(SHORT_TABLES):
+                continue
             with open(path) as f:
                 tables[os.path.splitext(os.path.basename(path))[0]] = json.load(f)
     tables = list(tables.items())
@@ -86,6 +102,20 @@ def render(args):
         result.plot(os.path.join(out, stem + ".png"))
         lines += [f"## {op} {dtype}", "", f"![{op} {dtype}]({stem}.png)", "",
                   f"(commit {data.get('commit', '?')})", "", "```", str(result), "```", ""]
+    short = {}  # the latest directory's table of each
+    for d in args.dirs:
+        for path in sorted(glob.glob(os.path.join(d, "*.md"))):
+            name = os.path.basename(path)
+            if name.startswith(SHORT_TABLES):
+                with open(path, encoding="utf-8") as f:
+                    short[name.split("_")[0]] = (f.read().strip(), path)
+    if short:
+        lines += ["## Segmented and grouped sums", ""]
+        for text, path in short.values():
+            lines += [text, ""]
+            png = path[:-3] + ".png"
+            if os.path.exists(png):
+                lines += [f"![{os.path.basename(png)}]({os.path.relpath(png, out)})", ""]
     path = os.path.join(out, f"{gpu}.md")
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
@@ -102,6 +132,8 @@ def main():
     m.add_argument("--sizes", default="2^10:2^28:2")
     m.add_argument("--repeat", type=int, default=20)
     m.add_argument("--commit", default=os.environ.get("GR_COMMIT", "unknown"))
+    m.add_argument("--no-segmented", dest="segmented", action="store_false",
+                   help="leave out the short segmented and grouped tables")
     r = sub.add_parser("render")
     r.add_argument("dirs", nargs="+")
     r.add_argument("--out")
