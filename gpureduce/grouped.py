@@ -28,12 +28,12 @@ def groupby_reduce(op: str, a, group_ids, num_groups=None, axis=0, dtype=None, *
     ``numpy.bincount(ids, weights=a, minlength=k)`` (with `a`'s dtype rules, not bincount's float64).  A group
     without elements gives the operator's identity, as JAX's: 0 for sum, -inf (the dtype's lowest) for max, +inf
     for min, NaN for mean, -1 for argmin and argmax.  The bits do not depend on the order of the ids or on timing.
-    Ids out of order are scattered, where the operator allows, into integer accumulators, one atomic add an element
-    and no sort (variant ``"scatter"``): the sums and means of floating dtypes (and their nan forms) are then each
-    group's exact sum rounded once (a mean: divided by its count, then rounded once), so their bits depend on
-    nothing but which elements each group holds; integer and bool sums wrap as NumPy's.  Other operators, and ids
-    in order, take the sort path: the ids sorted stably (in the input's library) and each group folded in a fixed
-    order by the segmented reduction, which reads each group once.
+    Sums and means are scattered, ids in any order, into integer accumulators, one atomic add an element and no
+    sort (variant ``"scatter"``): the sums and means of floating dtypes (and their nan forms) are then each group's
+    exact sum rounded once (a mean: divided by its count, then rounded once), so their bits depend on nothing but
+    which elements each group holds; integer and bool sums wrap as NumPy's.  Other operators, and
+    ``ids_sorted=True``, take the sort path: the ids sorted stably (in the input's library; not where they are
+    sorted) and each group folded in a fixed order by the segmented reduction, which reads each group once.
 
     Parameters
     ----------
@@ -54,8 +54,8 @@ def groupby_reduce(op: str, a, group_ids, num_groups=None, axis=0, dtype=None, *
     ids_sorted : bool, keyword-only
         The ids are ascending: no sort, no gather (checked: an unsorted list is refused).
     variant : str, keyword-only
-        ``"auto"`` (the default): the scatter for ids out of order where it takes the call, else the sort path with
-        the algorithm picked by the groups' mean size.  ``"scatter"``: the scatter (floating sums, means, nansum and
+        ``"auto"`` (the default): the scatter where it takes the call (unless ``ids_sorted=True``), else the sort
+        path with the algorithm picked by the groups' mean size.  ``"scatter"``: the scatter (floating sums, means, nansum and
         nanmean into the input's dtype, integer and bool sums with ``dtype=None``; at most 64 MiB of accumulators,
         272 bytes a float32 group; anything else a ValueError).  Or the sort path with the segmented reduction's
         algorithm named: {algorithms}.
