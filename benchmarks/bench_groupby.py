@@ -50,6 +50,8 @@ def main(argv=None):
     p.add_argument("--repeat", type=int, default=10)
     p.add_argument("--groups", default="1,16,256,1024,4096,65536,262144,1048576")
     p.add_argument("--dtypes", default="float32,float64,int64")
+    p.add_argument("--op", default="sum", choices=("sum", "max"),
+                   help="max: against index_reduce_(amax) instead of index_add_")
     p.add_argument("--no-sort", action="store_true", help="leave out the sort path (slow)")
     p.add_argument("--out", help="write groupby_<gpu>.md, .json and .png there")
     args = p.parse_args(argv)
@@ -73,13 +75,17 @@ def main(argv=None):
             ids = torch.randint(0, k, (n,), device=dev, generator=gen, dtype=torch.int64)
             row = {"dtype": dtype_name, "groups": k, "n": n}
             try:
-                gpureduce.groupby_reduce("sum", x[:2], ids[:2], k, variant="scatter")
+                gpureduce.groupby_reduce(args.op, x[:2], ids[:2], k, variant="scatter")
                 variant = "scatter"
             except ValueError:  # more accumulators than the scatter takes: auto sorts
                 variant = "auto"
             row["variant"] = variant
-            got = gpureduce.groupby_reduce("sum", x, ids, k, variant=variant)
-            if dtype.is_floating_point:  # float32: within half an ulp of a float64 sum; float64: of its bound
+            got = gpureduce.groupby_reduce(args.op, x, ids, k, variant=variant)
+            if args.op == "max":  # exact: the peer's answer in every group that holds an element
+                peer = torch.full((k,), -float("inf") if dtype.is_floating_point else torch.iinfo(dtype).min,
+                                  dtype=dtype, device=dev).index_reduce_(0, ids, x, "amax", include_self=True)
+                row["gpureduce ok"] = bool(torch.equal(got, peer))
+            elif dtype.is_floating_point:  # float32: within half an ulp of a float64 sum; float64: of its bound
                 wide = torch.zeros(k, dtype=torch.float64, device=dev).index_add_(0, ids, x.double())
                 ulp = torch.abs(torch.nextafter(got, torch.full_like(got, float("inf"))) - got).double()
                 mags = torch.zeros(k, dtype=torch.float64, device=dev).index_add_(0, ids, x.double().abs())
@@ -90,25 +96,30 @@ def main(argv=None):
             else:
                 exact = torch.zeros(k, dtype=torch.int64, device=dev).index_add_(0, ids, x.long())
                 row["gpureduce ok"] = bool(torch.equal(got, exact))
-            row["gpureduce"] = timed(torch, lambda: gpureduce.groupby_reduce("sum", x, ids, k, variant=variant),
+            row["gpureduce"] = timed(torch, lambda: gpureduce.groupby_reduce(args.op, x, ids, k, variant=variant),
                                      scratch, args.repeat)
             # the ids' range, checked on the host before the scatter runs (one pass, one wait: aminmax)
             row["ids range"] = timed(torch, lambda: torch.stack(torch.aminmax(ids)).cpu(), scratch, args.repeat)
-            row["index_add_"] = timed(torch, lambda: torch.zeros(k, dtype=dtype, device=dev).index_add_(0, ids, x),
-                                      scratch, args.repeat)
-            if dtype.is_floating_point:  # index_add_'s bits from run to run
+            if args.op == "max":  # the column keeps its name: PyTorch's scatter of the operator
+                row["index_add_"] = timed(torch, lambda: torch.empty(k, dtype=dtype, device=dev).index_reduce_(
+                    0, ids, x, "amax", include_self=False), scratch, args.repeat)
+            else:
+                row["index_add_"] = timed(torch, lambda: torch.zeros(k, dtype=dtype, device=dev).index_add_(0, ids, x),
+                                          scratch, args.repeat)
+            if dtype.is_floating_point and args.op == "sum":  # index_add_'s bits from run to run
                 a = torch.zeros(k, dtype=dtype, device=dev).index_add_(0, ids, x)
                 b = torch.zeros(k, dtype=dtype, device=dev).index_add_(0, ids, x)
                 row["index_add_ repeats"] = bool(torch.equal(a, b))
             if not args.no_sort:
                 alg = sort_algorithm(n, k)
-                row["sort path"] = timed(torch, lambda: gpureduce.groupby_reduce("sum", x, ids, k, variant=alg),
+                row["sort path"] = timed(torch, lambda: gpureduce.groupby_reduce(args.op, x, ids, k, variant=alg),
                                          scratch, max(3, args.repeat // 3), warmup=1)
                 row["sort algorithm"] = alg
             row["ratio"] = row["gpureduce"] / row["index_add_"]
             rows.append(row)
             print(row, flush=True)
-    head = ("| dtype | groups | gpureduce (us) | index_add_ (us) | gpureduce / index_add_ | sort path (us) | "
+    peer = "index_add_" if args.op == "sum" else "index_reduce_ amax"
+    head = (f"| dtype | groups | gpureduce (us) | {peer} (us) | gpureduce / {peer} | sort path (us) | "
             "index_add_ same bits twice | of gpureduce: the ids' range check (us) |\n"
             "|---|---:|---:|---:|---:|---:|---|---:|\n")
     lines = []
@@ -118,14 +129,15 @@ def main(argv=None):
                      f"{'' if r['gpureduce ok'] else ' (wrong)'} | "
                      f"{r['index_add_']:.1f} | {r['ratio']:.2f} | {sort} | {r.get('index_add_ repeats', 'n/a')} | "
                      f"{r['ids range']:.1f} |\n")
-    table = (f"groupby_reduce('sum') of 2^{args.log2} elements, ids uniform in [0, groups) (int64), {info['name']}, "
+    table = (f"groupby_reduce({args.op!r}) of 2^{args.log2} elements, ids uniform in [0, groups) (int64), {info['name']}, "
              f"commit {info['commit']}, torch {info['torch']}\n\n" + head + "".join(lines))
-    save_table(args.out, "groupby", info, table, rows)
+    stem = "groupby" if args.op == "sum" else f"groupby_{args.op}"
+    save_table(args.out, stem, info, table, rows)
     if args.out:
-        plot(rows, info, os.path.join(args.out, f"groupby_{info['name'].replace(' ', '_')}.png"))
+        plot(rows, info, os.path.join(args.out, f"{stem}_{info['name'].replace(' ', '_')}.png"), args.op)
 
 
-def plot(rows, info, path):
+def plot(rows, info, path, op="sum"):
     """Microseconds against the number of groups, log-log, one panel per dtype: gpureduce, index_add_, the sort
     path (where measured).  Nothing without matplotlib."""
     try:
@@ -138,7 +150,8 @@ def plot(rows, info, path):
     fig, axes = plt.subplots(1, len(dtypes), figsize=(5 * len(dtypes), 4), squeeze=False)
     for ax, dtype in zip(axes[0], dtypes):
         mine = [r for r in rows if r["dtype"] == dtype]
-        for column, label in (("gpureduce", "gpureduce.groupby_reduce"), ("index_add_", "torch index_add_"),
+        peer = "torch index_add_" if op == "sum" else f"torch index_reduce_ ({op})"
+        for column, label in (("gpureduce", "gpureduce.groupby_reduce"), ("index_add_", peer),
                               ("sort path", "gpureduce's sort path")):
             points = [(r["groups"], r[column]) for r in mine if column in r]
             if points:
@@ -147,7 +160,7 @@ def plot(rows, info, path):
         ax.set_yscale("log")
         ax.set_xlabel("groups")
         ax.set_ylabel("us per call (cold L2)")
-        ax.set_title(f"{dtype} sums of 2^{int(mine[0]['n']).bit_length() - 1}, {info['name']}")
+        ax.set_title(f"{dtype} {op} of 2^{int(mine[0]['n']).bit_length() - 1}, {info['name']}")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
     fig.tight_layout()

@@ -28,10 +28,11 @@ def groupby_reduce(op: str, a, group_ids, num_groups=None, axis=0, dtype=None, *
     ``numpy.bincount(ids, weights=a, minlength=k)`` (with `a`'s dtype rules, not bincount's float64).  A group
     without elements gives the operator's identity, as JAX's: 0 for sum, -inf (the dtype's lowest) for max, +inf
     for min, NaN for mean, -1 for argmin and argmax.  The bits do not depend on the order of the ids or on timing.
-    Sums and means are scattered, ids in any order, into integer accumulators, one atomic add an element and no
-    sort (variant ``"scatter"``): the sums and means of floating dtypes (and their nan forms) are then each group's
-    exact sum rounded once (a mean: divided by its count, then rounded once), so their bits depend on nothing but
-    which elements each group holds; integer and bool sums wrap as NumPy's.  Other operators, and
+    Sums, means, min and max are scattered, ids in any order, into integer accumulators, one atomic add an element
+    and no sort (variant ``"scatter"``): the sums and means of floating dtypes (and their nan forms) are then each
+    group's exact sum rounded once (a mean: divided by its count, then rounded once), so their bits depend on
+    nothing but which elements each group holds; integer and bool sums wrap as NumPy's; min and max (and nanmin,
+    nanmax) keep each group's extreme as an order-preserving integer key.  Other operators, and
     ``ids_sorted=True``, take the sort path: the ids sorted stably (in the input's library; not where they are
     sorted) and each group folded in a fixed order by the segmented reduction, which reads each group once.
 
@@ -55,10 +56,11 @@ def groupby_reduce(op: str, a, group_ids, num_groups=None, axis=0, dtype=None, *
         The ids are ascending: no sort, no gather (checked: an unsorted list is refused).
     variant : str, keyword-only
         ``"auto"`` (the default): the scatter where it takes the call (unless ``ids_sorted=True``), else the sort
-        path with the algorithm picked by the groups' mean size.  ``"scatter"``: the scatter (floating sums, means, nansum and
-        nanmean into the input's dtype, integer and bool sums with ``dtype=None``; at most 64 MiB of accumulators,
-        272 bytes a float32 group; anything else a ValueError).  Or the sort path with the segmented reduction's
-        algorithm named: {algorithms}.
+        path with the algorithm picked by the groups' mean size.  ``"scatter"``: the scatter (floating sums, means,
+        nansum and nanmean into the input's dtype, integer and bool sums with ``dtype=None``, min, max, nanmin and
+        nanmax into the input's dtype; at most 64 MiB of accumulators, 272 bytes a float32 sum's group, 24 an
+        extreme's; anything else a ValueError).  Or the sort path with the segmented reduction's algorithm named:
+        {algorithms}.
     ddof : int or float, keyword-only, optional
         The variances' delta degrees of freedom (var, std and their nan forms).
 
@@ -94,7 +96,8 @@ def groupby_reduce(op: str, a, group_ids, num_groups=None, axis=0, dtype=None, *
     whether they ascend (the checks, three small reductions in the input's library, each a wait), the largest
     also serving ``num_groups=None`` (so a call cannot be captured in a CUDA graph).  On the sort path the sort
     costs more than the reduction: sorted ids (``ids_sorted=True``) save it.  The scatter keeps its accumulators in
-    shared memory while they fit 48 KB (float32: up to 180 groups), else in global memory (L2 atomics).
+    shared memory while a block's fit 110 KB (a float32 sum's: up to 414 groups), else in global memory (L2
+    atomics).
 
     Examples
     --------

@@ -24,7 +24,7 @@ A = np.arange(5.0)
     (lambda: gpureduce.groupby_reduce("sum", np.ma.masked_array(A), [0] * 5), TypeError, "takes a NumPy array"),
     (lambda: gpureduce.groupby_reduce("sum", A, [0] * 5, stream="1"), TypeError, "stream"),
     (lambda: gpureduce.groupby_reduce("sum", A, [0] * 5, variant="atomics"), ValueError, "unknown variant 'atomics'"),
-    (lambda: gpureduce.groupby_reduce("max", A, [1, 0, 1, 0, 1], variant="scatter"), ValueError,
+    (lambda: gpureduce.groupby_reduce("prod", A, [1, 0, 1, 0, 1], variant="scatter"), ValueError,
      "variant 'scatter' takes"),
     (lambda: gpureduce.groupby_reduce("mean", np.arange(5), [1, 0, 1, 0, 1], variant="scatter"), ValueError,
      "variant 'scatter' takes"),
@@ -99,9 +99,9 @@ def test_the_ids_bounds_come_home_in_one_wait(dtype, monkeypatch):
 
 
 def test_what_the_scatter_takes():
-    """The grouped sums' scatter (cuda/axis/reduce_groups_scatter.cu): floating sums and means into the input's
-    dtype, integer and bool sums into NumPy's sum dtype, at most 64 MiB of accumulators (float32's 34 words a group,
-    float64's 70, an integer's 3)."""
+    """The grouped scatter (cuda/axis/reduce_groups_scatter.cu): floating sums and means into the input's dtype,
+    integer and bool sums into NumPy's sum dtype, min, max and their nan forms into the input's dtype, at most 64 MiB
+    of accumulators (a float32 sum's 34 words a group, a float64 sum's 70, an integer sum's or an extreme's 3)."""
     from gpureduce import _core
     from gpureduce._planning.groups import scatter_runs
     from gpureduce._planning.operands import dtype_code
@@ -112,7 +112,11 @@ def test_what_the_scatter_takes():
     for op in ("sum", "nansum", "mean", "nanmean"):
         assert runs(code[op], f32, f32, 1) and runs(code[op], f64, f64, 1)
         assert not runs(code[op], f32, f64, 1)
-    assert not runs(code["max"], f32, f32, 1) and not runs(code["prod"], f64, f64, 1)
+    assert not runs(code["prod"], f64, f64, 1) and not runs(code["argmax"], f32, f32, 1)
+    for op in ("max", "min", "nanmax", "nanmin"):
+        assert runs(code[op], f32, f32, 1) and runs(code[op], i8, i8, 1) and not runs(code[op], i8, i64, 1)
+    assert runs(code["max"], f64, f64, limit_extreme := (64 << 20) // 24)
+    assert not runs(code["max"], f64, f64, limit_extreme + 1)
     assert runs(code["sum"], i8, i64, 1) and not runs(code["sum"], i8, i8, 1) and not runs(code["mean"], i64, f64, 1)
     limit = 64 << 20
     assert runs(code["sum"], f32, f32, limit // 272) and not runs(code["sum"], f32, f32, limit // 272 + 1)

@@ -1,6 +1,6 @@
-"""groupby_reduce's scatter (variant "scatter", auto's choice for ids out of order; issue 40) on the GPU: every
+"""groupby_reduce's scatter (variant "scatter", auto's choice unless ids_sorted=True; issue 40) on the GPU: every
 element added to its group's integer accumulators (cuda/axis/group_scatter_kernels.cuh), so a floating sum or mean
-is the group's exact sum rounded once and integer sums wrap as NumPy's do.
+is the group's exact sum rounded once and integer sums wrap as NumPy's do; min and max keep an order-preserving key.
 
 Floating results are held bitwise to gpureduce._bounds.exact_result of each group's elements (the reference the
 exact variant is held to, itself checked against fractions on the CPU), integers exactly to np.add.at; the bits
@@ -205,9 +205,41 @@ def test_ids_sorted_takes_the_segmented_path_within_the_bound():
                                  ids_sorted=True)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int8", "uint16", "int64", "uint64", "bool"])
+@pytest.mark.parametrize("op", ["max", "min", "nanmax", "nanmin"])
+def test_extremes_match_the_sort_path(op, dtype):
+    """min, max and their nan forms by one order-preserving key a group: the sort path's answers (NumPy's), NaN
+    where a group holds one (nan forms: where it holds nothing else), the identity for an empty group; shared
+    accumulators (37 groups) and global ones (20,000)."""
+    rng = seeded("extremes", op, dtype)
+    n = 30_000
+    if dtype == "bool":
+        a = rng.random(n) < 0.5
+    elif np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        a = rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+    else:
+        a = wide_range(rng, n, dtype)
+        a[rng.random(n) < 0.01] = np.nan
+        a[rng.random(n) < 0.01] = np.inf
+        a[rng.random(n) < 0.01] = -np.inf
+    for k in (37, 20_000):
+        ids = rng.integers(0, k - 3, n)  # the last groups empty
+        if a.dtype.kind == "f":  # a group of NaNs alone
+            a[ids == 0] = np.nan
+        got = host(gpureduce.groupby_reduce(op, cp.asarray(a), cp.asarray(ids), k, variant="scatter"))
+        want = host(gpureduce.groupby_reduce(op, cp.asarray(a), cp.asarray(ids), k, variant="lanes"))
+        assert got.dtype == want.dtype == a.dtype
+        np.testing.assert_array_equal(got, want)
+        # auto takes the scatter: the same answer, whatever the order of the pairs
+        perm = rng.permutation(n)
+        np.testing.assert_array_equal(host(gpureduce.groupby_reduce(op, cp.asarray(a[perm]), cp.asarray(ids[perm]),
+                                                                    k)), want)
+
+
 def test_what_scatter_refuses():
     a, ids = cp.arange(10.0), cp.asarray([0, 1] * 5)
-    for op, kw in (("max", {}), ("prod", {}), ("sum", {"dtype": np.float32}), ("var", {})):
+    for op, kw in (("argmax", {}), ("prod", {}), ("sum", {"dtype": np.float32}), ("var", {})):
         with pytest.raises(ValueError, match="variant 'scatter' takes"):
             gpureduce.groupby_reduce(op, a, ids, 2, variant="scatter", **kw)
         gpureduce.groupby_reduce(op, a, ids, 2, **kw)  # auto takes them by the sort

@@ -47,18 +47,6 @@ inline void exact_segments_kernel_name(bool columns, gr_dtype d, gr_op op, char 
 }
 #endif
 
-// The operator's rounding of a segment's digits into *out: the sum, or the mean over the elements taken (nanmean
-// counted none of its NaNs); the nan forms drop the NaN flag (a NaN added nothing to the digits), but an
-// `initial` that is NaN still makes the sum NaN, as NumPy's nansum(..., initial=nan).
-template <class In, gr_op kOp, class T>
-__device__ __forceinline__ void exact_write(ExactDigits<T> &d, uint64_t taken, bool nan_initial, In *out) {
-    using Target = typename ExactInput<In>::Target;
-    if constexpr (kOp == GR_OP_NANSUM || kOp == GR_OP_NANMEAN) d.flags &= ~unsigned(kExactNaN);
-    if (nan_initial) d.flags |= kExactNaN;
-    if constexpr (kOp == GR_OP_MEAN || kOp == GR_OP_NANMEAN) *out = d.template round_quotient<In, Target>(taken);
-    else *out = d.template round<In, Target>();
-}
-
 // A chunk's normalized digits, flags and count into its segment's words; whether it was the segment's last chunk
 // to do so (which then reads the total: the fences order every chunk's adds before its count).
 template <class T>

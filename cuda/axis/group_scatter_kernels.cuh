@@ -9,13 +9,15 @@
 //     element, 32 words a group.  A float64 one goes into the 32-bit digits of ExactDigits<double>, 2 or 3 atomics.
 //     The group's sum is then exact, and rounded once (a mean: divided by its count, once) by the finish kernel.
 //   * an integer (or bool) element is added to its group's 64-bit word: NumPy's sum wraps modulo 2^64 as well.
-// Few groups (those whose words fit in 48 KB) are summed in shared memory first, each 64-bit word as two 32-bit
+//   * min, max and their nan forms keep one 64-bit key a group, the element's value in an order-preserving
+//     encoding (GroupExtreme), combined by an atomic max (the key of a min complemented): any order, the same key.
+// Few groups (those whose words fit in 110 KB) are summed in shared memory first, each 64-bit word as two 32-bit
 // halves (a native shared atomic on the low half, the carry into the high half: a 64-bit shared add is a
 // compare-and-swap loop on sm_90), and each block adds its nonzero words to global memory at the end; more groups
 // go straight to global memory (L2 atomics).  NaN and infinities set a group's flags word.
 #pragma once
 #include "axis/divisor.cuh"
-#include "axis/exact_segments_kernels.cuh"  // exact_write: the operator's rounding of a group's digits
+#include "variants/exact_sum_kernels.cuh"  // ExactInput, exact_write: a group's digits rounded once
 
 namespace gr {
 
@@ -78,9 +80,52 @@ struct GroupScatter<double> {  // ExactDigits<double>'s digits: 2 or 3 pieces
     }
 };
 
-template <class In>
+template <gr_op kOp>
+constexpr bool group_extreme = kOp == GR_OP_MIN || kOp == GR_OP_MAX || kOp == GR_OP_NANMIN || kOp == GR_OP_NANMAX;
+
+// An accumulator's words: a sum's kWords, or an extreme's one key; then the flags and the count.
+template <class In, gr_op kOp>
 struct GroupWords {
-    static constexpr int kFlags = GroupScatter<In>::kWords, kCount = kFlags + 1, kStride = kCount + 1;
+    static constexpr int kFlags = group_extreme<kOp> ? 1 : GroupScatter<In>::kWords, kCount = kFlags + 1,
+                         kStride = kCount + 1;
+};
+
+// The order-preserving 64-bit key of an element of min or max: unsigned order of keys is the elements' order, and
+// 0 is no key (an empty group: the operator's identity).  Floating elements (widened to double, exactly) by their
+// bits, negative ones complemented; integers offset into unsigned order (the lowest signed value's key is 0, its
+// own identity, as 0's is an unsigned max's); a min's key complemented again, so that one atomic max serves both.
+template <class In, gr_op kOp>
+struct GroupExtreme {
+    static constexpr bool kMin = kOp == GR_OP_MIN || kOp == GR_OP_NANMIN;
+    __device__ __forceinline__ static uint64_t key(In x) {
+        uint64_t k;
+        if constexpr (group_inexact<In>) {
+            using Acc = typename ExactInput<In>::Acc;
+            const double d = double(Acc(x));
+            uint64_t bits;
+            memcpy(&bits, &d, sizeof bits);
+            k = bits >> 63 ? ~bits : bits | (uint64_t(1) << 63);
+        } else if constexpr (In(-1) < In(0)) {
+            k = uint64_t(int64_t(x)) ^ (uint64_t(1) << 63);
+        } else {
+            k = uint64_t(x);
+        }
+        return kMin ? ~k : k;
+    }
+    // The element of a key (not 0 for a floating type: the caller writes the identity there).
+    __device__ __forceinline__ static In value(uint64_t k) {
+        if (kMin) k = ~k;
+        if constexpr (group_inexact<In>) {
+            const uint64_t bits = k >> 63 ? k & ~(uint64_t(1) << 63) : ~k;
+            double d;
+            memcpy(&d, &bits, sizeof d);
+            return In(d);
+        } else if constexpr (In(-1) < In(0)) {
+            return In(int64_t(k ^ (uint64_t(1) << 63)));
+        } else {
+            return In(k);
+        }
+    }
 };
 
 #ifndef __CUDACC_RTC__
@@ -105,10 +150,31 @@ __device__ __forceinline__ void group_shared_add(unsigned *lo, int *hi, int64_t 
     if (high) atomicAdd(hi, high);
 }
 
+// An element into its group's key: read first, the atomic only where the key grows (rarely, after a few elements).
+template <class In, gr_op kOp>
+__device__ __forceinline__ void group_extreme_add(In x, int64_t base, int64_t *acc, unsigned *smem, bool shared) {
+    using W = GroupWords<In, kOp>;
+    if constexpr (group_inexact<In>) {
+        using Acc = typename ExactInput<In>::Acc;
+        if (Acc(x) != Acc(x)) {  // NaN: max and min give NaN, the nan forms skip it (an all-NaN group is NaN)
+            atomicOr(reinterpret_cast<unsigned long long *>(acc + base + W::kFlags), (unsigned long long)kExactNaN);
+            return;
+        }
+    }
+    const unsigned long long k = GroupExtreme<In, kOp>::key(x);
+    unsigned long long *word = shared ? reinterpret_cast<unsigned long long *>(smem) + base
+                                      : reinterpret_cast<unsigned long long *>(acc + base);
+    if (k > *(volatile unsigned long long *)word) atomicMax(word, k);
+}
+
 template <class In, gr_op kOp>
 __device__ __forceinline__ void group_add(In x, int64_t base, int64_t *acc, unsigned *lo, int *hi, bool shared) {
-    using W = GroupWords<In>;
+    using W = GroupWords<In, kOp>;
     constexpr bool kCounts = kOp == GR_OP_MEAN || kOp == GR_OP_NANMEAN;
+    if constexpr (group_extreme<kOp>) {
+        group_extreme_add<In, kOp>(x, base, acc, lo, shared);
+        return;
+    }
     auto add = [&](int64_t word, int64_t v) {
         if (shared) group_shared_add(lo + base + word, hi + base + word, v);
         else atomicAdd(reinterpret_cast<unsigned long long *>(acc + base + word), (unsigned long long)v);
@@ -133,7 +199,7 @@ __device__ __forceinline__ void group_add(In x, int64_t base, int64_t *acc, unsi
 template <class In, class Out, gr_op kOp>
 __global__ void __launch_bounds__(kGroupBlock) group_scatter_kernel(const In *in, const int64_t *ids, GroupLayout g,
                                                                     int64_t *acc) {
-    using W = GroupWords<In>;
+    using W = GroupWords<In, kOp>;
     extern __shared__ unsigned group_smem[];
     const int64_t words = g.shared ? g.c0 * g.c1 * g.groups * W::kStride : 0;
     unsigned *lo = group_smem;
@@ -188,8 +254,13 @@ __global__ void __launch_bounds__(kGroupBlock) group_scatter_kernel(const In *in
     if (!g.shared) return;
     __syncthreads();
     for (int64_t i = threadIdx.x; i < words; i += kGroupBlock) {
-        const int64_t v = int64_t((uint64_t(unsigned(hi[i])) << 32) | lo[i]);
-        if (v) atomicAdd(reinterpret_cast<unsigned long long *>(acc + i), (unsigned long long)v);
+        if constexpr (group_extreme<kOp>) {  // the block's keys, whole 64-bit words of the same memory
+            const unsigned long long k = reinterpret_cast<const unsigned long long *>(group_smem)[i];
+            if (k) atomicMax(reinterpret_cast<unsigned long long *>(acc + i), k);
+        } else {
+            const int64_t v = int64_t((uint64_t(unsigned(hi[i])) << 32) | lo[i]);
+            if (v) atomicAdd(reinterpret_cast<unsigned long long *>(acc + i), (unsigned long long)v);
+        }
     }
 }
 
@@ -197,14 +268,27 @@ __global__ void __launch_bounds__(kGroupBlock) group_scatter_kernel(const In *in
 // integer sum as it is.
 template <class In, class Out, gr_op kOp>
 __global__ void __launch_bounds__(kGroupBlock) group_finish_kernel(const int64_t *acc, GroupLayout g, Out *out) {
-    using W = GroupWords<In>;
+    using W = GroupWords<In, kOp>;
     const int64_t count = g.c0 * g.c1 * g.groups;
     const int64_t stride = int64_t(gridDim.x) * kGroupBlock;
     for (int64_t a = int64_t(blockIdx.x) * kGroupBlock + threadIdx.x; a < count; a += stride) {
         const int64_t *words = acc + a * W::kStride;
         const int64_t item = a / g.groups, id = a - item * g.groups, i0 = item / g.c1, i1 = item - i0 * g.c1;
         Out *dst = out + i0 * g.os0 + i1 * g.os1 + id * g.ok;
-        if constexpr (group_inexact<In>) {
+        if constexpr (group_extreme<kOp>) {
+            const uint64_t k = uint64_t(words[0]);
+            if constexpr (group_inexact<In>) {  // NaN seen: max's NaN, or a nan form's group of NaNs only
+                const bool nan = words[W::kFlags] && (k == 0 || kOp == GR_OP_MAX || kOp == GR_OP_MIN);
+                constexpr bool kMin = GroupExtreme<In, kOp>::kMin;
+                *dst = nan ? In(__longlong_as_double(0x7ff8000000000000LL))
+                           : k ? GroupExtreme<In, kOp>::value(k)
+                               : In(__longlong_as_double(kMin ? 0x7ff0000000000000LL : int64_t(0xfff0000000000000ULL)));
+            } else if (k == 0) {  // no element (or the identity itself): the lowest value for max, highest for min
+                *dst = GroupExtreme<In, kOp>::kMin ? limits<In>::max() : limits<In>::lowest();
+            } else {
+                *dst = GroupExtreme<In, kOp>::value(k);
+            }
+        } else if constexpr (group_inexact<In>) {
             using Acc = typename ExactInput<In>::Acc;
             ExactDigits<Acc> d;
             if constexpr (!is_same<Acc, double>::value) {

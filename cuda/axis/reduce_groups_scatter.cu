@@ -1,4 +1,5 @@
-// reduce_groups_scatter.cu -- grouped sums over ids in any order (gr_ranges form GR_RANGES_GROUP_IDS, issue 40),
+// reduce_groups_scatter.cu -- grouped sums, means, min and max over ids in any order (gr_ranges form
+// GR_RANGES_GROUP_IDS, issue 40),
 // the host half: which operators and dtypes scatter, the accumulators' workspace, whether a block's accumulators
 // fit in shared memory, and the two launches of axis/group_scatter_kernels.cuh (compiled on first use: abi/jit.h's
 // GR_JIT_GROUP_SCATTER, so the grouped sums add host code only to the build).
@@ -19,19 +20,27 @@ constexpr int64_t kGroupScatterMaxLength = (int64_t(1) << 31) - 1;
 constexpr size_t kGroupSharedMaxBytes = size_t(110) << 10;
 constexpr size_t kDefaultSharedBytes = size_t(48) << 10;
 
-// Words an accumulator holds for input dtype `in` (GroupWords<In>::kStride of its kernels).
-int64_t group_stride(gr_dtype in) {
-    if (in == GR_FLOAT64) return GroupWords<double>::kStride;
-    if (GR_DTYPES_EXACT_SUM & GR_DTBIT(in)) return GroupWords<float>::kStride;
-    return GroupWords<int64_t>::kStride;
+constexpr unsigned kExtremeOps =
+    GR_OPBIT(GR_OP_MIN) | GR_OPBIT(GR_OP_MAX) | GR_OPBIT(GR_OP_NANMIN) | GR_OPBIT(GR_OP_NANMAX);
+
+// Words an accumulator of (op, in) holds (GroupWords<In, kOp>::kStride of its kernels).
+int64_t group_stride(gr_op op, gr_dtype in) {
+    if (kExtremeOps & GR_OPBIT(op)) return GroupWords<float, GR_OP_MAX>::kStride;
+    if (in == GR_FLOAT64) return GroupWords<double, GR_OP_SUM>::kStride;
+    if (GR_DTYPES_EXACT_SUM & GR_DTBIT(in)) return GroupWords<float, GR_OP_SUM>::kStride;
+    return GroupWords<int64_t, GR_OP_SUM>::kStride;
 }
 
+// The floating sums, means and nan forms into the input's dtype; integer and bool sums into NumPy's sum dtype;
+// min, max and their nan forms of the floating, integer and bool dtypes into the input's.
 bool scatter_runs(gr_op op, gr_dtype in, gr_dtype out) {
     if (op < 0 || op >= GR_OP_COUNT || in < 0 || in >= GR_DTYPE_COUNT || out < 0 || out >= GR_DTYPE_COUNT) return false;
-    if (GR_DTYPES_EXACT_SUM & GR_DTBIT(in)) return (GR_OPS_EXACT_KERNEL & GR_OPBIT(op)) && out == in;
+    const bool floating = GR_DTYPES_EXACT_SUM & GR_DTBIT(in);
     const dtype_kind kind = kDtypeRows[in].kind;
-    return (kind == dtype_kind::BOOL || kind == dtype_kind::INT || kind == dtype_kind::UINT) && op == GR_OP_SUM &&
-           out == kDtypeRows[in].sum_as;
+    const bool integral = kind == dtype_kind::BOOL || kind == dtype_kind::INT || kind == dtype_kind::UINT;
+    if (kExtremeOps & GR_OPBIT(op)) return (floating || integral) && out == in;
+    if (floating) return (GR_OPS_EXACT_KERNEL & GR_OPBIT(op)) && out == in;
+    return integral && op == GR_OP_SUM && out == kDtypeRows[in].sum_as;
 }
 
 int64_t magnitude(int64_t v) { return v < 0 ? -v : v; }
@@ -63,7 +72,7 @@ ScatterPlan scatter_plan(const gr_args *a, const gr_segments *s) {
     g.packed = g.c0 * g.c1 == 1 && (g.ir == 1 || g.R <= 1) && reinterpret_cast<uintptr_t>(a->in) % pack == 0 &&
                reinterpret_cast<uintptr_t>(s->ranges->bounds) % (sizeof(int64_t) * kGroupLoads) == 0;
     p.accumulators = g.c0 * g.c1 * g.groups;
-    p.acc_bytes = size_t(p.accumulators) * size_t(group_stride(a->in_dtype)) * sizeof(int64_t);
+    p.acc_bytes = size_t(p.accumulators) * size_t(group_stride(a->op, a->in_dtype)) * sizeof(int64_t);
     g.shared = p.acc_bytes <= kGroupSharedMaxBytes;
     p.shared_bytes = g.shared ? p.acc_bytes : 0;  // each word as two 32-bit halves
     const int64_t sms = a->sm_count > 0 ? a->sm_count : 1;
@@ -134,7 +143,7 @@ gr_status reduce_groups_scatter(const gr_args *a, const gr_segments *s, size_t *
 
 extern "C" int gr_groups_scatter_runs(gr_op op, gr_dtype in, gr_dtype out, int64_t accumulators) {
     return gr::scatter_runs(op, in, out) && accumulators >= 0 &&
-           uint64_t(accumulators) <= gr::kGroupScatterMaxBytes / (sizeof(int64_t) * uint64_t(gr::group_stride(in)));
+           uint64_t(accumulators) <= gr::kGroupScatterMaxBytes / (sizeof(int64_t) * uint64_t(gr::group_stride(op, in)));
 }
 
 extern "C" gr_status gr_reduce_groups_scatter(const gr_args *a, const gr_segments *s, size_t *ws_bytes,
@@ -143,6 +152,7 @@ extern "C" gr_status gr_reduce_groups_scatter(const gr_args *a, const gr_segment
         s->count[0] < 0 || s->count[1] < 0 || s->reduce_count < 0 || s->ranges->count < 0)
         return GR_ERR_INVALID_ARGUMENT;
     if (!gr::scatter_runs(a->op, a->in_dtype, a->out_dtype)) return GR_ERR_UNSUPPORTED_OP;
-    if (s->reduce_count > gr::kGroupScatterMaxLength) return GR_ERR_INVALID_ARGUMENT;
+    if (!(gr::kExtremeOps & GR_OPBIT(a->op)) && s->reduce_count > gr::kGroupScatterMaxLength)
+        return GR_ERR_INVALID_ARGUMENT;
     return gr::reduce_groups_scatter(a, s, ws_bytes, cuda_error);
 }

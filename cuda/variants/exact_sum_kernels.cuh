@@ -36,6 +36,18 @@ struct ExactInput<__nv_bfloat16> {
     using Target = ExactBfloat16;
 };
 
+// The operator's rounding of one sum's digits into *out (a segment's along axes, a group's of the grouped scatter):
+// the sum, or the mean over the elements taken (nanmean counted none of its NaNs); the nan forms drop the NaN flag (a NaN added nothing to the digits), but an
+// `initial` that is NaN still makes the sum NaN, as NumPy's nansum(..., initial=nan).
+template <class In, gr_op kOp, class T>
+__device__ __forceinline__ void exact_write(ExactDigits<T> &d, uint64_t taken, bool nan_initial, In *out) {
+    using Target = typename ExactInput<In>::Target;
+    if constexpr (kOp == GR_OP_NANSUM || kOp == GR_OP_NANMEAN) d.flags &= ~unsigned(kExactNaN);
+    if (nan_initial) d.flags |= kExactNaN;
+    if constexpr (kOp == GR_OP_MEAN || kOp == GR_OP_NANMEAN) *out = d.template round_quotient<In, Target>(taken);
+    else *out = d.template round<In, Target>();
+}
+
 // The launch's shape of each type (reduce_exact.cu sizes the grid from it): threads a block, 16-byte vectors each
 // thread has in flight, blocks an SM (what the columns' shared memory allows: float64's 68 x 64 x 8 bytes a block,
 // so 384 threads an SM, each with 128 bytes in flight).

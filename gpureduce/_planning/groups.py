@@ -2,9 +2,10 @@
 ``segment_sum`` family and NumPy's ``bincount(ids, weights)`` / ``add.at`` forms, and the running scan within each
 group (pandas' ``groupby().cumsum()``), deterministic whatever the order of the ids.
 
-Two paths.  The scatter (groupby_reduce's sums and means, auto's choice unless ``ids_sorted=True``): every element
-added to its group's integer accumulators on the device (RANGES_GROUP_IDS: cuda/axis/group_scatter_kernels.cuh), no
-sort, the ids only checked for their range (one pass, one wait for device ids).  The sort path (every other
+Two paths.  The scatter (groupby_reduce's sums, means, min and max, auto's choice unless ``ids_sorted=True``):
+every element added to its group's integer accumulators on the device (RANGES_GROUP_IDS:
+cuda/axis/group_scatter_kernels.cuh), no sort, the ids only checked for their range (one pass, one wait for device
+ids).  The sort path (every other
 operator, and the scans): the ids sorted stably in the input's own library (NumPy, CuPy, PyTorch, JAX: on its
 current stream, in its memory pool), the input gathered in that order along the axis, and each group then one range
 of a segmented reduction (gpureduce/_planning/ranges.py) whose bounds are found by a binary search of the sorted ids:
@@ -32,7 +33,8 @@ from .plan import ARG_OPS
 from .ranges import ALGORITHMS, OPS, check_scan_arguments, reduce_ranges, scan_ranges
 
 # groupby_reduce's own variant beside the segmented reductions' algorithms: every element added to its group's
-# integer accumulators (cuda/axis/group_scatter_kernels.cuh), no sort; the sums and means of floats exact
+# integer accumulators (cuda/axis/group_scatter_kernels.cuh), no sort; the sums and means of floats exact, min and
+# max by an order-preserving key
 SCATTER = "scatter"
 VARIANTS = ALGORITHMS + (SCATTER,)
 # a group's words absorb 2^31 pieces before one could overflow (group_scatter_kernels.cuh): longer axes sort
@@ -126,8 +128,9 @@ def _ids_along(lib, fn, a, group_ids, axis):
 
 def scatter_runs(op, a, axis, dtype, k):
     """Whether the scatter (variant "scatter") reduces `op` of `a` along `axis` into `k` groups: a sum, mean or nan
-    form of a floating dtype into that dtype, or a sum of integers or bools into NumPy's sum dtype, with at most
-    the accumulators the C side allows (_core.groups_scatter_runs; k = 0 asks the operator and dtypes only)."""
+    form of a floating dtype into that dtype, a sum of integers or bools into NumPy's sum dtype, or min, max and
+    their nan forms into the input's dtype, with at most the accumulators the C side allows
+    (_core.groups_scatter_runs; k = 0 asks the operator and dtypes only)."""
     x = intake(a)
     op = operator_for_dtype(op, x.dtype)
     if op not in _OP_CODES:
@@ -178,9 +181,10 @@ def _reduce_groups(lib, op, a, group_ids, num_groups, axis, dtype, ids_sorted, v
                              empty_gives_identity=True, groups=k)
     if variant == SCATTER:
         raise ValueError(f"groupby_reduce: variant {SCATTER!r} takes the sums and means of floating dtypes (their "
-                         "nan forms too, into the input's dtype) and the sums of integers and bools (dtype=None), "
-                         f"with at most 64 MiB of accumulators, not {op!r} of {getattr(a, 'dtype', '?')} with "
-                         f"dtype={dtype!r} into {k} groups; use variant='auto'")
+                         "nan forms too, into the input's dtype), the sums of integers and bools (dtype=None), and "
+                         "min, max, nanmin and nanmax into the input's dtype, with at most 64 MiB of accumulators, "
+                         f"not {op!r} of {getattr(a, 'dtype', '?')} with dtype={dtype!r} into {k} groups; use "
+                         "variant='auto'")
     if n > 1 and ordered is None:  # too many groups to scatter: the sort path, which asks the order
         ordered = lib.bounds(ids)[2]
     order = None
