@@ -209,8 +209,8 @@ def test_ids_sorted_takes_the_segmented_path_within_the_bound():
 @pytest.mark.parametrize("op", ["max", "min", "nanmax", "nanmin"])
 def test_extremes_match_the_sort_path(op, dtype):
     """min, max and their nan forms by one order-preserving key a group: the sort path's answers (NumPy's), NaN
-    where a group holds one (nan forms: where it holds nothing else), the identity for an empty group; shared
-    accumulators (37 groups) and global ones (20,000)."""
+    where a group holds one (nan forms: where it holds no number, empty included), the identity for an empty group
+    of max and min; shared accumulators (37 groups) and global ones (20,000)."""
     rng = seeded("extremes", op, dtype)
     n = 30_000
     if dtype == "bool":

@@ -277,8 +277,9 @@ __global__ void __launch_bounds__(kGroupBlock) group_finish_kernel(const int64_t
         Out *dst = out + i0 * g.os0 + i1 * g.os1 + id * g.ok;
         if constexpr (group_extreme<kOp>) {
             const uint64_t k = uint64_t(words[0]);
-            if constexpr (group_inexact<In>) {  // NaN seen: max's NaN, or a nan form's group of NaNs only
-                const bool nan = words[W::kFlags] && (k == 0 || kOp == GR_OP_MAX || kOp == GR_OP_MIN);
+            if constexpr (group_inexact<In>) {  // max's NaN where it saw one; a nan form's where it saw no number
+                // (a group of NaNs only, or none: the segmented nanmax's NaN for an empty range)
+                const bool nan = kOp == GR_OP_MAX || kOp == GR_OP_MIN ? words[W::kFlags] != 0 : k == 0;
                 constexpr bool kMin = GroupExtreme<In, kOp>::kMin;
                 *dst = nan ? In(__longlong_as_double(0x7ff8000000000000LL))
                            : k ? GroupExtreme<In, kOp>::value(k)
