@@ -47,7 +47,7 @@ template <class In>
 struct GroupScatter {  // bool and the integers: the value, sign-extended
     static constexpr int kWords = 1;
     template <class Add>
-    __device__ __forceinline__ static void add(In x, Add &&add) {
+    __host__ __device__ __forceinline__ static void add(In x, Add &&add) {
         if (x) add(0, In(-1) < In(0) ? int64_t(x) : int64_t(uint64_t(x)));  // bool and unsigned: zero-extended
     }
 };
@@ -60,7 +60,7 @@ template <class In>
 struct GroupFloat32Words {  // float32, float16, bfloat16: word pos / 8 takes m << (pos % 8)
     static constexpr int kWords = 32;
     template <class Add>
-    __device__ __forceinline__ static void add(const ExactParts<float> &p, Add &&add) {
+    __host__ __device__ __forceinline__ static void add(const ExactParts<float> &p, Add &&add) {
         const int64_t piece = int64_t(p.m << (p.pos & 7));
         add(p.pos >> 3, p.negative ? -piece : piece);
     }
@@ -75,7 +75,7 @@ template <>
 struct GroupScatter<double> {  // ExactDigits<double>'s digits: 2 or 3 pieces
     static constexpr int kWords = ExactFormat<double>::kDigits;
     template <class Add>
-    __device__ __forceinline__ static void add(const ExactParts<double> &p, Add &&add) {
+    __host__ __device__ __forceinline__ static void add(const ExactParts<double> &p, Add &&add) {
         exact_pieces<kWords>(p.m, 0, p.pos, p.negative, add);
     }
 };
@@ -97,7 +97,7 @@ struct GroupWords {
 template <class In, gr_op kOp>
 struct GroupExtreme {
     static constexpr bool kMin = kOp == GR_OP_MIN || kOp == GR_OP_NANMIN;
-    __device__ __forceinline__ static uint64_t key(In x) {
+    __host__ __device__ __forceinline__ static uint64_t key(In x) {
         uint64_t k;
         if constexpr (group_inexact<In>) {
             using Acc = typename ExactInput<In>::Acc;
@@ -113,7 +113,7 @@ struct GroupExtreme {
         return kMin ? ~k : k;
     }
     // The element of a key (not 0 for a floating type: the caller writes the identity there).
-    __device__ __forceinline__ static In value(uint64_t k) {
+    __host__ __device__ __forceinline__ static In value(uint64_t k) {
         if (kMin) k = ~k;
         if constexpr (group_inexact<In>) {
             const uint64_t bits = k >> 63 ? k & ~(uint64_t(1) << 63) : ~k;
@@ -150,48 +150,106 @@ __device__ __forceinline__ void group_shared_add(unsigned *lo, int *hi, int64_t 
     if (high) atomicAdd(hi, high);
 }
 
-// An element into its group's key: read first, the atomic only where the key grows (rarely, after a few elements).
-template <class In, gr_op kOp>
-__device__ __forceinline__ void group_extreme_add(In x, int64_t base, int64_t *acc, unsigned *smem, bool shared) {
-    using W = GroupWords<In, kOp>;
-    if constexpr (group_inexact<In>) {
-        using Acc = typename ExactInput<In>::Acc;
-        if (Acc(x) != Acc(x)) {  // NaN: max and min give NaN, the nan forms skip it (an all-NaN group is NaN)
-            atomicOr(reinterpret_cast<unsigned long long *>(acc + base + W::kFlags), (unsigned long long)kExactNaN);
-            return;
-        }
-    }
-    const unsigned long long k = GroupExtreme<In, kOp>::key(x);
-    unsigned long long *word = shared ? reinterpret_cast<unsigned long long *>(smem) + base
-                                      : reinterpret_cast<unsigned long long *>(acc + base);
-    if (k > *(volatile unsigned long long *)word) atomicMax(word, k);
-}
-
-template <class In, gr_op kOp>
-__device__ __forceinline__ void group_add(In x, int64_t base, int64_t *acc, unsigned *lo, int *hi, bool shared) {
-    using W = GroupWords<In, kOp>;
+// What one element does to its group's words, for any way of combining them (`words`: add(word, v) an integer
+// add, max(k) an unsigned max of word 0, or_flags(f)): the kernels' atomics, or the host check's plain arithmetic
+// (tests/c/group_scatter_check.cu), so that both run this one rule.
+template <class In, gr_op kOp, class Words>
+__host__ __device__ __forceinline__ void group_element(In x, Words &&words) {
     constexpr bool kCounts = kOp == GR_OP_MEAN || kOp == GR_OP_NANMEAN;
     if constexpr (group_extreme<kOp>) {
-        group_extreme_add<In, kOp>(x, base, acc, lo, shared);
+        if constexpr (group_inexact<In>) {
+            using Acc = typename ExactInput<In>::Acc;
+            if (Acc(x) != Acc(x)) {  // NaN: max and min give NaN, the nan forms skip it (a group of NaNs is NaN)
+                words.or_flags(kExactNaN);
+                return;
+            }
+        }
+        words.max(GroupExtreme<In, kOp>::key(x));
         return;
     }
-    auto add = [&](int64_t word, int64_t v) {
-        if (shared) group_shared_add(lo + base + word, hi + base + word, v);
-        else atomicAdd(reinterpret_cast<unsigned long long *>(acc + base + word), (unsigned long long)v);
-    };
+    auto add = [&](int64_t word, int64_t v) { words.add(word, v); };
     if constexpr (group_inexact<In>) {
         using Acc = typename ExactInput<In>::Acc;
         const ExactParts<Acc> p = exact_parts(Acc(x));
-        if (!p.finite) {  // NaN or an infinity: the flags (rare: straight to global memory); nan forms skip a NaN
+        if (!p.finite) {  // NaN or an infinity: the flags; the nan forms skip a NaN
             if ((kOp == GR_OP_NANSUM || kOp == GR_OP_NANMEAN) && p.nan) return;
-            atomicOr(reinterpret_cast<unsigned long long *>(acc + base + W::kFlags), (unsigned long long)exact_flag(p));
+            words.or_flags(exact_flag(p));
         } else if (p.m) {
             GroupScatter<In>::add(p, add);
         }
     } else {
         GroupScatter<In>::add(x, add);
     }
-    if constexpr (kCounts) add(W::kCount, 1);
+    if constexpr (kCounts) add(GroupWords<In, kOp>::kCount, 1);
+}
+
+// The kernels' words of one accumulator: shared memory's halves or global memory's words, the flags always in
+// global memory (rare); an extreme's key read first, the atomic only where it grows (rarely, after a few elements).
+template <class In, gr_op kOp>
+struct GroupDeviceWords {
+    int64_t base, *acc;
+    unsigned *lo;
+    int *hi;
+    bool shared;
+    __device__ __forceinline__ void add(int64_t word, int64_t v) const {
+        if (shared) group_shared_add(lo + base + word, hi + base + word, v);
+        else atomicAdd(reinterpret_cast<unsigned long long *>(acc + base + word), (unsigned long long)v);
+    }
+    __device__ __forceinline__ void max(unsigned long long k) const {
+        unsigned long long *word = shared ? reinterpret_cast<unsigned long long *>(lo) + base
+                                          : reinterpret_cast<unsigned long long *>(acc + base);
+        if (k > *(volatile unsigned long long *)word) atomicMax(word, k);
+    }
+    __device__ __forceinline__ void or_flags(unsigned f) const {
+        atomicOr(reinterpret_cast<unsigned long long *>(acc + base + GroupWords<In, kOp>::kFlags),
+                 (unsigned long long)f);
+    }
+};
+
+template <class In, gr_op kOp>
+__device__ __forceinline__ void group_add(In x, int64_t base, int64_t *acc, unsigned *lo, int *hi, bool shared) {
+    group_element<In, kOp>(x, GroupDeviceWords<In, kOp>{base, acc, lo, hi, shared});
+}
+
+// One accumulator's words as its result: a floating sum rounded once (a mean divided by its count first), an
+// integer sum as it is, an extreme's key as its element (NaN, or the identity, where the flags or no key say so).
+template <class In, class Out, gr_op kOp>
+__host__ __device__ __forceinline__ Out group_result(const int64_t *words) {
+    using W = GroupWords<In, kOp>;
+    if constexpr (group_extreme<kOp>) {
+        const uint64_t k = uint64_t(words[0]);
+        constexpr bool kMin = GroupExtreme<In, kOp>::kMin;
+        if constexpr (group_inexact<In>) {  // max's NaN where it saw one; a nan form's where it saw no number
+            // (a group of NaNs only, or none: the segmented nanmax's NaN for an empty range)
+            const bool nan = kOp == GR_OP_MAX || kOp == GR_OP_MIN ? words[W::kFlags] != 0 : k == 0;
+            const uint64_t special = nan ? 0x7ff8000000000000ULL : kMin ? 0x7ff0000000000000ULL : 0xfff0000000000000ULL;
+            double d;
+            memcpy(&d, &special, sizeof d);
+            return nan || k == 0 ? Out(d) : GroupExtreme<In, kOp>::value(k);
+        } else if (k == 0) {  // no element (or the identity itself): the lowest value for max, highest for min
+            return kMin ? limits<In>::max() : limits<In>::lowest();
+        } else {
+            return GroupExtreme<In, kOp>::value(k);
+        }
+    } else if constexpr (group_inexact<In>) {
+        using Acc = typename ExactInput<In>::Acc;
+        ExactDigits<Acc> d;
+        if constexpr (!is_same<Acc, double>::value) {
+            d.clear();
+            for (int j = 0; j < GroupScatter<In>::kWords; j++) {
+                const int64_t v = words[j];
+                if (v) d.add_scaled(uint64_t(v < 0 ? -v : v), 0, 8 * j, v < 0);
+            }
+        } else {
+            for (int j = 0; j < GroupScatter<In>::kWords; j++) d.digit[j] = words[j];
+        }
+        d.flags = unsigned(words[W::kFlags]);
+        Out out;
+        exact_write<In, kOp>(d, uint64_t(words[W::kCount]), false, &out);
+        return out;
+    } else {
+        return Out(words[0]);
+    }
 }
 
 // Every element of the layout into its group's accumulator, kGroupLoads a thread in flight.  Shared: the block's
@@ -272,40 +330,8 @@ __global__ void __launch_bounds__(kGroupBlock) group_finish_kernel(const int64_t
     const int64_t count = g.c0 * g.c1 * g.groups;
     const int64_t stride = int64_t(gridDim.x) * kGroupBlock;
     for (int64_t a = int64_t(blockIdx.x) * kGroupBlock + threadIdx.x; a < count; a += stride) {
-        const int64_t *words = acc + a * W::kStride;
         const int64_t item = a / g.groups, id = a - item * g.groups, i0 = item / g.c1, i1 = item - i0 * g.c1;
-        Out *dst = out + i0 * g.os0 + i1 * g.os1 + id * g.ok;
-        if constexpr (group_extreme<kOp>) {
-            const uint64_t k = uint64_t(words[0]);
-            if constexpr (group_inexact<In>) {  // max's NaN where it saw one; a nan form's where it saw no number
-                // (a group of NaNs only, or none: the segmented nanmax's NaN for an empty range)
-                const bool nan = kOp == GR_OP_MAX || kOp == GR_OP_MIN ? words[W::kFlags] != 0 : k == 0;
-                constexpr bool kMin = GroupExtreme<In, kOp>::kMin;
-                *dst = nan ? In(__longlong_as_double(0x7ff8000000000000LL))
-                           : k ? GroupExtreme<In, kOp>::value(k)
-                               : In(__longlong_as_double(kMin ? 0x7ff0000000000000LL : int64_t(0xfff0000000000000ULL)));
-            } else if (k == 0) {  // no element (or the identity itself): the lowest value for max, highest for min
-                *dst = GroupExtreme<In, kOp>::kMin ? limits<In>::max() : limits<In>::lowest();
-            } else {
-                *dst = GroupExtreme<In, kOp>::value(k);
-            }
-        } else if constexpr (group_inexact<In>) {
-            using Acc = typename ExactInput<In>::Acc;
-            ExactDigits<Acc> d;
-            if constexpr (!is_same<Acc, double>::value) {
-                d.clear();
-                for (int j = 0; j < GroupScatter<In>::kWords; j++) {
-                    const int64_t v = words[j];
-                    if (v) d.add_scaled(uint64_t(v < 0 ? -v : v), 0, 8 * j, v < 0);
-                }
-            } else {
-                for (int j = 0; j < GroupScatter<In>::kWords; j++) d.digit[j] = words[j];
-            }
-            d.flags = unsigned(words[W::kFlags]);
-            exact_write<In, kOp>(d, uint64_t(words[W::kCount]), false, dst);
-        } else {
-            *dst = Out(words[0]);
-        }
+        out[i0 * g.os0 + i1 * g.os1 + id * g.ok] = group_result<In, Out, kOp>(acc + a * W::kStride);
     }
 }
 

@@ -40,7 +40,7 @@ struct ExactInput<__nv_bfloat16> {
 // the sum, or the mean over the elements taken (nanmean counted none of its NaNs); the nan forms drop the NaN flag (a NaN added nothing to the digits), but an
 // `initial` that is NaN still makes the sum NaN, as NumPy's nansum(..., initial=nan).
 template <class In, gr_op kOp, class T>
-__device__ __forceinline__ void exact_write(ExactDigits<T> &d, uint64_t taken, bool nan_initial, In *out) {
+__host__ __device__ __forceinline__ void exact_write(ExactDigits<T> &d, uint64_t taken, bool nan_initial, In *out) {
     using Target = typename ExactInput<In>::Target;
     if constexpr (kOp == GR_OP_NANSUM || kOp == GR_OP_NANMEAN) d.flags &= ~unsigned(kExactNaN);
     if (nan_initial) d.flags |= kExactNaN;
