@@ -1,5 +1,7 @@
-// group_scatter_kernels.cuh -- grouped sums over ids in any order by scattering into integer accumulators (issue
-// 40), compiled on first use (abi/jit.h: GR_JIT_GROUP_SCATTER; the host half is axis/reduce_groups_scatter.cu).
+// group_scatter_kernels.cuh -- grouped sums, means, min and max over ids in any order by scattering into integer
+// accumulators (issue 40), compiled on first use (abi/jit.h: GR_JIT_GROUP_SCATTER; the host half is
+// axis/reduce_groups_scatter.cu; the per-element rule and the rounding run on the host too, checked by
+// tests/c/group_scatter_check.cu).
 //
 // `index_add_` and `scatter_add` add floats atomically: fast, but their bits depend on the order the atomics land
 // in.  Here every element is added to its group as integers, so any order gives the same bits:
@@ -32,7 +34,7 @@ struct GroupLayout {
     int64_t groups, total;  // groups a segment; elements in all (c0 c1 R)
     Divisor by_r, by_c1;
     int columns;
-    int shared;   // 1: the block's accumulators in shared memory (items x groups x kGroupStride words)
+    int shared;   // 1: the block's accumulators in shared memory (items x groups x GroupWords::kStride words)
     int packed;   // 1: one contiguous row (c0 = c1 = 1, ir = 1) whose elements and ids load kGroupLoads at once
 };
 
