@@ -120,6 +120,18 @@ def test_the_bits_do_not_depend_on_order_or_group_count(dtype, k):
     same_bits(host(gpureduce.groupby_reduce("sum", cp.asarray(a[order]), cp.asarray(ids[order]), k)), want)
 
 
+@pytest.mark.parametrize("id_dtype", ["int8", "uint8", "int16", "int32", "uint32", "int64", "uint64"])
+def test_ids_of_every_integer_dtype(id_dtype):
+    rng = seeded("id dtypes", id_dtype)
+    a = wide_range(rng, 5000, "float32")
+    ids = rng.integers(0, 100, 5000).astype(id_dtype)
+    want = exact_groups("sum", a, ids.astype(np.int64), 100)
+    for kind in ("numpy", "cupy", "torch"):
+        if kind == "torch" and id_dtype in ("uint32", "uint64"):
+            continue  # (PyTorch's uint32 and uint64 tensors have few operators)
+        same_bits(host(gpureduce.groupby_reduce("sum", to_kind(kind, a), to_kind(kind, ids), 100)), want)
+
+
 def test_special_values():
     a = np.array([1.0, np.inf, 2.0, -np.inf, np.inf, np.nan, 3.0, 1e308, 1e308, -5.0], dtype=np.float64)
     ids = np.array([0, 0, 1, 1, 1, 2, 2, 3, 3, 4])

@@ -5,11 +5,11 @@ group (pandas' ``groupby().cumsum()``), deterministic whatever the order of the 
 Two paths.  The scatter (groupby_reduce's sums, means, min and max, auto's choice unless ``ids_sorted=True``):
 every element added to its group's integer accumulators on the device (RANGES_GROUP_IDS:
 cuda/axis/group_scatter_kernels.cuh), no sort, the ids only checked for their range (one pass, one wait for device
-ids).  The sort path (every other
-operator, and the scans): the ids sorted stably in the input's own library (NumPy, CuPy, PyTorch, JAX: on its
-current stream, in its memory pool), the input gathered in that order along the axis, and each group then one range
-of a segmented reduction (gpureduce/_planning/ranges.py) whose bounds are found by a binary search of the sorted ids:
-the elements of a group are folded in their original order, in a fixed tree, so the bits never depend on timing.
+ids).  The sort path (every other operator, and the scans): the ids sorted stably in the input's own library (NumPy,
+CuPy, PyTorch, JAX: on its current stream, in its memory pool), the input gathered in that order along the axis, and
+each group then one range of a segmented reduction (gpureduce/_planning/ranges.py) whose bounds are found by a
+binary search of the sorted ids: the elements of a group are folded in their original order, in a fixed tree, so
+the bits never depend on timing.
 Sorted ids (``ids_sorted=True``, or ids found in order where their range is sought: groupby_reduce's always,
 groupby_scan's from 2^16 ids) skip the sort and the gather; the sort runs on the ids shifted to 0 in their narrowest
 dtype.  Ids are checked before anything runs: integers, 1-d, one per element along the axis, each in
@@ -177,6 +177,8 @@ def _reduce_groups(lib, op, a, group_ids, num_groups, axis, dtype, ids_sorted, v
     elif k is None:
         k = 0
     if scatter and scatter_runs(op, a, axis, dtype, k):
+        if _dtype_of(ids) == np.uint64:  # in [0, k): int64 holds them (the kernels read int64 ids)
+            ids = lib.astype(ids, np.int64)
         return reduce_ranges("groupby_reduce", op, a, (ids,), axis, dtype, None, NoValue, "auto", ddof,
                              empty_gives_identity=True, groups=k)
     if variant == SCATTER:
