@@ -212,3 +212,36 @@ def test_a_masked_array_is_refused_not_read_as_plain_data():
         gpureduce.reduceat("sum", m, [0, 4])
     with pytest.raises(TypeError, match="MaskedArray"):
         gpureduce.segmented_reduce("sum", m, [0], [4])
+
+
+# ---------------------------------------------------------------- the grouped scatter's plans
+
+@pytest.mark.parametrize("shape, axis", [((12,), 0), ((3, 12), 1), ((12, 5), 0), ((2, 12, 3), 1)])
+def test_a_grouped_plan_carries_the_ids_and_the_group_count(shape, axis):
+    """groupby_reduce's scatter: the ids one per element along the axis (RANGES_GROUP_IDS), the groups the result's
+    length there, no cast of the input (the pairs the scatter takes)."""
+    a = np.zeros(shape, np.float32)
+    ids = np.arange(12) % 4
+    plan = plan_of("groupby_reduce", "mean", a, (ids,), axis=axis, groups=7)
+    bounds, form, algorithm, _, gaps, longest = plan.ranges
+    assert form == _core.RANGES_GROUP_IDS and algorithm == ALGORITHMS.index("auto") and gaps == longest == 0
+    assert bounds.array.tolist() == ids.tolist() and np.dtype(bounds.dtype) == np.int64
+    assert plan.shape == tuple(7 if i == axis else e for i, e in enumerate(shape))
+    assert plan.a.dtype == np.float32 and plan.result_dtype == _core.dtype_names.index("float32")
+    assert plan_of("groupby_reduce", "sum", a.astype(np.int8), (ids,), axis=axis, groups=7).result_dtype == \
+        _core.dtype_names.index("int64")
+
+
+def test_a_grouped_plan_checks_its_ids_and_kind():
+    """src/plan.c: group ids are one per element of the reduced axis, and group a reduction only."""
+    from gpureduce._planning.plan import variant_for
+    a = np.zeros(12, np.float32)
+    plan = plan_of("groupby_reduce", "sum", a, (np.arange(12) % 3,), groups=3)
+    fields = {name: getattr(plan, name) for name in ("kind", "variant", "op", "result_dtype", "a", "layout",
+                                                    "shape", "launcher")}
+    short = gpureduce._core.intake(np.arange(11, dtype=np.int64) % 3)
+    with pytest.raises(ValueError, match="one id per element of the reduced axis"):
+        _core.Plan(**fields, ranges=(short, _core.RANGES_GROUP_IDS, 0, 0, 0, 0))
+    scan = dict(fields, kind=_core.KIND_SCAN, variant=variant_for("scan", "sum", "auto").index, shape=(12,))
+    with pytest.raises(ValueError, match="groups a reduction, not a scan"):
+        _core.Plan(**scan, ranges=(plan.ranges[0], _core.RANGES_GROUP_IDS, 0, 0, 0, 0))
