@@ -29,12 +29,12 @@ def groupby_reduce(op: str, a, group_ids, num_groups=None, axis=0, dtype=None, *
     without elements gives the operator's identity, as JAX's: 0 for sum, -inf (the dtype's lowest) for max, +inf
     for min, NaN for mean, -1 for argmin and argmax.  The bits do not depend on the order of the ids or on timing.
     Sums, means, min and max are scattered, ids in any order, into integer accumulators, one to three atomics an
-    element and no sort (variant ``"scatter"``): the sums and means of floating dtypes (and their nan forms) are then each
-    group's exact sum rounded once (a mean: divided by its count, then rounded once), so their bits depend on
-    nothing but which elements each group holds; integer and bool sums wrap as NumPy's; min and max (and nanmin,
-    nanmax) keep each group's extreme as an order-preserving integer key.  Other operators, and
-    ``ids_sorted=True``, take the sort path: the ids sorted stably (in the input's library; not where they are
-    sorted) and each group folded in a fixed order by the segmented reduction, which reads each group once.
+    element and no sort (variant ``"scatter"``): the sums and means of floating dtypes (and their nan forms) are
+    then each group's exact sum rounded once (a mean: divided by its count, then rounded once), so their bits depend
+    on nothing but which elements each group holds; integer and bool sums wrap as NumPy's; min and max (and nanmin,
+    nanmax) keep each group's extreme as an order-preserving integer key.  Other operators, and ``ids_sorted=True``,
+    take the sort path: the ids sorted stably (in the input's library; not where they are sorted) and each group
+    folded in a fixed order by the segmented reduction, which reads each group once.
 
     Parameters
     ----------
@@ -94,10 +94,10 @@ def groupby_reduce(op: str, a, group_ids, num_groups=None, axis=0, dtype=None, *
     The ids, the sort, the gather and the bounds of each group (a binary search of the sorted ids) stay in the
     input's library: for device inputs nothing comes to the host but the ids' smallest and largest value (on the
     sort path also whether they ascend: the checks, small reductions in the input's library brought home in one
-    wait), the largest also serving ``num_groups=None`` (so a call cannot be captured in a CUDA graph).  On the sort path the sort
-    costs more than the reduction: sorted ids (``ids_sorted=True``) save it.  The scatter keeps its accumulators in
-    shared memory while a block's fit 110 KB (a float32 sum's: up to 414 groups), else in global memory (L2
-    atomics).
+    wait), the largest also serving ``num_groups=None`` (so a call cannot be captured in a CUDA graph).  On the sort
+    path the sort costs more than the reduction: sorted ids (``ids_sorted=True``) save it.  The scatter keeps its
+    accumulators in shared memory while a block's fit 110 KB (a float32 sum's: up to 414 groups), else in global
+    memory (L2 atomics).
 
     Examples
     --------
