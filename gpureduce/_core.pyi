@@ -239,9 +239,9 @@ def result_dtype(kind: int, op: int, in_dtype: int, /) -> int:
     (``len(dtype_names)`` where there is none)."""
 
 def segments_supported(kind: int, variant: int, op: int, in_dtype: int, out_dtype: int, /) -> bool: ...
-def groups_scatter_runs(op: int, in_dtype: int, out_dtype: int, accumulators: int, /) -> bool:
+def groups_scatter_runs(op: int, in_dtype: int, out_dtype: int, length: int, accumulators: int, /) -> bool:
     """Whether a reduction over group ids in any order (RANGES_GROUP_IDS) runs (op, in, out) by its integer
-    scatter with `accumulators` (kept segments x groups) accumulators."""
+    scatter along an axis of `length` with `accumulators` (kept segments x groups) accumulators."""
 def variant_table() -> tuple[tuple[int, int, str, int, int, int, str, str], ...]:
     """One row per variant: (index, kind, name, properties, ops mask, dtypes mask, seed, doc)."""
 

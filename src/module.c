@@ -20,8 +20,9 @@ static PyMethodDef core_methods[] = {
     {"result_dtype", gr_py_result_dtype, METH_VARARGS,
      "result_dtype(kind, op, in_dtype) -> the result dtype code NumPy's function gives with dtype=None."},
     {"groups_scatter_runs", gr_py_groups_scatter_runs, METH_VARARGS,
-     "groups_scatter_runs(op, in_dtype, out_dtype, accumulators) -> bool: a reduction over group ids in any order\n"
-     "(RANGES_GROUP_IDS) runs that pair, with that many accumulators, by its integer scatter."},
+     "groups_scatter_runs(op, in_dtype, out_dtype, length, accumulators) -> bool: a reduction over group ids in any\n"
+     "order (RANGES_GROUP_IDS) runs that pair along an axis of that length, with that many accumulators, by its\n"
+     "integer scatter."},
     {"segments_supported", gr_py_segments_supported, METH_VARARGS,
      "segments_supported(kind, variant, op, in_dtype, out_dtype) -> bool: the variant runs that pair along axes\n"
      "without casting the input first."},

@@ -118,15 +118,16 @@ gr_py_result_dtype(PyObject *module, PyObject *args)
     return PyLong_FromLong((long)gr_default_result_dtype((gr_kind)kind, (gr_op)op, (gr_dtype)in));
 }
 
-/* groups_scatter_runs(op, in, out, accumulators) -> bool: a reduction over group ids (RANGES_GROUP_IDS) runs that
- * pair with that many accumulators (gr_groups_scatter_runs). */
+/* groups_scatter_runs(op, in, out, length, accumulators) -> bool: a reduction over group ids (RANGES_GROUP_IDS)
+ * runs that pair along an axis of that length with that many accumulators (gr_groups_scatter_runs). */
 PyObject *
 gr_py_groups_scatter_runs(PyObject *module, PyObject *args)
 {
     int op, in, out;
-    long long accumulators;
-    if (!PyArg_ParseTuple(args, "iiiL", &op, &in, &out, &accumulators)) return NULL;
-    return PyBool_FromLong(gr_groups_scatter_runs((gr_op)op, (gr_dtype)in, (gr_dtype)out, (int64_t)accumulators));
+    long long length, accumulators;
+    if (!PyArg_ParseTuple(args, "iiiLL", &op, &in, &out, &length, &accumulators)) return NULL;
+    return PyBool_FromLong(gr_groups_scatter_runs((gr_op)op, (gr_dtype)in, (gr_dtype)out, (int64_t)length,
+                                                  (int64_t)accumulators));
 }
 
 /* segments_supported(kind, variant, op, in, out) -> bool: the variant runs that pair along axes with no cast

@@ -108,7 +108,8 @@ def test_what_the_scatter_takes():
     from gpureduce._registry import OPERATORS
     code = {op.name: op.code for op in OPERATORS}
     f32, f64, i8, i64 = (dtype_code(np.dtype(t)) for t in ("float32", "float64", "int8", "int64"))
-    runs = _core.groups_scatter_runs
+    def runs(op, in_code, out_code, accumulators, length=100):
+        return _core.groups_scatter_runs(op, in_code, out_code, length, accumulators)
     for op in ("sum", "nansum", "mean", "nanmean"):
         assert runs(code[op], f32, f32, 1) and runs(code[op], f64, f64, 1)
         assert not runs(code[op], f32, f64, 1)
@@ -122,6 +123,9 @@ def test_what_the_scatter_takes():
     assert runs(code["sum"], f32, f32, limit // 272) and not runs(code["sum"], f32, f32, limit // 272 + 1)
     assert runs(code["sum"], f64, f64, limit // 560) and not runs(code["sum"], f64, f64, limit // 560 + 1)
     assert runs(code["sum"], i64, i64, limit // 24) and not runs(code["sum"], i64, i64, limit // 24 + 1)
+    # a sum's words absorb 2^31 elements a group: a longer axis sorts; an extreme's key has no such limit
+    assert runs(code["sum"], f32, f32, 1, 2 ** 31 - 1) and not runs(code["sum"], f32, f32, 1, 2 ** 31)
+    assert runs(code["max"], f32, f32, 1, 2 ** 31)
     # the accumulators of a 2-d input: its kept elements times the groups
     a = np.zeros((100, 8), np.float32)
     assert scatter_runs("sum", a, 0, None, limit // 272 // 8)

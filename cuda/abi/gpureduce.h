@@ -213,10 +213,11 @@ typedef struct gr_segments {
  * cast the input to the result dtype first (gr_copy_strided), then out == in runs on every axis variant. */
 int gr_segments_supported(gr_kind kind, gr_variant variant, gr_op op, gr_dtype in, gr_dtype out);
 
-/* Whether a reduction over GR_RANGES_GROUP_IDS runs (op, in, out) with `accumulators` = count[0] x count[1] x
- * groups: a floating sum, mean or nan form into `in` itself, or an integer or bool sum into NumPy's sum dtype, whose
- * accumulators fit the workspace this form allows (axis/reduce_groups_scatter.cu). */
-int gr_groups_scatter_runs(gr_op op, gr_dtype in, gr_dtype out, int64_t accumulators);
+/* Whether a reduction over GR_RANGES_GROUP_IDS runs (op, in, out) along an axis of `length` (reduce_count) with
+ * `accumulators` = count[0] x count[1] x groups: a floating sum, mean or nan form into `in` itself, an integer or
+ * bool sum into NumPy's sum dtype, or min, max and their nan forms into `in`, whose accumulators fit the workspace
+ * this form allows and (sums) whose words cannot overflow over that length (axis/reduce_groups_scatter.cu). */
+int gr_groups_scatter_runs(gr_op op, gr_dtype in, gr_dtype out, int64_t length, int64_t accumulators);
 
 /* Workspace bytes, then the work, as gr_workspace_size / gr_reduce (a->n is ignored). */
 gr_status gr_reduce_segments_workspace(const gr_args *a, const gr_segments *s, size_t *bytes, int *cuda_error);

@@ -82,8 +82,11 @@ struct GroupScatter<double> {  // ExactDigits<double>'s digits: 2 or 3 pieces
     }
 };
 
+// The operators kept as one key a group (min, max and their nan forms): the one list, the host half's too.
+constexpr unsigned kGroupExtremeOps =
+    GR_OPBIT(GR_OP_MIN) | GR_OPBIT(GR_OP_MAX) | GR_OPBIT(GR_OP_NANMIN) | GR_OPBIT(GR_OP_NANMAX);
 template <gr_op kOp>
-constexpr bool group_extreme = kOp == GR_OP_MIN || kOp == GR_OP_MAX || kOp == GR_OP_NANMIN || kOp == GR_OP_NANMAX;
+constexpr bool group_extreme = (kGroupExtremeOps & GR_OPBIT(kOp)) != 0;
 
 // An accumulator's words: a sum's kWords, or an extreme's one key; then the flags and the count.
 template <class In, gr_op kOp>

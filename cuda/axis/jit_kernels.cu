@@ -190,7 +190,7 @@ extern "C" int gr_jit_each_kernel(int (*each_listed)(void *, gr_jit_program, con
     for (int d = 0; d < GR_DTYPE_COUNT && !stop; d++)  // the grouped scatter over ids in any order: each pair it runs
         for (int op = 0; op < GR_OP_COUNT && !stop; op++)
             for (const gr_dtype out : {gr_dtype(d), kDtypeRows[d].sum_as}) {  // into the input's dtype or its sum's
-                for (int finish = 0; finish < 2 && !stop && gr_groups_scatter_runs(gr_op(op), gr_dtype(d), out, 0);
+                for (int finish = 0; finish < 2 && !stop && gr_groups_scatter_runs(gr_op(op), gr_dtype(d), out, 0, 0);
                      finish++) {
                     group_scatter_kernel_name(finish, gr_dtype(d), out, gr_op(op), name, sizeof name);
                     stop = each(context, GR_JIT_GROUP_SCATTER, name);

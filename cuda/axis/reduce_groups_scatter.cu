@@ -13,19 +13,16 @@ namespace {
 // The accumulators' workspace, at most: beyond it (many groups of a wide array) the grouped call sorts instead.
 constexpr size_t kGroupScatterMaxBytes = size_t(64) << 20;
 // A group's words absorb 2^31 pieces (a float64 digit's are below 2^32, a float32 word's below 2^31) before one could
-// overflow: an axis longer than this is the sort path's (the caller's choice, gpureduce/_planning/groups.py).
+// overflow: a sum along an axis longer than this is the sort path's (gr_groups_scatter_runs says so).
 constexpr int64_t kGroupScatterMaxLength = (int64_t(1) << 31) - 1;
 // A block's accumulators in shared memory up to this size: two blocks an SM (228 KB, 1 KB of it the system's a
 // block); above 48 KB the kernel's limit is raised first.  float32: 414 groups, float64: 201.
 constexpr size_t kGroupSharedMaxBytes = size_t(110) << 10;
 constexpr size_t kDefaultSharedBytes = size_t(48) << 10;
 
-constexpr unsigned kExtremeOps =
-    GR_OPBIT(GR_OP_MIN) | GR_OPBIT(GR_OP_MAX) | GR_OPBIT(GR_OP_NANMIN) | GR_OPBIT(GR_OP_NANMAX);
-
 // Words an accumulator of (op, in) holds (GroupWords<In, kOp>::kStride of its kernels).
 int64_t group_stride(gr_op op, gr_dtype in) {
-    if (kExtremeOps & GR_OPBIT(op)) return GroupWords<float, GR_OP_MAX>::kStride;
+    if (kGroupExtremeOps & GR_OPBIT(op)) return GroupWords<float, GR_OP_MAX>::kStride;
     if (in == GR_FLOAT64) return GroupWords<double, GR_OP_SUM>::kStride;
     if (GR_DTYPES_EXACT_SUM & GR_DTBIT(in)) return GroupWords<float, GR_OP_SUM>::kStride;
     return GroupWords<int64_t, GR_OP_SUM>::kStride;
@@ -38,7 +35,7 @@ bool scatter_runs(gr_op op, gr_dtype in, gr_dtype out) {
     const bool floating = GR_DTYPES_EXACT_SUM & GR_DTBIT(in);
     const dtype_kind kind = kDtypeRows[in].kind;
     const bool integral = kind == dtype_kind::BOOL || kind == dtype_kind::INT || kind == dtype_kind::UINT;
-    if (kExtremeOps & GR_OPBIT(op)) return (floating || integral) && out == in;
+    if (kGroupExtremeOps & GR_OPBIT(op)) return (floating || integral) && out == in;
     if (floating) return (GR_OPS_EXACT_KERNEL & GR_OPBIT(op)) && out == in;
     return integral && op == GR_OP_SUM && out == kDtypeRows[in].sum_as;
 }
@@ -141,8 +138,9 @@ gr_status reduce_groups_scatter(const gr_args *a, const gr_segments *s, size_t *
 }  // namespace
 }  // namespace gr
 
-extern "C" int gr_groups_scatter_runs(gr_op op, gr_dtype in, gr_dtype out, int64_t accumulators) {
-    return gr::scatter_runs(op, in, out) && accumulators >= 0 &&
+extern "C" int gr_groups_scatter_runs(gr_op op, gr_dtype in, gr_dtype out, int64_t length, int64_t accumulators) {
+    return gr::scatter_runs(op, in, out) && accumulators >= 0 && length >= 0 &&
+           ((gr::kGroupExtremeOps & GR_OPBIT(op)) || length <= gr::kGroupScatterMaxLength) &&
            uint64_t(accumulators) <= gr::kGroupScatterMaxBytes / (sizeof(int64_t) * uint64_t(gr::group_stride(op, in)));
 }
 
@@ -152,7 +150,7 @@ extern "C" gr_status gr_reduce_groups_scatter(const gr_args *a, const gr_segment
         s->count[0] < 0 || s->count[1] < 0 || s->reduce_count < 0 || s->ranges->count < 0)
         return GR_ERR_INVALID_ARGUMENT;
     if (!gr::scatter_runs(a->op, a->in_dtype, a->out_dtype)) return GR_ERR_UNSUPPORTED_OP;
-    if (!(gr::kExtremeOps & GR_OPBIT(a->op)) && s->reduce_count > gr::kGroupScatterMaxLength)
+    if (!(gr::kGroupExtremeOps & GR_OPBIT(a->op)) && s->reduce_count > gr::kGroupScatterMaxLength)
         return GR_ERR_INVALID_ARGUMENT;
     return gr::reduce_groups_scatter(a, s, ws_bytes, cuda_error);
 }

@@ -37,8 +37,6 @@ from .ranges import ALGORITHMS, OPS, check_scan_arguments, reduce_ranges, scan_r
 # max by an order-preserving key
 SCATTER = "scatter"
 VARIANTS = ALGORITHMS + (SCATTER,)
-# a group's words absorb 2^31 pieces before one could overflow (group_scatter_kernels.cuh): longer axes sort
-_SCATTER_MAX_LENGTH = 2 ** 31 - 1
 _OP_CODES = {op.name: op.code for op in OPERATORS}
 
 def _num_groups(num_groups):
@@ -129,8 +127,8 @@ def _ids_along(lib, fn, a, group_ids, axis):
 def scatter_runs(op, a, axis, dtype, k):
     """Whether the scatter (variant "scatter") reduces `op` of `a` along `axis` into `k` groups: a sum, mean or nan
     form of a floating dtype into that dtype, a sum of integers or bools into NumPy's sum dtype, or min, max and
-    their nan forms into the input's dtype, with at most the accumulators the C side allows
-    (_core.groups_scatter_runs; k = 0 asks the operator and dtypes only)."""
+    their nan forms into the input's dtype, with at most the accumulators and the axis length the C side allows
+    (_core.groups_scatter_runs; k = 0 asks the operator, dtypes and length only)."""
     x = intake(a)
     op = operator_for_dtype(op, x.dtype)
     if op not in _OP_CODES:
@@ -140,10 +138,8 @@ def scatter_runs(op, a, axis, dtype, k):
         out_code = dtype_code(rt)
     except (TypeError, ValueError):
         return False
-    if x.shape[axis] > _SCATTER_MAX_LENGTH:
-        return False
     kept = math.prod(e for i, e in enumerate(x.shape) if i != axis)
-    return _core.groups_scatter_runs(_OP_CODES[op], x.code, out_code, kept * k)
+    return _core.groups_scatter_runs(_OP_CODES[op], x.code, out_code, x.shape[axis], kept * k)
 
 
 def _reduce_groups(lib, op, a, group_ids, num_groups, axis, dtype, ids_sorted, variant, ddof):
@@ -160,7 +156,9 @@ def _reduce_groups(lib, op, a, group_ids, num_groups, axis, dtype, ids_sorted, v
     k = None if num_groups is None else _num_groups(num_groups)
     # the scatter (integer accumulators, no sort: the same bits whatever the order of the ids) wherever it takes
     # the call, unless ids_sorted=True promises the order the segmented reduction reads each group in at once
-    scatter = variant == SCATTER or (variant == "auto" and not ids_sorted and scatter_runs(op, a, axis, dtype, 0))
+    # (with num_groups given, its accumulators are asked now: a call past their limit reads the ids once, sorting)
+    scatter = variant == SCATTER or (variant == "auto" and not ids_sorted and
+                                     scatter_runs(op, a, axis, dtype, 0 if k is None else k))
     ordered = None  # whether the ids ascend: asked only where the sort path may run
     if n:
         if scatter and not ids_sorted:
