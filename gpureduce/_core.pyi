@@ -148,7 +148,7 @@ class Operand:
     @property
     def readonly(self) -> bool: ...
     @property
-    def protocol(self) -> Literal["numpy", "cuda_array_interface", "dlpack", "gpureduce"]: ...
+    def protocol(self) -> Literal["numpy", "cuda_array_interface", "dlpack", "gpureduce", "cupy"]: ...
     def view(self, shape: tuple[int, ...], strides: tuple[int, ...], /) -> Operand: ...
 
 @final
@@ -221,18 +221,18 @@ def run(plan: Plan, /) -> np.generic | NDArray[Any] | DeviceArray | Any:
 
 def call_whole(kind: int, op: str, variant: str, exclusive: bool, a: Any, with_operand: bool = False, /) -> Any:
     """The result of a whole-array reduction or scan of `a` with the default arguments, run from the plan
-    remember_whole kept for (kind, op, variant, exclusive, type(a), a's layout); with `with_operand`, (result, the
-    Operand read from `a`), for NumPy's checks after the kernels.  Where none is kept: the Operand
+    remember_whole kept for (kind, op, variant, exclusive, type(a), a's device and layout); with `with_operand`,
+    (result, the Operand read from `a`), for NumPy's checks after the kernels.  Where none is kept: the Operand
     read from `a` (the planner takes it: one handshake a call), or NotImplemented when no plan is kept for `a`'s
     type (nothing was asked of `a`)."""
 
 def remember_whole(kind: int, op: str, variant: str, exclusive: bool, x: Operand, template: Plan,
-                   fresh: Callable[..., Any] | None, convert: Callable[[Any], Any] | None,
-                   view: tuple[tuple[int, ...], tuple[int, ...]] | None, shape: tuple[int, ...],
-                   dtype: np.dtype[Any], /) -> None:
+                   maker: tuple[Callable[..., Any], tuple[Any, ...], Callable[[Any], int]] | None,
+                   convert: Callable[[Any], Any] | None, view: tuple[tuple[int, ...], tuple[int, ...]] | None,
+                   /) -> None:
     """Keep a planned whole-array call of Operand `x` for call_whole (src/whole_calls.c): the template (a Plan
-    without operands), the planner's fresh_result where the input's library makes the result, else None, the in_kind_of converter or None, the
-    flattened view a scan reads or None, the result's shape and dtype."""
+    without operands), the (allocate, args, pointer) of results.result_maker where the input's library makes the
+    result, else None, the in_kind_of converter or None, and the flattened view a scan reads or None."""
 
 def result_dtype(kind: int, op: int, in_dtype: int, /) -> int:
     """The dtype code NumPy's function of `op` gives for input dtype code `in_dtype` with dtype=None

@@ -260,7 +260,7 @@ void gr_kept_release_all(void); /* module teardown: waits for the work, then let
 
 /* ---- the one intake (operand.c) ---- */
 /* Where an operand came from: decides how it is read and released. */
-typedef enum { GR_FROM_NUMPY, GR_FROM_CAI, GR_FROM_DLPACK, GR_FROM_GPUREDUCE } gr_protocol;
+typedef enum { GR_FROM_NUMPY, GR_FROM_CAI, GR_FROM_DLPACK, GR_FROM_GPUREDUCE, GR_FROM_CUPY } gr_protocol;
 /* What an operand's stream says about the caller, who reads and frees the memory afterwards:
  *   NONE       no stream named (host memory; a CUDA Array Interface without one): the caller's stream is unknown
  *   PRODUCER   the stream a CUDA Array Interface v3 producer named
@@ -315,6 +315,11 @@ int gr_check_operand_device(PyObject *module, const gr_operand *o, int device, c
 PyObject *gr_operand_layout_key(const gr_operand *o);
 /* Operand.view(shape, strides) for C callers (whole_calls.c). */
 PyObject *gr_operand_view(PyObject *operand, PyObject *shape, PyObject *strides);
+/* The out= operand of `obj`, a new C-ordered array of `dtype` and `shape` at device address `ptr` that the input
+ * `operand`'s own library just allocated on its current stream, read from the input's stream record without a
+ * handshake with the library; None unless the input came on the caller's current stream (GR_STREAM_CALLER). */
+PyObject *gr_operand_result_like(PyObject *operand, PyObject *obj, void *ptr, gr_dtype dtype, int ndim,
+                                 const int64_t *shape);
 /* The gr_operand of an object known to be a _core.Operand (gr_intake's result). */
 const gr_operand *gr_operand_read(PyObject *operand);
 PyObject *gr_operand_type_new(PyObject *module);
@@ -352,6 +357,8 @@ PyObject *gr_plan_type_new(PyObject *module);
 const char *const *gr_plan_segment_fields(int *count);
 /* The gr_plan of a _core.Plan with its operands; NULL with a TypeError for anything else or a template. */
 const gr_plan *gr_plan_of(PyObject *module, PyObject *obj);
+/* The gr_plan of a _core.Plan, a template (no operands) too: its result's shape and dtype; NULL with TypeError. */
+const gr_plan *gr_plan_template_of(PyObject *module, PyObject *obj);
 /* Plan.with_operands(a, None, None, out) of a template, verified as that method verifies it. */
 PyObject *gr_plan_with_operands(PyObject *template, PyObject *a, PyObject *out);
 PyObject *gr_plan_input(PyObject *plan); /* borrowed: the input Operand */

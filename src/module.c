@@ -12,10 +12,10 @@ static PyMethodDef core_methods[] = {
     {"call_whole", (PyCFunction)(void (*)(void))gr_py_call_whole, METH_FASTCALL,
      "call_whole(kind, op, variant, exclusive, a, with_operand=False) -> the result (with_operand: (result, the\n"
      "Operand read)) of a whole-array reduction or scan of `a` with the default arguments, run from the plan\n"
-     "remember_whole kept for its key; where none is kept, the Operand read\n"
+     "remember_whole kept for its key; where none is kept (or the input's library made no result), the Operand read\n"
      "from `a` (for the planner), or NotImplemented when no plan is kept for `a`'s type (nothing was asked of it)."},
     {"remember_whole", (PyCFunction)(void (*)(void))gr_py_remember_whole, METH_FASTCALL,
-     "remember_whole(kind, op, variant, exclusive, x, template, fresh, convert, view, shape, dtype) -> None:\n"
+     "remember_whole(kind, op, variant, exclusive, x, template, maker, convert, view) -> None:\n"
      "keep a planned whole-array call for call_whole (src/whole_calls.c says what each argument is)."},
     {"result_dtype", gr_py_result_dtype, METH_VARARGS,
      "result_dtype(kind, op, in_dtype) -> the result dtype code NumPy's function gives with dtype=None."},

@@ -209,7 +209,7 @@ gr_operand_host_array(PyObject *operand)
 
 static const char *const kProtocolNames[] = {
     [GR_FROM_NUMPY] = "numpy", [GR_FROM_CAI] = "cuda_array_interface", [GR_FROM_DLPACK] = "dlpack",
-    [GR_FROM_GPUREDUCE] = "gpureduce"};
+    [GR_FROM_GPUREDUCE] = "gpureduce", [GR_FROM_CUPY] = "cupy"};
 
 static PyObject *
 Operand_protocol(PyObject *self, void *closure)
@@ -265,11 +265,31 @@ Operand_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return (PyObject *)v;
 }
 
-/* result_like(obj, pointer, dtype, shape) -> Operand or None: the out= operand of a new C-ordered array `obj` that
- * the input's own library just allocated on its current stream, at device address `pointer`, of dtype code `dtype`:
- * read from this input's stream record, without a handshake with the library.  None unless the input came on the
- * caller's current stream (GR_STREAM_CALLER): then the caller reads it with the intake (gpureduce/_planning/plan.py:
- * _fresh_result). */
+PyObject *
+gr_operand_result_like(PyObject *operand, PyObject *obj, void *ptr, gr_dtype dtype, int ndim, const int64_t *shape)
+{
+    const gr_operand *in = &OP(operand)->op;
+    if (in->is_host || in->origin != GR_STREAM_CALLER) Py_RETURN_NONE;
+    PyObject *module = PyType_GetModule(Py_TYPE(operand));
+    if (!module) return NULL;
+    OperandObject *r = operand_new(module, obj);
+    if (!r) return NULL;
+    r->op = (gr_operand){.ptr = ptr, .dtype = dtype, .ndim = ndim, .device = in->device,
+                         .has_stream = in->has_stream, .stream = in->stream, .origin = in->origin,
+                         .protocol = in->protocol};
+    int64_t step = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        r->op.shape[i] = shape[i];
+        r->op.strides[i] = step;
+        step *= shape[i];
+    }
+    r->op.size = step;
+    r->stream_owner = Py_XNewRef(OP(operand)->stream_owner);
+    r->keep = Py_NewRef(obj);
+    return (PyObject *)r;
+}
+
+/* result_like(obj, pointer, dtype, shape) -> Operand or None: gr_operand_result_like (ext.h) from Python. */
 static PyObject *
 Operand_result_like(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -277,8 +297,6 @@ Operand_result_like(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "Operand.result_like(obj, pointer, dtype, shape) takes a tuple shape");
         return NULL;
     }
-    const gr_operand *in = &OP(self)->op;
-    if (in->is_host || in->origin != GR_STREAM_CALLER) Py_RETURN_NONE;
     const Py_ssize_t ndim = PyTuple_GET_SIZE(args[3]);
     const long dtype = PyLong_AsLong(args[2]);
     void *ptr = PyLong_AsVoidPtr(args[1]);
@@ -287,26 +305,9 @@ Operand_result_like(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_ValueError, "Operand.result_like(): a shape of at most 64 dimensions, a dtype code");
         return NULL;
     }
-    PyObject *module = PyType_GetModule(Py_TYPE(self));
-    if (!module) return NULL;
-    OperandObject *r = operand_new(module, args[0]);
-    if (!r) return NULL;
-    r->op = (gr_operand){.ptr = ptr, .dtype = (gr_dtype)dtype, .ndim = (int)ndim, .device = in->device,
-                         .has_stream = in->has_stream, .stream = in->stream, .origin = in->origin,
-                         .protocol = in->protocol};
-    if (read_int64s(args[3], r->op.shape, (int)ndim, "shape") < 0) {
-        Py_DECREF(r);
-        return NULL;
-    }
-    int64_t step = 1;
-    for (Py_ssize_t i = ndim - 1; i >= 0; i--) {
-        r->op.strides[i] = step;
-        step *= r->op.shape[i];
-    }
-    r->op.size = step;
-    r->stream_owner = Py_XNewRef(OP(self)->stream_owner);
-    r->keep = Py_NewRef(args[0]);
-    return (PyObject *)r;
+    int64_t shape[GR_MAX_NDIM];
+    if (read_int64s(args[3], shape, (int)ndim, "shape") < 0) return NULL;
+    return gr_operand_result_like(self, args[0], ptr, (gr_dtype)dtype, (int)ndim, shape);
 }
 
 PyObject *
@@ -1155,7 +1156,7 @@ intake_torch(PyObject *obj, const char *role, OperandObject *self)
  * Looked up once cupy is imported. */
 static struct {
     int state; /* 0: not looked up yet, 1: ready, -1: treat CuPy arrays as any DLPack producer */
-    PyObject *ndarray_type, *current_stream, *ptr;
+    PyObject *ndarray_type, *current_stream, *ptr, *data, *device_id, *shape, *strides, *dtype;
 } g_cupy;
 
 static void
@@ -1167,10 +1168,16 @@ cupy_lookup(void)
     g_cupy.ndarray_type = PyObject_GetAttrString(cupy, "ndarray");
     g_cupy.current_stream = cuda ? PyObject_GetAttrString(cuda, "get_current_stream") : NULL;
     g_cupy.ptr = PyUnicode_InternFromString("ptr");
+    g_cupy.data = PyUnicode_InternFromString("data");
+    g_cupy.device_id = PyUnicode_InternFromString("device_id");
+    g_cupy.shape = PyUnicode_InternFromString("shape");
+    g_cupy.strides = PyUnicode_InternFromString("strides");
+    g_cupy.dtype = PyUnicode_InternFromString("dtype");
     Py_XDECREF(cuda);
     Py_DECREF(cupy);
     PyErr_Clear();
-    g_cupy.state = g_cupy.ndarray_type && PyType_Check(g_cupy.ndarray_type) && g_cupy.current_stream && g_cupy.ptr
+    g_cupy.state = g_cupy.ndarray_type && PyType_Check(g_cupy.ndarray_type) && g_cupy.current_stream && g_cupy.ptr &&
+                           g_cupy.data && g_cupy.device_id && g_cupy.shape && g_cupy.strides && g_cupy.dtype
                        ? 1
                        : -1; /* kept for the module's life: a few references */
 }
@@ -1198,6 +1205,67 @@ cupy_stream_number(const char *role, PyObject *obj, unsigned long long *number, 
     *number = handle == 0 ? 1 : handle;
     *owner = stream;
     return 0;
+}
+
+/* A CuPy array read from its own attributes (data.ptr, data.device_id, shape, byte strides, its NumPy dtype), on
+ * CuPy's current stream: what the DLPack exchange says, without its three calls into CuPy (__dlpack_device__,
+ * __dlpack__ with the stream, the capsule), about a microsecond of a small call (issue 38).  1 where an attribute
+ * is not what this CuPy was expected to have (the caller then takes the DLPack route), 0, or -1 with an
+ * exception. */
+static int
+intake_cupy(PyObject *obj, const char *role, OperandObject *self)
+{
+    gr_operand *o = &self->op;
+    PyObject *data = PyObject_GetAttr(obj, g_cupy.data);
+    PyObject *ptr = data ? PyObject_GetAttr(data, g_cupy.ptr) : NULL;
+    PyObject *device = data ? PyObject_GetAttr(data, g_cupy.device_id) : NULL;
+    PyObject *shape = PyObject_GetAttr(obj, g_cupy.shape);
+    PyObject *strides = PyObject_GetAttr(obj, g_cupy.strides);
+    PyObject *dtype = PyObject_GetAttr(obj, g_cupy.dtype);
+    int rc = 1;
+    const int ndim = shape && PyTuple_Check(shape) ? (int)PyTuple_GET_SIZE(shape) : -1;
+    if (!ptr || !PyLong_Check(ptr) || !device || !PyLong_Check(device) || ndim < 0 || !strides ||
+        !PyTuple_Check(strides) || PyTuple_GET_SIZE(strides) != ndim || !dtype || !PyArray_DescrCheck(dtype)) {
+        PyErr_Clear();
+        goto done;
+    }
+    rc = -1;
+    const int dt = gr_dtype_from_descr((PyArray_Descr *)dtype);
+    if (dt < 0) { /* as the DLPack route names it */
+        PyObject *name = PyObject_Str(dtype);
+        char where[64];
+        PyOS_snprintf(where, sizeof(where), " in %s", role);
+        if (name && PyUnicode_AsUTF8(name)) gr_unsupported_dtype(PyUnicode_AsUTF8(name), (PyArray_Descr *)dtype, where, NULL);
+        Py_XDECREF(name);
+        goto done;
+    }
+    if (!gr_dtype_available((gr_dtype)dt)) goto done;
+    if (ndim > GR_MAX_NDIM) {
+        PyErr_Format(PyExc_ValueError, "%s has %d dimensions; gpureduce handles at most %d", role, ndim, GR_MAX_NDIM);
+        goto done;
+    }
+    int64_t dims[GR_MAX_NDIM], byte_strides[GR_MAX_NDIM];
+    if (read_int64s(shape, dims, ndim, "shape") < 0 || read_int64s(strides, byte_strides, ndim, "strides") < 0)
+        goto done;
+    const int64_t itemsize = (int64_t)gr_dtype_itemsize((gr_dtype)dt);
+    if (set_layout(o, ndim, dims, byte_strides, itemsize, role) < 0) goto done;
+    const unsigned long long address = PyLong_AsUnsignedLongLong(ptr);
+    const long id = PyLong_AsLong(device);
+    if (PyErr_Occurred() || check_alignment(role, address, itemsize) < 0) goto done;
+    o->ptr = (void *)(uintptr_t)address;
+    o->dtype = (gr_dtype)dt;
+    o->device = (int)id;
+    o->protocol = GR_FROM_CUPY;
+    self->keep = Py_NewRef(obj);
+    rc = 0;
+done:
+    Py_XDECREF(data);
+    Py_XDECREF(ptr);
+    Py_XDECREF(device);
+    Py_XDECREF(shape);
+    Py_XDECREF(strides);
+    Py_XDECREF(dtype);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- ndarray subclasses
@@ -1293,9 +1361,15 @@ gr_intake(PyObject *module, PyObject *obj, const char *role)
     }
     else if (is_cupy_array(obj)) {
         unsigned long long stream = 1;
-        rc = cupy_stream_number(role, obj, &stream, &self->stream_owner) < 0
-                 ? -1
-                 : intake_dlpack(module, obj, role, stream, GR_STREAM_CALLER, self);
+        rc = cupy_stream_number(role, obj, &stream, &self->stream_owner);
+        if (rc == 0 && (rc = intake_cupy(obj, role, self)) == 0) {
+            self->op.has_stream = 1;
+            self->op.stream = stream_from_number(stream);
+            self->op.origin = GR_STREAM_CALLER;
+        }
+        else if (rc > 0) {
+            rc = intake_dlpack(module, obj, role, stream, GR_STREAM_CALLER, self);
+        }
     }
     else if (has_attr(obj, g_dlpack_name) && has_attr(obj, g_dlpack_device_name)) {
         /* a producer whose current stream is unknown: told the call's stream= (cudaStreamLegacy and

@@ -727,6 +727,16 @@ gr_plan_of(PyObject *module, PyObject *obj)
     return &PLAN(obj)->p;
 }
 
+const gr_plan *
+gr_plan_template_of(PyObject *module, PyObject *obj)
+{
+    if (Py_TYPE(obj) != (PyTypeObject *)gr_state(module)->PlanType) {
+        PyErr_Format(PyExc_TypeError, "the template must be a _core.Plan, not %.200s", Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    return &PLAN(obj)->p;
+}
+
 PyObject *
 gr_plan_input(PyObject *plan)
 {

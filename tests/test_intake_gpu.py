@@ -12,6 +12,7 @@ import pytest
 
 import gpureduce
 from conftest import _cupy, _torch
+from gpureduce import _core
 from gpureduce.testing import assert_matches_numpy, to_numpy
 
 pytestmark = pytest.mark.gpu
@@ -259,3 +260,31 @@ def test_a_tensor_that_requires_grad_is_read():
     t = torch.arange(1000, dtype=torch.float32, device="cuda").requires_grad_()
     assert gpureduce.sum(t) == np.float32(499500.0)
     np.testing.assert_array_equal(gpureduce.cumsum(t).cpu().numpy(), np.cumsum(np.arange(1000, dtype=np.float32)))
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.int32, np.int64, np.float16, np.float32,
+                                   np.float64, np.complex64])
+def test_cupy_arrays_are_read_from_their_own_attributes(dtype, rng):
+    """A CuPy array's intake reads data.ptr, data.device_id, shape, byte strides and dtype (no DLPack exchange):
+    views with offsets, negative and non-contiguous strides, and empty arrays, as the DLPack route reads them."""
+    cp = _cupy()
+    host = (rng.standard_normal((12, 10)) * 10).astype(dtype)
+    a = cp.asarray(host)
+    for view, want in [(a, host), (a[2:, 3:], host[2:, 3:]), (a[::-1, ::-2], host[::-1, ::-2]), (a.T, host.T),
+                       (a[5], host[5]), (a[:0], host[:0]), (a[3, 4], host[3, 4])]:
+        x = _core.intake(view)
+        assert x.protocol == "cupy"
+        assert x.shape == want.shape and x.dtype == want.dtype
+        assert x.strides == tuple(s // want.itemsize for s in view.strides)
+        assert x.host is False
+        if dtype == np.complex64:
+            np.testing.assert_allclose(to_numpy(gpureduce.sum(view)), want.astype(np.complex128).sum(), rtol=1e-5,
+                                       atol=1e-3)
+        elif want.size:
+            assert to_numpy(gpureduce.max(view)) == want.max()
+            assert to_numpy(gpureduce.argmin(view)) == want.argmin()
+        else:
+            assert to_numpy(gpureduce.sum(view)) == 0
+        if want.ndim and want.size and dtype not in (np.bool_, np.complex64):
+            np.testing.assert_array_equal(to_numpy(gpureduce.cumsum(view, dtype=np.float64)),
+                                          np.cumsum(want, dtype=np.float64))

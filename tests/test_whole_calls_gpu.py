@@ -10,6 +10,8 @@ import pytest
 import gpureduce
 from conftest import DLPackOnly, _cupy, _torch
 from gpureduce import _core
+from gpureduce._planning import plan as planning
+from gpureduce._planning.results import result_maker
 from gpureduce.testing import error_bound, to_numpy
 
 pytestmark = pytest.mark.gpu
@@ -162,3 +164,35 @@ def test_one_handshake_a_call_on_a_kept_plan(name, rng):
         x = _CountingDevice(base)
         getattr(gpureduce, name)(x)
         assert x.calls == 1, f"gpureduce.{name} called __dlpack__ {x.calls} times"
+
+
+@pytest.mark.parametrize("kind", ["cupy", "torch"])
+def test_a_library_that_makes_no_result_hands_the_call_to_the_planner(kind, rng):
+    """A kept call whose result the library fails to allocate (out of memory) goes to the planner, which raises
+    the library's error as gpureduce's; the next call runs from the kept plan again."""
+    host = rng.standard_normal(2049).astype(np.float32)
+    a = _device(kind, host)
+    gpureduce.sum(a)
+    assert _kept(_core.KIND_REDUCE, "sum", a)
+    x = _core.intake(a)
+    plan, _ = planning.prepare_reduce("sum", x)
+
+    def refuse(*args):
+        raise MemoryError("no memory for the result")
+
+    maker = (refuse, (), int)
+    _core.remember_whole(_core.KIND_REDUCE, "sum", "auto", False, x, plan.with_operands(None), maker, None, None)
+    assert type(_core.call_whole(_core.KIND_REDUCE, "sum", "auto", False, a)) is _core.Operand
+    _close(gpureduce.sum(a), host.astype(np.float64).sum(), host)  # planned again, and kept with its own maker
+    assert not isinstance(_core.call_whole(_core.KIND_REDUCE, "sum", "auto", False, a), _core.Operand)
+
+    def interrupt(*args):
+        raise KeyboardInterrupt
+
+    _core.remember_whole(_core.KIND_REDUCE, "sum", "auto", False, x, plan.with_operands(None), (interrupt, (), int),
+                         None, None)
+    with pytest.raises(KeyboardInterrupt):
+        _core.call_whole(_core.KIND_REDUCE, "sum", "auto", False, a)
+    real = result_maker(a, (), np.dtype(np.float32))[:3]
+    _core.remember_whole(_core.KIND_REDUCE, "sum", "auto", False, x, plan.with_operands(None), real, None, None)
+    _close(gpureduce.sum(a), host.astype(np.float64).sum(), host)

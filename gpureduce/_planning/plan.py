@@ -30,7 +30,7 @@ from .operands import (DTYPES, cast, copy_into, default_dtype, dtype_code, dtype
                         is_c_contiguous, is_default_result)
 from .numpy_rules import NoValue, given, operator_for_dtype
 from .._registry import EXACT_OPS, OP_NAMES, OPERATORS, REDUCE_OPS, SCAN_OPS, resolve, variants
-from .results import allocate_in_kind, in_kind_of
+from .results import allocate_in_kind, in_kind_of, result_maker
 
 try:  # NumPy >= 2.0
     from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
@@ -250,14 +250,18 @@ def out_operand(out, shape, what):
 # (with_operands(None)), which holds no array alive.
 def remember_whole(kind, op, variant, exclusive, x, plan, fresh, view=None):
     """Keep `plan`, a whole-array call of `x` with the default arguments, for later calls with the same key (kind,
-    `op` as the caller named it, `variant`, `exclusive`, the input's type and layout): they run it from C
-    (``_core.call_whole``, src/whole_calls.c) without planning again.  `fresh`: whether the input's library made
-    the result (then each call has it make its own); else the runner's result, in the input's kind through
-    in_kind_of, is the call's.  `view`: the (shape, strides) the input is read at (a scan of the whole array)."""
+    `op` as the caller named it, `variant`, `exclusive`, the input's type, device and layout): they run it from C
+    (``_core.call_whole``, src/whole_calls.c) without planning again.  `fresh`: the result the input's library made
+    (then each call has it make its own, by results.result_maker's maker); None: the runner's result, in the input's
+    kind through in_kind_of, is the call's.  `view`: the (shape, strides) the input is read at (a scan of the whole
+    array)."""
+    maker = None
+    if fresh is not None:
+        maker = result_maker(x.obj, plan.shape, DTYPES[plan.result_dtype])
+        if maker is None or not maker[3]:  # made in a graph capture: planned again next time
+            return
     post = None if x.host or fresh is not None else in_kind_of
-    _core.remember_whole(kind, op, variant, exclusive, x, plan.with_operands(None),
-                         fresh_result if fresh is not None else None, post, view, plan.shape,
-                         DTYPES[plan.result_dtype])
+    _core.remember_whole(kind, op, variant, exclusive, x, plan.with_operands(None), maker and maker[:3], post, view)
 
 
 # What the weighted logsumexp gives (cuda/primitives/reducers.cuh: WeightedLogSumExpReducer's parameter)

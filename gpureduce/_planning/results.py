@@ -1,15 +1,17 @@
 """Results in the input's own kind, 0-d ones included: a CuPy input gives a CuPy array, a PyTorch tensor a
-tensor, a JAX array a JAX array.  CuPy and PyTorch allocate the result themselves (`allocate_in_kind`: their
+tensor, a JAX array a JAX array.  CuPy and PyTorch allocate the result themselves (`result_maker`: their
 memory pool and caching allocator, on their current stream, inside a CUDA graph's pool during capture) and
 the kernels write into it; other results are gpureduce's DeviceArray, handed over without a copy through
 DLPack (its stream handshake orders the consumer's stream after the work).  Inputs whose library cannot take
 a result back (a raw ``__cuda_array_interface__`` or DLPack exporter) keep the ``gpureduce.DeviceArray``; host
 inputs give NumPy arrays and scalars, which the runner makes itself.
 
-Converters and allocators are chosen once per input type and cached, so the hot path pays a dict lookup.
+Converters and result makers are chosen once per input type and cached, so the hot path pays a dict lookup.
 """
 from __future__ import annotations
 
+import functools
+import operator
 import sys
 
 import numpy as np
@@ -89,15 +91,23 @@ def torch_dtypes(torch):
     return {dt: kind for dt, kind in kinds.items() if isinstance(kind, torch.dtype)}
 
 
-def _torch_allocator():
+# A result made by the input's library is described by a maker, (allocate, args, pointer, lasting): `allocate(*args)`
+# is the new array, `pointer(array)` its device address, all three C callables, so that src/whole_calls.c runs a
+# kept call's maker with no Python in between (issue 38); `lasting`: whether later calls of the same layout may use
+# the same maker (not one made inside a graph capture: see _torch_maker).
+_CUPY_POINTER = operator.attrgetter("data.ptr")
+
+
+def _torch_maker():
     torch = sys.modules["torch"]
+    data_ptr = torch.Tensor.data_ptr
     dtypes = torch_dtypes(torch)
     # A 0-d tensor per (device, dtype) that results are made like: torch.empty_like(template) and
     # template.new_empty(shape) cost a third of torch.empty(shape, dtype=..., device=a.device), whose keywords and
     # torch.device object take longer than the allocation (issue 38's per-call budget).
     templates = {}
 
-    def allocate(a, shape, dtype):
+    def maker(a, shape, dtype):
         kind = dtypes.get(dtype)
         if kind is None:
             return None
@@ -105,51 +115,58 @@ def _torch_allocator():
         template = templates.get(key)
         if template is None:
             if torch.cuda.is_current_stream_capturing():  # a graph's pool would hold a kept template
-                made = torch.empty(shape, dtype=kind, device=a.device)
-                return made, made.data_ptr()
+                return functools.partial(torch.empty, dtype=kind, device=a.device), (shape,), data_ptr, False
             template = templates[key] = torch.empty((), dtype=kind, device=a.device)
-        made = torch.empty_like(template) if not shape else template.new_empty(shape)
-        return made, made.data_ptr()
+        if not shape:
+            return torch.empty_like, (template,), data_ptr, True
+        return template.new_empty, (shape,), data_ptr, True
 
-    return allocate
+    return maker
 
 
-def _cupy_allocator():
+def _cupy_maker():
     ndarray = sys.modules["cupy"].ndarray  # its constructor allocates as cupy.empty does, without the wrapper
 
-    def allocate(a, shape, dtype):
+    def maker(a, shape, dtype):
         # on the current device, where the work runs (the runner refuses an input on another); no bfloat16 in CuPy
         if dtype.kind not in "biufc":
             return None
-        made = ndarray(shape, dtype)
-        return made, made.data.ptr
+        return ndarray, (shape, dtype), _CUPY_POINTER, True
 
-    return allocate
+    return maker
 
 
-_ALLOCATORS = {}
+_MAKERS = {}
+
+
+def result_maker(a, shape, dtype):
+    """The maker (see above) of a new uninitialised C-ordered array of `shape` and `dtype` from device input `a`'s
+    own library (CuPy, PyTorch) on its current stream, for the kernels to write the result into; None where
+    gpureduce allocates it (other kinds, dtypes the library lacks)."""
+    kind = type(a)
+    maker = _MAKERS.get(kind, False)
+    if maker is False:
+        root = kind.__module__.partition(".")[0]
+        maker = _torch_maker() if root == "torch" else _cupy_maker() if root == "cupy" else None
+        _MAKERS[kind] = maker
+    return None if maker is None else maker(a, shape, dtype)
 
 
 def allocate_in_kind(a, shape, dtype):
-    """(array, its device address): a new uninitialised C-ordered array of `shape` and `dtype` from device input
-    `a`'s own library (CuPy, PyTorch) on its current stream, for the kernels to write the result into; None where
-    gpureduce allocates it (other kinds, dtypes the library lacks)."""
-    kind = type(a)
-    allocate = _ALLOCATORS.get(kind, False)
-    if allocate is False:
-        root = kind.__module__.partition(".")[0]
-        allocate = _torch_allocator() if root == "torch" else _cupy_allocator() if root == "cupy" else None
-        _ALLOCATORS[kind] = allocate
-    if allocate is None:
+    """(array, its device address): the array result_maker describes, made; None where gpureduce allocates it."""
+    maker = result_maker(a, shape, dtype)
+    if maker is None:
         return None
+    allocate, args, pointer, _ = maker
     try:
-        return allocate(a, shape, dtype)
+        made = allocate(*args)
     except Exception as error:  # the library's out-of-memory error as gpureduce's (a MemoryError), as ours
         if "OutOfMemory" not in type(error).__name__:
             raise
         from .._core import OutOfMemoryError
         raise OutOfMemoryError(f"allocating the result ({shape}, {dtype}) with {type(a).__module__.partition('.')[0]}: "
                                f"{error}") from error
+    return made, pointer(made)
 
 
 def host_in_kind_of(a, host):
