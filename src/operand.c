@@ -12,8 +12,9 @@
  *
  * DLPack is preferred over the CUDA Array Interface when an object has both: it says which device the memory
  * is on, and its stream handshake lets the producer order its work before ours.  We pass stream=1 (the legacy
- * default stream) and run there: CuPy, whose default stream that is, then adds no event at all.  PyTorch
- * tensors take a faster way to the same DLPack tensor (intake_torch) and run on PyTorch's current stream.
+ * default stream) and run there.  PyTorch tensors take a faster way to the same DLPack tensor (intake_torch) and
+ * run on PyTorch's current stream; CuPy arrays are read from their own attributes (intake_cupy: what DLPack would
+ * say, without its calls into CuPy) and run on CuPy's current stream.
  */
 #include "ext.h"
 
