@@ -341,6 +341,7 @@ typedef struct gr_plan {
     gr_segments s;              /* reduce, scan: the layout (its mask, second, initial and ranges pointers unset) */
     int has_ranges;             /* a segmented reduction (issue 40): one result per range of the reduced dimension */
     const gr_operand *bounds;   /* ... the ranges' int64 bounds (the Operand in the plan's `ranges` tuple) */
+    const gr_operand *stops;    /* ... their stops, where device bounds give them apart from the starts; else NULL */
     gr_ranges ranges;           /* ... their count, form, algorithm and mean length; `bounds` unset (the runner's
                                    device address of element 0) */
     int copy_ndim;              /* copy: the layout */

@@ -59,6 +59,7 @@ struct gr_job {
     gr_segments s;
     const gr_operand *in, *mask, *out; /* mask: where=, or the second operand read at its strides */
     const gr_operand *bounds;        /* a segmented reduction's ranges (plan.c): their int64 bounds, else NULL ... */
+    const gr_operand *stops;         /* ... their device stops apart from the starts, else NULL ... */
     gr_ranges ranges;                /* ... and what the kernels read of them (s.ranges points here) */
     int res_ndim;
     int64_t res_size;
@@ -78,7 +79,7 @@ struct gr_job {
     void *host_dst;
     int host_dst_pinned;             /* host_dst is pinned memory (pinned_results.c): DMA lands in it directly */
     size_t out_bytes;
-    cudaStream_t waits[8], releases[3];
+    cudaStream_t waits[10], releases[3];
     int n_waits, n_releases;
     int sync;
     int captured;                    /* the work stream is capturing a CUDA graph: the graph owns its buffers */

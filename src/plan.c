@@ -151,9 +151,10 @@ flat_fits(const gr_plan *p, const char **why)
     return *why == NULL;
 }
 
-/* ranges=(bounds, form, algorithm, mean_length, gaps, max_length): a segmented reduction or scan (issue 40, gr_ranges in
- * cuda/abi/gpureduce.h), read into p->has_ranges, p->bounds and p->ranges.  What the kernels rely on is checked
- * here, the operands' places included: bounds are read as `count` (or twice `count`) int64 in a row; a reduction
+/* ranges=(bounds, form, algorithm, mean_length, gaps, max_length[, stops]): a segmented reduction or scan (issue 40,
+ * gr_ranges in cuda/abi/gpureduce.h), read into p->has_ranges, p->bounds, p->stops and p->ranges.  What the kernels
+ * rely on is checked here, the operands' places included: bounds are read as `count` (or twice `count`) int64 in a
+ * row, device stops given apart from the starts (read in place, not copied after them) as `count`; a reduction
  * writes one result element per (i0, i1, range), a scan one per input element.  The bounds' values are the
  * planner's to check (the kernels clip them, so no read or write leaves the arrays; a scan's ranges must be
  * disjoint).  0, or -1 with an exception. */
@@ -161,17 +162,17 @@ static int
 check_ranges(PyObject *module, gr_plan *p, PlanObject *self)
 {
     p->has_ranges = 0;
-    p->bounds = NULL;
+    p->bounds = p->stops = NULL;
     memset(&p->ranges, 0, sizeof(p->ranges));
     if (self->ranges == Py_None) return 0;
     PyObject *t = self->ranges;
-    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 6) {
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) < 6 || PyTuple_GET_SIZE(t) > 7) {
         if (PyTuple_Check(t))
             PyErr_Format(PyExc_TypeError, "Plan: ranges must be None or a tuple (bounds, form, algorithm, mean_length, "
-                                          "gaps, max_length), not a tuple of %zd items", PyTuple_GET_SIZE(t));
+                                          "gaps, max_length[, stops]), not a tuple of %zd items", PyTuple_GET_SIZE(t));
         else
             PyErr_Format(PyExc_TypeError, "Plan: ranges must be None or a tuple (bounds, form, algorithm, mean_length, "
-                                          "gaps, max_length), not %.200s", Py_TYPE(t)->tp_name);
+                                          "gaps, max_length[, stops]), not %.200s", Py_TYPE(t)->tp_name);
         return -1;
     }
     static const char *const names[] = {"form", "algorithm", "mean_length", "gaps", "max_length"};
@@ -245,7 +246,18 @@ check_ranges(PyObject *module, gr_plan *p, PlanObject *self)
                                        "elements", (long long)b->strides[0]);
         return -1;
     }
-    if (form == GR_RANGES_STARTS_STOPS && b->size % 2) {
+    const gr_operand *stops = NULL;
+    if (PyTuple_GET_SIZE(t) == 7 && PyTuple_GET_ITEM(t, 6) != Py_None) {
+        if (!(stops = gr_operand_of(module, PyTuple_GET_ITEM(t, 6), "the ranges' stops"))) return -1;
+        if (form != GR_RANGES_STARTS_STOPS || b->is_host || stops->is_host || stops->dtype != GR_INT64 ||
+            stops->ndim != 1 || stops->size != b->size || (stops->size > 1 && stops->strides[0] != 1)) {
+            PyErr_SetString(PyExc_ValueError,
+                            "Plan: the ranges' stops apart from their starts are RANGES_STARTS_STOPS' only: a "
+                            "contiguous 1-d int64 device array as long as the starts, which are device bounds too");
+            return -1;
+        }
+    }
+    if (form == GR_RANGES_STARTS_STOPS && !stops && b->size % 2) {
         PyErr_Format(PyExc_ValueError, "Plan: RANGES_STARTS_STOPS bounds are the starts, then as many stops: an even "
                                        "number, not %lld", (long long)b->size);
         return -1;
@@ -257,7 +269,7 @@ check_ranges(PyObject *module, gr_plan *p, PlanObject *self)
     }
     /* group ids: the groups are the result's along the reduced axis (what the shape leaves after the kept ones) */
     const int64_t kept = p->s.count[0] * p->s.count[1];
-    const int64_t count = form == GR_RANGES_STARTS_STOPS ? b->size / 2
+    const int64_t count = form == GR_RANGES_STARTS_STOPS ? (stops ? b->size : b->size / 2)
                           : form == GR_RANGES_REDUCEAT   ? b->size
                           : kept > 0                     ? p->res_size / kept
                                                          : 0;
@@ -272,8 +284,10 @@ check_ranges(PyObject *module, gr_plan *p, PlanObject *self)
     }
     p->has_ranges = 1;
     p->bounds = b;
-    p->ranges = (gr_ranges){.bounds = NULL, .count = count, .form = (int)form, .algorithm = (int)algorithm,
-                            .mean_length = mean_length, .gaps = scan && gaps, .max_length = max_length};
+    p->stops = stops;
+    p->ranges = (gr_ranges){.bounds = NULL, .stops = NULL, .count = count, .form = (int)form,
+                            .algorithm = (int)algorithm, .mean_length = mean_length, .gaps = scan && gaps,
+                            .max_length = max_length};
     return 0;
 }
 
@@ -660,8 +674,9 @@ static PyGetSetDef Plan_getset[] = {
     FIELD(parameter, "The operator's parameter (ddof, ord, conjugation, weighted result) as one result value."),
     FIELD(initial, "initial= as the bytes of one result value, or None."),
     FIELD(ranges, "A segmented reduction or scan (issue 40): (bounds, form, algorithm, mean_length, gaps,\n"
-                  "max_length), or None (all of the reduced dimension).  bounds: a 1-d contiguous int64 Operand, for\n"
-                  "RANGES_STARTS_STOPS the starts then as many stops, for RANGES_REDUCEAT the starts (NumPy's reduceat),\n"
+                  "max_length[, stops]), or None (all of the reduced dimension).  bounds: a 1-d contiguous int64\n"
+                  "Operand, for RANGES_STARTS_STOPS the starts then as many stops (or the starts alone, with device\n"
+                  "bounds, and `stops` a second such Operand), for RANGES_REDUCEAT the starts (NumPy's reduceat),\n"
                   "for RANGES_GROUP_IDS one group id per element of the reduced axis (a grouped sum: the groups are\n"
                   "the result's length along it);\n"
                   "algorithm: an index of range_algorithms; mean_length: a range's expected length (0: reduce_count /\n"

@@ -40,9 +40,10 @@
  * The plan: a _core.Plan (src/plan.c), read and verified once when gpureduce/_planning/plan.py built it; the
  * launcher is the planner's choice.
  *
- * A segmented reduction (the plan's ranges, issue 40) reads one more operand, the ranges' int64 bounds, which
- * travels as where= does: a host one is staged whole on the work stream (pool memory, freed after), a device one
- * is checked for its device and waited for on its stream, and kept alive with the others.
+ * A segmented reduction (the plan's ranges, issue 40) reads one more operand, the ranges' int64 bounds (device
+ * stops may come as a second one, read in place as the starts are), which travels as where= does: a host one is
+ * staged whole on the work stream (pool memory, freed after), a device one is checked for its device and waited
+ * for on its stream, and kept alive with the others.
  */
 #include "job.h"
 
@@ -81,10 +82,11 @@ static int
 plan_aside(PyObject *module, gr_job *j)
 {
     if (j->out && j->bounds && !j->bounds->is_host) { /* the kernels would write over ranges they have yet to read */
-        host_span bounds, out;
+        host_span bounds, stops, out;
         span_of(j->bounds, &bounds);
         span_of(j->out, &out);
-        if (overlaps(&bounds, &out)) {
+        if (j->stops) span_of(j->stops, &stops);
+        if (overlaps(&bounds, &out) || (j->stops && overlaps(&stops, &out))) {
             PyErr_SetString(PyExc_ValueError, "out= shares memory with the ranges' bounds: pass a copy of them");
             return -1;
         }
@@ -320,6 +322,10 @@ plan_uploads(PyObject *module, gr_job *j)
             j->ranges.bounds = j->bounds->ptr;
             if (j->bounds->has_stream && j->bounds->stream != j->stream) j->waits[j->n_waits++] = j->bounds->stream;
         }
+        if (j->stops) { /* device stops apart from the starts (plan.c): read in place as well */
+            j->ranges.stops = j->stops->ptr;
+            if (j->stops->has_stream && j->stops->stream != j->stream) j->waits[j->n_waits++] = j->stops->stream;
+        }
     }
     /* Each transfer wants its own pinned memory: the small ones the exec's buffer, sized for the larger of the
      * two; the large ones its ring of staging chunks (transfer.c). */
@@ -379,8 +385,9 @@ gr_job_prepare(PyObject *module, PyObject *plan)
         if (p->has_ranges) { /* set before the workspace is sized (by count, algorithm, mean length) and before
                                 streaming is planned (it refuses ranges); the bounds' address once it is known */
             j->bounds = p->bounds;
+            j->stops = p->stops;
             j->ranges = p->ranges;
-            j->ranges.bounds = NULL;
+            j->ranges.bounds = j->ranges.stops = NULL;
             j->s.ranges = &j->ranges;
         }
         gr_stream_plan(j);
@@ -396,6 +403,9 @@ gr_job_prepare(PyObject *module, PyObject *plan)
     if (j->bounds && j->s.count[0] * j->s.count[1] > 0 &&
         gr_check_operand_device(module, j->bounds, j->device, "the ranges' bounds") < 0)
         goto fail;
+    if (j->stops && j->s.count[0] * j->s.count[1] > 0 &&
+        gr_check_operand_device(module, j->stops, j->device, "the ranges' stops") < 0)
+        goto fail;
     if (j->out && j->res_size > 0 && gr_check_operand_device(module, j->out, j->device, "out=") < 0) goto fail;
     if (!(j->ex = gr_exec_acquire(module, j->device))) goto fail;
     j->a.sm_count = gr_device_sm_count(j->device);
@@ -410,6 +420,7 @@ gr_job_prepare(PyObject *module, PyObject *plan)
     if (j->in->has_after && j->in->after != j->stream) j->waits[j->n_waits++] = j->in->after;
     if (j->mask && j->mask->has_after && j->mask->after != j->stream) j->waits[j->n_waits++] = j->mask->after;
     if (j->bounds && j->bounds->has_after && j->bounds->after != j->stream) j->waits[j->n_waits++] = j->bounds->after;
+    if (j->stops && j->stops->has_after && j->stops->after != j->stream) j->waits[j->n_waits++] = j->stops->after;
     if (j->out && j->out->has_after && j->out->after != j->stream) {
         j->waits[j->n_waits++] = j->out->after;
         j->releases[j->n_releases++] = j->out->after;
@@ -523,7 +534,8 @@ static int
 operands_freed_in_order(const gr_job *j)
 {
     return freed_in_order(j->in, j->stream) && freed_in_order(j->mask, j->stream) &&
-           freed_in_order(j->bounds, j->stream) && freed_in_order(j->out, j->stream);
+           freed_in_order(j->bounds, j->stream) && freed_in_order(j->stops, j->stream) &&
+           freed_in_order(j->out, j->stream);
 }
 
 PyObject *

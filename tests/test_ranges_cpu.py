@@ -148,8 +148,8 @@ def test_device_bounds_for_a_host_input_are_refused():
 def test_a_plan_carries_its_bounds_form_algorithm_and_mean_length():
     a = np.arange(24.0).reshape(2, 12)
     plan = plan_of("segmented_reduce", "sum", a, ([0, 3, -2], [3, 9, 12]), axis=1, variant="warp")
-    bounds, form, algorithm, mean_length, gaps, longest = plan.ranges
-    assert bounds.array.tolist() == [0, 3, -2, 3, 9, 12] and gaps == longest == 0  # the scans'
+    bounds, form, algorithm, mean_length, gaps, longest, apart = plan.ranges
+    assert bounds.array.tolist() == [0, 3, -2, 3, 9, 12] and gaps == longest == 0 and apart is None  # the scans'
     assert form == _core.RANGES_STARTS_STOPS and ALGORITHMS[algorithm] == "warp"
     assert mean_length == round((3 + 6 + 2) / 3)
     assert plan.shape == (2, 3) and plan.launcher == _core.LAUNCH_AXIS
@@ -160,8 +160,8 @@ def test_a_plan_carries_its_bounds_form_algorithm_and_mean_length():
 
 def test_reduceat_plans_the_indices_alone():
     plan = plan_of("reduceat", "max", np.arange(10), ([0, 4, 1, 5],))
-    bounds, form, _, mean_length, _, _ = plan.ranges
-    assert bounds.array.tolist() == [0, 4, 1, 5] and form == _core.RANGES_REDUCEAT
+    bounds, form, _, mean_length, _, _, apart = plan.ranges
+    assert bounds.array.tolist() == [0, 4, 1, 5] and form == _core.RANGES_REDUCEAT and apart is None
     assert mean_length == round((4 + 1 + 4 + 5) / 4)  # NumPy's rule: a[4] alone where 4 >= 1
 
 
@@ -175,7 +175,7 @@ def test_reduceat_plans_the_indices_alone():
 def test_a_scan_plan_knows_its_gaps_and_lengths(starts, stops, gaps, mean_length, longest):
     plan = prepare_scan_ranges("sum", np.arange(10.0), starts, stops)[0]
     assert plan.kind == _core.KIND_SCAN and plan.shape == (10,)
-    assert plan.ranges[1:] == (_core.RANGES_STARTS_STOPS, ALGORITHMS.index("auto"), mean_length, gaps, longest)
+    assert plan.ranges[1:] == (_core.RANGES_STARTS_STOPS, ALGORITHMS.index("auto"), mean_length, gaps, longest, None)
 
 
 @pytest.mark.parametrize("starts, stops", [([0, 3], [5, 8]), ([0, 2], [10, 3]), ([-4, 5], [10, 7])])
@@ -223,8 +223,9 @@ def test_a_grouped_plan_carries_the_ids_and_the_group_count(shape, axis):
     a = np.zeros(shape, np.float32)
     ids = np.arange(12) % 4
     plan = plan_of("groupby_reduce", "mean", a, (ids,), axis=axis, groups=7)
-    bounds, form, algorithm, _, gaps, longest = plan.ranges
+    bounds, form, algorithm, _, gaps, longest, apart = plan.ranges
     assert form == _core.RANGES_GROUP_IDS and algorithm == ALGORITHMS.index("auto") and gaps == longest == 0
+    assert apart is None
     assert bounds.array.tolist() == ids.tolist() and np.dtype(bounds.dtype) == np.int64
     assert plan.shape == tuple(7 if i == axis else e for i, e in enumerate(shape))
     assert plan.a.dtype == np.float32 and plan.result_dtype == _core.dtype_names.index("float32")
@@ -245,3 +246,22 @@ def test_a_grouped_plan_checks_its_ids_and_kind():
     scan = dict(fields, kind=_core.KIND_SCAN, variant=variant_for("scan", "sum", "auto").index, shape=(12,))
     with pytest.raises(ValueError, match="groups a reduction, not a scan"):
         _core.Plan(**scan, ranges=(plan.ranges[0], _core.RANGES_GROUP_IDS, 0, 0, 0, 0))
+
+
+def test_stops_apart_from_the_starts_are_device_starts_and_stops_only():
+    """src/plan.c: a 7th item of ranges, the stops read apart from the starts, is taken only for
+    RANGES_STARTS_STOPS with device bounds, contiguous int64 and as long as the starts; host bounds travel as one
+    array, starts then stops (the plan's own: its 7th item None)."""
+    a = np.arange(12.0)
+    plan = plan_of("segmented_reduce", "sum", a, ([0, 4], [4, 12]))
+    assert plan.ranges[6] is None and plan.ranges[0].shape == (4,)
+    fields = {name: getattr(plan, name) for name in ("kind", "variant", "op", "result_dtype", "a", "layout",
+                                                    "shape", "launcher")}
+    starts = _core.intake(np.array([0, 4], np.int64))
+    stops = _core.intake(np.array([4, 12], np.int64))
+    for form in (_core.RANGES_STARTS_STOPS, _core.RANGES_REDUCEAT):
+        with pytest.raises(ValueError, match="apart from their starts are RANGES_STARTS_STOPS' only"):
+            _core.Plan(**fields, ranges=(starts, form, 0, 0, 0, 0, stops))
+    with pytest.raises(TypeError, match=r"max_length\[, stops\]\), not a tuple of 8 items"):
+        _core.Plan(**fields, ranges=(starts, _core.RANGES_STARTS_STOPS, 0, 0, 0, 0, stops, None))
+    assert _core.Plan(**fields, ranges=plan.ranges[:6] + (None,)).ranges[6] is None

@@ -313,6 +313,45 @@ def test_device_bounds(bounds_dtype, rng):
     check("sum", got, a, "segmented_reduce", (starts.astype(np.int64), stops.astype(np.int64)), 0, {}, "strided")
 
 
+@pytest.mark.parametrize("library", ["cupy", "torch"])
+def test_device_csr_offsets_are_read_in_place(library, rng):
+    """Contiguous int64 device starts and stops (CSR offsets' two views, or two arrays) are the plan's bounds and
+    stops themselves, read in place, nothing copied (issue 40: the copy took 40% of a tiny-range call); a strided or
+    narrower one is copied alone; out= overlapping the stops is refused; scans read them the same way."""
+    from gpureduce._planning.ranges import prepare_ranges, prepare_scan_ranges
+    lengths = rng.integers(1, 17, 300)  # no empty range: NumPy's reference raises for max of one
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    a = rng.standard_normal(int(offsets[-1])).astype(np.float32)
+    if library == "torch":
+        torch = pytest.importorskip("torch")
+        x, off = torch.from_numpy(a).cuda(), torch.from_numpy(offsets).cuda()
+        obj_ptr = lambda o: o.data_ptr()  # noqa: E731
+    else:
+        x, off = cp.asarray(a), cp.asarray(offsets)
+        obj_ptr = lambda o: o.data.ptr  # noqa: E731
+    starts, stops = off[:-1], off[1:]
+    plan = prepare_ranges("segmented_reduce", "sum", x, (starts, stops))[0]
+    bounds, apart = plan.ranges[0], plan.ranges[6]
+    assert obj_ptr(bounds.obj) == obj_ptr(starts) and obj_ptr(apart.obj) == obj_ptr(stops)
+    for op in ("sum", "max", "argmin"):
+        got = gpureduce.segmented_reduce(op, x, starts, stops)
+        check(op, gpureduce.testing.to_numpy(got), a, "segmented_reduce", (offsets[:-1], offsets[1:]), 0, {}, library)
+    plan = prepare_scan_ranges("sum", x, starts, stops)[0]
+    assert obj_ptr(plan.ranges[0].obj) == obj_ptr(starts) and obj_ptr(plan.ranges[6].obj) == obj_ptr(stops)
+    want = np.concatenate([np.cumsum(a[s:e], dtype=np.float64) for s, e in zip(offsets[:-1], offsets[1:])])
+    got = gpureduce.testing.to_numpy(gpureduce.segmented_scan("sum", x, starts, stops))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    if library == "cupy":
+        narrow = cp.asarray(offsets[1:].astype(np.int32))  # copied alone, the starts still read in place
+        plan = prepare_ranges("segmented_reduce", "sum", x, (starts, narrow))[0]
+        assert plan.ranges[0].obj.data.ptr == starts.data.ptr and plan.ranges[6].dtype == np.int64
+        got = gpureduce.segmented_reduce("sum", x, starts, narrow)
+        check("sum", got, a, "segmented_reduce", (offsets[:-1], offsets[1:]), 0, {}, "narrow stops")
+        out = cp.zeros(len(offsets) - 1, np.int64)
+        with pytest.raises(ValueError, match="shares memory with the ranges' bounds"):
+            gpureduce.segmented_reduce("sum", cp.asarray(a.astype(np.int64)), starts, out, out=out)
+
+
 def test_empty_device_ranges_give_the_identity():
     a = cp.asarray(np.arange(8.0))
     starts, stops = cp.asarray([0, 4]), cp.asarray([4, 4])

@@ -275,8 +275,9 @@ def test_the_check_and_the_plan_of_random_host_bounds():
         assert scan_ranges_layout(None, [starts.astype(np.int64), stops.astype(np.int64)], n,
                                    "segmented_scan") == (covered < n, covered, longest)
         plan = prepare_scan_ranges("sum", a, starts, stops, axis=1)[0]
-        bounds, form, algorithm, mean_length, gaps, planned_longest = plan.ranges
+        bounds, form, algorithm, mean_length, gaps, planned_longest, apart = plan.ranges
         assert bounds.array.tolist() == starts.tolist() + stops.tolist()  # as given: the kernels apply the rules
+        assert apart is None  # host bounds: one array
         assert form == _core.RANGES_STARTS_STOPS and ALGORITHMS[algorithm] == "auto"
         assert (mean_length, gaps, planned_longest) == (round(covered / len(starts)), int(covered < n), longest)
 
@@ -289,8 +290,8 @@ def plan_of(op, a, starts, stops, **kw):
 
 def test_a_plan_carries_its_bounds_exclusive_algorithm_mean_length_and_gaps():
     plan = plan_of("sum", np.arange(10, dtype=np.int32), [0, 5], [5, 8], exclusive=True, variant="warp")
-    bounds, form, algorithm, mean_length, gaps, longest = plan.ranges
-    assert bounds.array.tolist() == [0, 5, 5, 8] and form == _core.RANGES_STARTS_STOPS
+    bounds, form, algorithm, mean_length, gaps, longest, apart = plan.ranges
+    assert bounds.array.tolist() == [0, 5, 5, 8] and form == _core.RANGES_STARTS_STOPS and apart is None
     assert ALGORITHMS[algorithm] == "warp" and mean_length == 4 and longest == 5
     assert gaps == 1  # positions 8 and 9 in no range: the identity goes there first
     assert plan.exclusive is True and plan.kind == _core.KIND_SCAN and plan.shape == (10,)
@@ -298,10 +299,10 @@ def test_a_plan_carries_its_bounds_exclusive_algorithm_mean_length_and_gaps():
 
     offsets = np.array([0, 3, 3, 10])  # CSR: every position in a range, an empty one among them
     plan = plan_of("max", np.arange(10.0), offsets[:-1], offsets[1:], variant="block")
-    assert plan.ranges[2:] == (ALGORITHMS.index("block"), round(10 / 3), 0, 7) and plan.exclusive is False
+    assert plan.ranges[2:] == (ALGORITHMS.index("block"), round(10 / 3), 0, 7, None) and plan.exclusive is False
 
     plan = plan_of("sum", np.arange(10.0), [], [])  # no range: every position holds the identity
-    assert plan.ranges[3:] == (0, 1, 0)
+    assert plan.ranges[3:] == (0, 1, 0, None)
 
 
 def test_exclusive_takes_numpys_bool_too():

@@ -189,6 +189,8 @@ typedef struct gr_ranges {
     int64_t mean_length;   /* the caller's estimate of a range's mean length; 0: reduce_count / count */
     int gaps;              /* scans: some positions may lie in no range (they get the identity); 0 for reductions */
     int64_t max_length;    /* scans: the longest range's length where the caller knows it; 0: unknown */
+    const int64_t *stops;  /* GR_RANGES_STARTS_STOPS: the stops (count) where they are apart from the starts (the
+                              caller's own array, read in place); NULL: they follow the starts in `bounds` */
 } gr_ranges;
 
 typedef struct gr_segments {

@@ -34,6 +34,11 @@ struct JitRangeKernels : ReducerNames {
 
 // Whether s->ranges can be run as given (sizing: only the workspace is asked, the bounds may be unplaced yet):
 // the check the segmented reductions and scans make before anything else.
+// The stops of RANGES_STARTS_STOPS: the caller's own array, or right after the starts; none for reduceat's form.
+inline const int64_t *range_stops(const gr_ranges &g) {
+    return g.form != GR_RANGES_STARTS_STOPS ? nullptr : g.stops ? g.stops : g.bounds + g.count;
+}
+
 inline bool ranges_ok(const gr_segments *s, bool sizing) {
     const gr_ranges &g = *s->ranges;
     return !(g.count < 0 || (g.count > 0 && !g.bounds && !sizing) || g.algorithm < 0 ||
@@ -120,7 +125,7 @@ gr_status range_run(const SegProblem &p, const gr_ranges &g, int64_t ok, const v
     char *scratch = workspace + GR_WORKSPACE_ZEROED_BYTES;
     const int64_t items = p.c0 * p.c1 * g.count;
     if (items == 0) return GR_OK;
-    const RangeSet set{g.bounds, g.form == GR_RANGES_STARTS_STOPS ? g.bounds + g.count : nullptr, g.count, ok, g.form};
+    const RangeSet set{g.bounds, range_stops(g), g.count, ok, g.form};
     const RangePlan plan = range_plan(p, g, sm_count);
     auto launch = [&](RangeKernel which, int64_t grid, int block, std::initializer_list<const void *> args) {
         const void *k = nullptr;

@@ -151,7 +151,7 @@ gr_status scan_range_run(const ScanProblem &p, const gr_ranges &g, bool exclusiv
     }
     const int64_t items = p.c0 * p.c1 * g.count;
     if (items == 0) return GR_OK;
-    const RangeSet set{g.bounds, g.form == GR_RANGES_STARTS_STOPS ? g.bounds + g.count : nullptr, g.count, 0, g.form};
+    const RangeSet set{g.bounds, range_stops(g), g.count, 0, g.form};
     const ScanRangePlan plan = scan_range_plan(p, g, sm_count);
     // scan_ranges_kernels.cuh: LongParts; the count at the zeroed bytes' start, the long kernel's ticket after it
     const int64_t slots = long_slots(p, plan);

@@ -2,8 +2,9 @@
 32243) as one plan each.
 
 The ranges of one axis travel as one int64 operand beside the input (its "bounds": reduceat's indices, or the
-starts followed by the stops), and the layout is a reduction's over that axis whose result holds the ranges' count
-in the axis' place (``Segments.reduce_out_stride`` is the result's stride along it).  The kernels
+starts followed by the stops; device starts and stops as two, each read in place where it is contiguous int64),
+and the layout is a reduction's over that axis whose result holds the ranges' count in the axis' place
+(``Segments.reduce_out_stride`` is the result's stride along it).  The kernels
 (cuda/axis/ranges_kernels.cuh) apply NumPy's rules to the bounds themselves (slice rules, reduceat's one-element
 rule); what NumPy refuses is refused here, with NumPy's exceptions, before anything runs: reduceat's indices out of
 ``[0, n)``, an empty range of an operator without an identity and without `initial`, mismatched starts and stops.
@@ -88,21 +89,20 @@ def _host_int64(o):
     return np.ascontiguousarray(o.array, dtype=np.int64).reshape(-1)
 
 
+def _contiguous_int64(o):
+    """Device Operand `o` (1-d) as the kernels read bounds: itself where it is contiguous int64, else a copy cast
+    with NumPy's rules (no wait)."""
+    k = o.shape[0]
+    if np.dtype(o.dtype) == np.int64 and (k <= 1 or o.strides[0] == 1):
+        return o
+    return intake(_core.run(copy_plan(o, np.dtype(np.int64), (k,), o.strides)))
+
+
 def _device_bounds(parts):
-    """One contiguous int64 device operand holding the device Operands `parts` (one or two 1-d arrays of one
-    length) back to back, cast with NumPy's rules: two strided copies, no wait."""
-    k = parts[0].shape[0]
-    if len(parts) == 1:
-        o = parts[0]
-        if np.dtype(o.dtype) == np.int64 and (k <= 1 or o.strides[0] == 1):
-            return o
-        return intake(_core.run(copy_plan(o, np.dtype(np.int64), (k,), o.strides)))
-    starts, stops = parts
-    # the stops into both rows of a (2, k) array, then the starts over its first row
-    both = intake(_core.run(copy_plan(stops, np.dtype(np.int64), (2, k), (0, stops.strides[0]))))
-    first_row = both.view((k,), (1,))
-    _core.run(copy_plan(starts, np.dtype(np.int64), (k,), starts.strides, first_row, (1,)))
-    return both.view((2 * k,), (1,))
+    """(bounds, stops) of the device Operands `parts` (one or two 1-d arrays of one length): each read in place
+    where it is contiguous int64 (the starts, or reduceat's indices, as the bounds; the stops apart, the plan's
+    `ranges` item 6), else copied so: a segmented call on CSR offsets reads them once and copies nothing."""
+    return _contiguous_int64(parts[0]), _contiguous_int64(parts[1]) if len(parts) == 2 else None
 
 
 def _lengths(form, starts, stops, n):
@@ -220,8 +220,8 @@ def prepare_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoVa
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=4)
 
     # the bounds operand: host bounds as one host array (the runner uploads them for a device input)
-    bounds_operand = intake(np.concatenate(host) if len(host) > 1 else host[0], "the bounds") if on_host \
-        else _device_bounds(parts)
+    bounds_operand, stops_operand = (intake(np.concatenate(host) if len(host) > 1 else host[0], "the bounds"), None) \
+        if on_host else _device_bounds(parts)
     mean_length = round(summary[1] / count) if summary is not None and count else 0
 
     # the input in a (input, result) pair the kernels have, else cast first (as NumPy's buffered casts)
@@ -246,7 +246,8 @@ def prepare_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoVa
                 out=out_desc if direct else None, layout=seg.as_tuple(), shape=rshape,
                 parameter=None if parameter is None else initial_bytes(parameter, rt),
                 initial=initial_bytes(initial, rt) if has_initial else None, launcher=_core.LAUNCH_AXIS,
-                ranges=(bounds_operand, form, ALGORITHMS.index(variant) if groups is None else 0, mean_length, 0, 0))
+                ranges=(bounds_operand, form, ALGORITHMS.index(variant) if groups is None else 0, mean_length, 0, 0,
+                        stops_operand))
     return plan, post_for(a, out if fresh is None else fresh, out_desc, direct)
 
 
@@ -316,12 +317,13 @@ def prepare_scan_ranges(op, a, starts, stops, axis=0, dtype=None, out=None, excl
     if out is None:
         fresh, out_desc = fresh_result(a, x, rshape, rt)
     x, seg, direct = scan_layout(x, ax, out_desc, rt)
-    bounds_operand = intake(np.concatenate(host), "the bounds") if on_host else _device_bounds(parts)
+    bounds_operand, stops_operand = (intake(np.concatenate(host), "the bounds"), None) if on_host \
+        else _device_bounds(parts)
     plan = Plan(kind=_SCAN, variant=v.index, op=op_code, result_dtype=dtype_code(rt), a=x,
                 out=out_desc if direct else None, layout=seg.as_tuple(), shape=rshape, exclusive=bool(exclusive),
                 launcher=_core.LAUNCH_AXIS,
                 ranges=(bounds_operand, FORMS["segmented_reduce"], ALGORITHMS.index(variant), mean_length,
-                        int(bool(gaps)), longest))
+                        int(bool(gaps)), longest, stops_operand))
     return plan, post_for(a, out if fresh is None else fresh, out_desc, direct)
 
 
