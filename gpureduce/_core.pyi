@@ -54,7 +54,7 @@ cub_hot_set: Final[tuple[tuple[str, str, str], ...]]
 (cuda/abi/hot_set.def: GR_HOT_CUB); the others compile on first use."""
 range_algorithms: Final[tuple[tuple[str, str, str], ...]]
 """(name, doc) of the segmented reductions' algorithms (cuda/abi/ranges.def), in gr_range_algorithm order."""
-RANGES_STARTS_STOPS: Final[int]  # gr_ranges.form: segmented_reduce's bounds, the starts then the stops
+RANGES_STARTS_STOPS: Final[int]  # gr_ranges.form: segmented_reduce's bounds, the starts then the stops (or apart)
 RANGES_REDUCEAT: Final[int]  # gr_ranges.form: reduceat's indices
 RANGES_GROUP_IDS: Final[int]  # gr_ranges.form: one group id per element of the reduced axis (sums)
 
@@ -173,7 +173,8 @@ class Plan:
         parameter: bytes | None = None,
         initial: bytes | None = None,
         exclusive: bool = False,
-        ranges: tuple[Operand, int, int, int] | None = None,
+        ranges: tuple[Operand, int, int, int, int, int] | tuple[Operand, int, int, int, int, int, Operand | None]
+        | None = None,
     ) -> Plan: ...
     def with_operands(self, a: Operand | None, second: Operand | None = None, mask: Operand | None = None,
                       out: Operand | None = None) -> Plan: ...
@@ -206,9 +207,11 @@ class Plan:
     @property
     def exclusive(self) -> bool: ...
     @property
-    def ranges(self) -> tuple[Operand, int, int, int, int, int] | None:
-        """A segmented reduction's or scan's (bounds, form, algorithm, mean_length, gaps, max_length), or None
-        (cuda/abi/gpureduce.h: gr_ranges)."""
+    def ranges(
+        self,
+    ) -> tuple[Operand, int, int, int, int, int] | tuple[Operand, int, int, int, int, int, Operand | None] | None:
+        """A segmented reduction's or scan's (bounds, form, algorithm, mean_length, gaps, max_length[, stops]), or
+        None (cuda/abi/gpureduce.h: gr_ranges); stops: device stops read apart from the starts, or None."""
 
 # ---- functions (core_methods in src/module.c) ----
 def intake(obj: Any, role: str = "the input", /) -> Operand:
