@@ -316,8 +316,9 @@ PyObject *gr_operand_layout_key(const gr_operand *o);
 /* Operand.view(shape, strides) for C callers (whole_calls.c). */
 PyObject *gr_operand_view(PyObject *operand, PyObject *shape, PyObject *strides);
 /* The out= operand of `obj`, a new C-ordered array of `dtype` and `shape` at device address `ptr` that the input
- * `operand`'s own library just allocated on its current stream, read from the input's stream record without a
- * handshake with the library; None unless the input came on the caller's current stream (GR_STREAM_CALLER). */
+ * `operand`'s own library just allocated on its current stream: read from the input's stream record without a
+ * handshake with the library where the input came on the caller's current stream (GR_STREAM_CALLER) and holds
+ * elements, else by the intake. */
 PyObject *gr_operand_result_like(PyObject *operand, PyObject *obj, void *ptr, gr_dtype dtype, int ndim,
                                  const int64_t *shape);
 /* The gr_operand of an object known to be a _core.Operand (gr_intake's result). */

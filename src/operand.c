@@ -270,9 +270,10 @@ PyObject *
 gr_operand_result_like(PyObject *operand, PyObject *obj, void *ptr, gr_dtype dtype, int ndim, const int64_t *shape)
 {
     const gr_operand *in = &OP(operand)->op;
-    if (in->is_host || in->origin != GR_STREAM_CALLER) Py_RETURN_NONE;
     PyObject *module = PyType_GetModule(Py_TYPE(operand));
     if (!module) return NULL;
+    /* the library's stream unknown here, or an empty input (never checked against the device): the intake reads it */
+    if (in->is_host || in->origin != GR_STREAM_CALLER || in->size == 0) return gr_intake(module, obj, "out=");
     OperandObject *r = operand_new(module, obj);
     if (!r) return NULL;
     r->op = (gr_operand){.ptr = ptr, .dtype = dtype, .ndim = ndim, .device = in->device,
@@ -290,7 +291,7 @@ gr_operand_result_like(PyObject *operand, PyObject *obj, void *ptr, gr_dtype dty
     return (PyObject *)r;
 }
 
-/* result_like(obj, pointer, dtype, shape) -> Operand or None: gr_operand_result_like (ext.h) from Python. */
+/* result_like(obj, pointer, dtype, shape) -> Operand: gr_operand_result_like (ext.h) from Python. */
 static PyObject *
 Operand_result_like(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -328,9 +329,9 @@ static PyMethodDef Operand_methods[] = {
     {"view", (PyCFunction)(void (*)(void))Operand_view, METH_FASTCALL,
      "view(shape, strides) -> Operand: the same memory with another shape and element strides."},
     {"result_like", (PyCFunction)(void (*)(void))Operand_result_like, METH_FASTCALL,
-     "result_like(obj, pointer, dtype, shape) -> Operand or None: the out= operand of a C-ordered array its library\n"
-     "just allocated on the input's stream, read without a handshake; None unless the input came on the caller's\n"
-     "current stream."},
+     "result_like(obj, pointer, dtype, shape) -> Operand: the out= operand of a C-ordered array its library just\n"
+     "allocated on the input's stream, read without a handshake where the input came on the caller's current\n"
+     "stream and holds elements, else by the intake."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -56,10 +56,7 @@ make_result(PyObject *module, PyObject *maker, PyObject *x, const gr_plan *tmpl,
     void *ptr = address ? PyLong_AsVoidPtr(address) : NULL;
     Py_XDECREF(address);
     if (address && !PyErr_Occurred()) {
-        *out = gr_operand_read(x)->size
-                   ? gr_operand_result_like(x, *made, ptr, tmpl->out_dtype, tmpl->res_ndim, tmpl->res_shape)
-                   : Py_NewRef(Py_None);
-        if (*out == Py_None) Py_SETREF(*out, gr_intake(module, *made, "out="));
+        *out = gr_operand_result_like(x, *made, ptr, tmpl->out_dtype, tmpl->res_ndim, tmpl->res_shape);
         if (*out) return 0;
     }
     Py_CLEAR(*made);

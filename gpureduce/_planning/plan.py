@@ -124,17 +124,16 @@ def post_for(a, out, out_desc, direct):
 
 def fresh_result(a, x, shape, dtype):
     """(array, its out= Operand) of the result of device input `a` from `a`'s own library, written in place by the
-    kernels (results.allocate_in_kind), or (None, None) where the runner makes a DeviceArray.  The Operand is read
-    from the input's (Operand.result_like: the same stream and device, no DLPack handshake) where the input came
-    on the library's current stream and holds elements (an empty one was not checked against the device)."""
+    kernels (results.allocate_in_kind), or (None, None) where the runner makes a DeviceArray.  The Operand is
+    Operand.result_like's: read from the input's (the same stream and device, no DLPack handshake) where the input
+    came on the library's current stream and holds elements (an empty one was not checked against the device)."""
     if x.host:
         return None, None
     made = allocate_in_kind(a, shape, dtype)
     if made is None:
         return None, None
     fresh, pointer = made
-    desc = x.result_like(fresh, pointer, dtype_code(dtype), shape) if x.size else None
-    return fresh, (desc if desc is not None else intake(fresh, "out="))
+    return fresh, x.result_like(fresh, pointer, dtype_code(dtype), shape)
 
 
 # ---------------------------------------------------------------- reductions
