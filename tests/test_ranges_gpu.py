@@ -202,6 +202,55 @@ def test_few_long_ranges_cut_into_parts(variant, count, rng):
     check("argmin", got, a, "segmented_reduce", (starts, stops), 0, {}, f"argmin long x{count} {variant}")
 
 
+def tiny_and_huge(rng, huge, tiny=500_000):
+    """CSR offsets of `tiny` ranges of 1-4 elements with `huge` ranges of 65,536-70,000 among them (auto's lanes
+    leave those to the LONG kernel, which cuts up to 192 of them into parts)."""
+    lengths = rng.integers(1, 5, size=tiny + huge)
+    lengths[rng.choice(tiny + huge, size=huge, replace=False)] = rng.integers(65_536, 70_001, size=huge)
+    return np.concatenate([[0], np.cumsum(lengths)])
+
+
+@pytest.mark.parametrize("huge", [1, 5, 192, 193])
+@pytest.mark.parametrize("op, dtype", [("sum", "float32"), ("sum", "int64"), ("argmax", "float32"),
+                                       ("max", "int32"), ("mean", "float64")])
+def test_huge_ranges_among_tiny_ones(huge, op, dtype, rng):
+    # 192 huge ranges are cut into parts by every block of the grid, 193 are not (each a block): both NumPy's
+    # answer, deterministic; every tenth in a second row (a kept dimension before the axis)
+    offsets = tiny_and_huge(rng, huge)
+    n = int(offsets[-1])
+    a = reduction_data(rng, dtype, (n,), op)
+    x = cp.asarray(a)
+    starts, stops = cp.asarray(offsets[:-1]), cp.asarray(offsets[1:])
+    got = gpureduce.segmented_reduce(op, x, starts, stops)
+    again = gpureduce.segmented_reduce(op, x, starts, stops)
+    np.testing.assert_array_equal(cp.asnumpy(again), cp.asnumpy(got), err_msg="not deterministic")
+    got = cp.asnumpy(got)
+    lengths = np.diff(offsets)
+    big = np.flatnonzero(lengths >= 65_536)
+    assert len(big) == huge
+    if op == "argmax":
+        np.testing.assert_array_equal(a[offsets[:-1] + got], np.maximum.reduceat(a, offsets[:-1]))
+        for k in big:
+            assert got[k] == np.argmax(a[offsets[k]:offsets[k + 1]]), f"range {k}"
+        return
+    if op == "max" or a.dtype.kind in "iu":
+        want = np.maximum.reduceat(a, offsets[:-1]) if op == "max" else np.add.reduceat(a, offsets[:-1])
+        np.testing.assert_array_equal(got, want)
+        return
+    exact = np.add.reduceat(a.astype(np.float64), offsets[:-1])
+    scale = np.add.reduceat(np.abs(a.astype(np.float64)), offsets[:-1])
+    if op == "mean":
+        exact, scale = exact / lengths, scale / lengths
+    eps = np.finfo(a.dtype).eps
+    bound = 4 * eps * (np.log2(lengths) + 2) * scale + 4 * eps * np.abs(exact)
+    err = np.abs(got - exact)
+    assert (err <= bound).all(), f"worst {err.max()} at {np.argmax(err - bound)}"
+    if huge <= 5:  # the huge ranges as a second row's (i0 = 1): the same answer
+        two = cp.stack([x, x[::-1]])
+        rows = cp.asnumpy(gpureduce.segmented_reduce(op, two, starts, stops, axis=1))
+        np.testing.assert_array_equal(rows[0], got)
+
+
 @pytest.mark.parametrize("length", [1, 2, 3, 15, 16, 17, 31, 32, 33, 255, 256, 257, 2047, 2048, 2049, 8193])
 def test_lengths_around_every_switch(length, rng):
     n = length * 37 + 5

@@ -3,11 +3,11 @@
 // Over the layout of the axis reductions (SegProblem: kept dimensions (i0, i1), reduced r), K ranges of r: range k
 // is [r0, r1) (RangeSet::bounds, NumPy's rules), and its value goes to out[i0 * os0 + i1 * os1 + k * ok].  Work
 // items are (i0, k, i1), i1 the fastest (a column layout: neighbouring lanes read neighbouring elements), then k
-// (a row layout: neighbouring ranges lie side by side).  The algorithms of cuda/abi/ranges.def run two kernels:
-//   ranges_lanes_kernel  G = 1..32 lanes per work item: a thread per range (tiny ranges, and every column
-//                        layout), a group of lanes or a warp per range (medium ones); under "auto" it leaves the
-//                        ranges far longer than the mean to ranges_long_kernel, a warp or a block each
-//                        (power-law lengths).
+// (a row layout: neighbouring ranges lie side by side).  The algorithms of cuda/abi/ranges.def run these kernels:
+//   ranges_thread_kernel a thread per work item (tiny ranges, and every column layout);
+//   ranges_lanes_kernel  G = 2..16 lanes per work item, and
+//   ranges_warp_kernel   a warp per work item: medium ranges.  Under "auto" these three leave the ranges far longer
+//                        than the mean to ranges_long_kernel, a warp or a block each (power-law lengths).
 //   ranges_block_kernel  a block per (work item, part): long ranges, each cut into `parts` equal parts when the
 //                        ranges alone cannot fill the GPU; the parts' values go to the workspace and
 //                        ranges_parts_kernel folds each item's parts in order.
@@ -65,11 +65,62 @@ __device__ __forceinline__ void range_item(const P &p, const RangeSet &g, int64_
     else { i0 = t / g.K; k = t - i0 * g.K; }
 }
 
+// The output offset of work item (i0, k, i1).
+__device__ __forceinline__ int64_t range_out_at(const SegProblem &p, const RangeSet &g, int64_t i0, int64_t k,
+                                                int64_t i1) {
+    return i0 * p.os0 + i1 * p.os1 + k * g.ok;
+}
+
+template <class Red>
+__device__ __forceinline__ void range_store_at(const SegProblem &p, int64_t at, const typename Red::V &v,
+                                               const typename Red::V &init) {
+    static_cast<typename Red::Result *>(p.out)[at] = finish_of<Red>(Red::combine(v, init), p.param);
+}
+
 template <class Red>
 __device__ __forceinline__ void range_store(const SegProblem &p, const RangeSet &g, int64_t i0, int64_t k, int64_t i1,
                                             const typename Red::V &v, const typename Red::V &init) {
-    static_cast<typename Red::Result *>(p.out)[i0 * p.os0 + i1 * p.os1 + k * g.ok] =
-        finish_of<Red>(Red::combine(v, init), p.param);
+    range_store_at<Red>(p, range_out_at(p, g, i0, k, i1), v, init);
+}
+
+// fold_contiguous's association, with every load of a row of up to kUnroll * kLanes vectors in flight at once:
+// a lane's head and tail elements (one each at most, K <= kLanes) read before the vectors, the last group of
+// vectors predicated instead of one vector a step.  A warp's range of about 1,000 float32 cost five memory round
+// trips the other way (head, two groups, the rest, tail).
+template <class Red, class In, int kUnroll, int kLanes>
+__device__ __forceinline__ typename Red::V fold_contiguous_in_flight(const In *row, int64_t r0, int64_t r1, int lane,
+                                                                     double param, typename Red::V v) {
+    using Vec = Vec16<In>;
+    constexpr int K = Vec::kLanes;
+    static_assert(K <= kLanes, "a lane holds one head and one tail element at most");
+    const int64_t n = r1 - r0;
+    const uintptr_t addr = reinterpret_cast<uintptr_t>(row + r0);
+    int64_t head = int64_t((16 - addr % 16) % 16) / int64_t(sizeof(In));
+    if (head > n) head = n;
+    const Vec *vec = reinterpret_cast<const Vec *>(row + r0 + head);
+    const int64_t nv = (n - head) / K, tail_at = head + nv * K + lane;
+    bool head_left = lane < head;
+    const bool has_tail = tail_at < n;
+    In hx, tx;
+    if (head_left) hx = row[r0 + lane];
+    if (has_tail) tx = row[r0 + tail_at];
+    for (int64_t j = lane; j < nv || head_left; j += kUnroll * kLanes) {
+        Vec x[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; u++)
+            if (j + u * kLanes < nv) x[u] = vec[j + u * kLanes];
+        if (head_left) v = fold_element<Red>(v, hx, r0 + lane, param);
+        head_left = false;
+#pragma unroll
+        for (int u = 0; u < kUnroll; u++) {
+            if (j + u * kLanes >= nv) continue;
+            const int64_t r = r0 + head + (j + u * kLanes) * K;
+#pragma unroll
+            for (int k = 0; k < K; k++) v = fold_element<Red>(v, x[u].lane[k], r + k, param);
+        }
+    }
+    if (has_tail) v = fold_element<Red>(v, tx, r0 + tail_at, param);
+    return v;
 }
 
 // Folds positions [a, b) of the range at input offset `base` (its position 0) with `lanes` threads, this one
@@ -79,7 +130,8 @@ __device__ __forceinline__ typename Red::V fold_range(const SegProblem &p, int64
                                                       int lane, int lanes, typename Red::V v) {
     if constexpr (kVectorizable<In>) {
         if (lanes == kLanes && reads_vectors<In>(p) && b - a >= 8 * kLanes)
-            return fold_contiguous<Red, In, 4, kLanes>(static_cast<const In *>(p.in) + base, a, b, lane, p.param, v);
+            return fold_contiguous_in_flight<Red, In, 4, kLanes>(static_cast<const In *>(p.in) + base, a, b, lane,
+                                                                 p.param, v);
     }
     return fold_strided<Red, In, 4>(p, base, 0, a + lane, b, lanes, v);
 }
@@ -88,22 +140,91 @@ __device__ __forceinline__ typename Red::V fold_range(const SegProblem &p, int64
 // elements on a range's work item is appended to the warps' list, from `block_from` on to the blocks' (the order
 // of the appends varies, each range's fold does not: ranges_long_kernel folds each with one warp or one block, by
 // its length).  from == 0: none.  The lists share `items`, the warps' from the front, the blocks' from the back.
+// A range of `huge_from` elements or more (huge_from == 0: none) is also noted in `huge`: where at most
+// kHugeRanges are (a count that does not depend on timing, so neither do the bits), every block of the LONG
+// kernel takes parts of them (ranges_huge) instead of one block each: one block reads a few tens of GB/s, and a
+// power-law range of 3 million float32 held a whole call up (H200: 397 of 548 us).
+constexpr int kHugeRanges = 192;  // a byte-wide ticket each in the workspace's zeroed bytes
+constexpr int kHugeParts = 128;   // parts of a huge range at most (a ticket byte counts them; one per block thread)
+static_assert(kHugeParts < 256, "a ticket byte counts a huge range's parts");
+
 struct LongRanges {
-    int64_t from, block_from;
-    unsigned long long *count;  // [warps' count, blocks' count] in the workspace's zeroed bytes, zeroed again
+    int64_t from, block_from, huge_from;
+    unsigned long long *count;  // [warps', blocks', -, huge] counts in the workspace's zeroed bytes, zeroed again
     int64_t *items;
     int64_t capacity;           // work items: every range may be long
+    int64_t *huge;              // kHugeRanges work items
+    void *huge_partials;        // kHugeParts Red::V values per huge range
+    unsigned *huge_tickets;     // kHugeRanges bytes in the zeroed bytes: a huge range's parts done
     __device__ __forceinline__ bool take(int64_t item, int64_t len, int sub) const {
         if (from == 0 || len < from) return false;
         if (sub == 0) {
             if (len < block_from) items[atomicAdd(&count[0], 1ull)] = item;
             else items[capacity - 1 - int64_t(atomicAdd(&count[1], 1ull))] = item;
+            if (huge_from > 0 && len >= huge_from) {
+                const unsigned long long h = atomicAdd(&count[3], 1ull);
+                if (h < kHugeRanges) huge[h] = item;
+            }
         }
         return true;
     }
+    // Whether the huge ranges are cut into parts (else each is folded by one block with the blocks' list).
+    __device__ __forceinline__ bool cuts_huge(unsigned long long huge_count) const {
+        return huge_from > 0 && huge_count <= kHugeRanges;
+    }
 };
 
-// Short ranges (G <= 16 lanes each): kItems work items per step, every item's bounds, then every item's first
+// The parts of a huge range of `len` elements: kRangePartMin or more each, at most kHugeParts.
+constexpr int64_t kRangePartMin = 8192;
+__host__ __device__ __forceinline__ int64_t huge_parts(int64_t len) {
+    const int64_t parts = len / kRangePartMin;
+    return parts < 1 ? 1 : parts > kHugeParts ? kHugeParts : parts;
+}
+
+// A thread per work item (G = 1: tiny ranges, and every column layout): kItems work items per step, every item's
+// bounds, then every item's first element in flight together.  Its own kernel, holding only an item's input
+// offset and length (the output's place is worked out again at the store): inside ranges_lanes_kernel the warp
+// path's registers (66 a thread for a float32 sum) cut the occupancy that latency-bound tiny ranges need (H200,
+// 2^26 float32 over 7.9 million ranges of 1-16: 221 us there, 145 here, a bare thread-per-range kernel 132).
+template <class Red, class In>
+__global__ void __launch_bounds__(kSegBlock) ranges_thread_kernel(SegProblem p, RangeSet g, LongRanges long_ranges,
+                                                                  typename Red::V init) {
+    using V = typename Red::V;
+    constexpr int kItems = 4;
+    const int64_t items = p.c0 * p.c1 * g.K, per_grid = int64_t(gridDim.x) * blockDim.x;
+    for (int64_t item0 = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; item0 < items; item0 += kItems * per_grid) {
+        int64_t base[kItems], len[kItems];
+#pragma unroll
+        for (int u = 0; u < kItems; u++) {
+            const int64_t item = item0 + u * per_grid;
+            len[u] = -1;  // no such item, or a long range left to ranges_long_kernel
+            base[u] = 0;
+            if (item < items) {
+                int64_t i0, k, i1, r0, r1;
+                range_item(p, g, item, i0, k, i1);
+                g.bounds(k, p.R, r0, r1);
+                if (!long_ranges.take(item, r1 - r0, 0)) {
+                    base[u] = i0 * p.is0 + i1 * p.is1 + r0 * p.ir;
+                    len[u] = r1 - r0;
+                }
+            }
+        }
+        V v[kItems];
+#pragma unroll
+        for (int u = 0; u < kItems; u++) v[u] = 0 < len[u] ? seg_load<Red, In>(p, base[u], 0, 0) : Red::identity();
+#pragma unroll
+        for (int u = 0; u < kItems; u++) {
+            for (int64_t r = 1; r < len[u]; r++) v[u] = Red::combine(v[u], seg_load<Red, In>(p, base[u], 0, r));
+            if (len[u] >= 0) {
+                int64_t i0, k, i1;
+                range_item(p, g, item0 + u * per_grid, i0, k, i1);
+                range_store<Red>(p, g, i0, k, i1, v[u], init);
+            }
+        }
+    }
+}
+
+// Short ranges (G = 2..16 lanes each): kItems work items per step, every item's bounds, then every item's first
 // elements in flight together, as rows_kernel does for short rows.
 template <class Red, class In>
 __device__ __forceinline__ void ranges_short(const SegProblem &p, const RangeSet &g, const LaneGroups &lg, int group,
@@ -140,31 +261,30 @@ __device__ __forceinline__ void ranges_short(const SegProblem &p, const RangeSet
     }
 }
 
-// G = `group` lanes (a power of two up to the warp) per work item.
+// G = `group` lanes (2..16, a power of two) per work item.
 template <class Red, class In>
 __global__ void __launch_bounds__(kSegBlock) ranges_lanes_kernel(SegProblem p, RangeSet g, int group,
                                                                  LongRanges long_ranges, typename Red::V init) {
+    ranges_short<Red, In>(p, g, LaneGroups(group), group, long_ranges, init);
+}
+
+// A warp per work item (medium ranges).  Its own kernel: beside ranges_short's arrays its registers were 66 a
+// thread for a float32 sum, 43 alone.
+template <class Red, class In>
+__global__ void __launch_bounds__(kSegBlock) ranges_warp_kernel(SegProblem p, RangeSet g, LongRanges long_ranges,
+                                                                typename Red::V init) {
     using V = typename Red::V;
-    const LaneGroups lg(group);
-    if (group <= 16) {
-        ranges_short<Red, In>(p, g, lg, group, long_ranges, init);
-        return;
-    }
+    const LaneGroups lg(kWarp);
     const int64_t items = p.c0 * p.c1 * g.K;
-    for (int64_t item = lg.first; item - lg.group_in_warp < items; item += lg.per_grid) {
-        // every lane of the warp stays in the loop until the whole warp is done, for the shuffles
-        bool live = item < items;
+    for (int64_t item = lg.first; item < items; item += lg.per_grid) {  // the whole warp takes the same item
         V v = Red::identity();
-        int64_t i0 = 0, k = 0, i1 = 0;
-        if (live) {
-            range_item(p, g, item, i0, k, i1);
-            int64_t r0, r1;
-            g.bounds(k, p.R, r0, r1);
-            if (long_ranges.take(item, r1 - r0, lg.sub)) live = false;
-            else v = fold_range<Red, In, kWarp>(p, i0 * p.is0 + i1 * p.is1 + r0 * p.ir, 0, r1 - r0, lg.sub, group, v);
-        }
-        fold_lanes<Red>(v, group);
-        if (live && lg.sub == 0) range_store<Red>(p, g, i0, k, i1, v, init);
+        int64_t i0, k, i1, r0, r1;
+        range_item(p, g, item, i0, k, i1);
+        g.bounds(k, p.R, r0, r1);
+        if (long_ranges.take(item, r1 - r0, lg.sub)) continue;
+        v = fold_range<Red, In, kWarp>(p, i0 * p.is0 + i1 * p.is1 + r0 * p.ir, 0, r1 - r0, lg.sub, kWarp, v);
+        fold_lanes<Red>(v, kWarp);
+        if (lg.sub == 0) range_store<Red>(p, g, i0, k, i1, v, init);
     }
 }
 
@@ -194,6 +314,61 @@ __global__ void __launch_bounds__(kRangeBlock) ranges_block_kernel(SegProblem p,
     }
 }
 
+// The huge ranges of LongRanges, `huge` of them: unit u of the grid's work is part j of huge range h (the units of
+// a range in a row, huge_parts(length) of them), a block each in turn.  The block that finishes a range's last
+// part folds the parts' values in order (deterministic: the cut depends on the length alone) and frees its ticket.
+template <class Red, class In>
+__device__ void ranges_huge(const SegProblem &p, const RangeSet &g, const LongRanges &long_ranges, int huge,
+                            const typename Red::V &init) {
+    using V = typename Red::V;
+    static_assert(kHugeParts <= kRangeBlock, "a thread per part folds a range's parts");
+    __shared__ int64_t first[kHugeRanges + 1];  // range h's units are [first[h], first[h + 1])
+    __shared__ bool last;
+    for (int h = threadIdx.x; h < huge; h += kRangeBlock) {
+        int64_t i0, k, i1, r0, r1;
+        range_item(p, g, long_ranges.huge[h], i0, k, i1);
+        g.bounds(k, p.R, r0, r1);
+        first[h + 1] = huge_parts(r1 - r0);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        first[0] = 0;
+        for (int h = 0; h < huge; h++) first[h + 1] += first[h];
+    }
+    __syncthreads();
+    V *partials = static_cast<V *>(long_ranges.huge_partials);
+    for (int64_t u = blockIdx.x; u < first[huge]; u += gridDim.x) {
+        int h = 0;
+        while (first[h + 1] <= u) h++;
+        const int64_t parts = first[h + 1] - first[h], j = u - first[h];
+        int64_t i0, k, i1, r0, r1;
+        range_item(p, g, long_ranges.huge[h], i0, k, i1);
+        g.bounds(k, p.R, r0, r1);
+        const int64_t len = r1 - r0;
+        V v = fold_range<Red, In, kRangeBlock>(p, i0 * p.is0 + i1 * p.is1 + r0 * p.ir, len * j / parts,
+                                               len * (j + 1) / parts, threadIdx.x, kRangeBlock, Red::identity());
+        v = block_fold_warps<Red, kRangeBlock>(v);
+        unsigned *ticket = long_ranges.huge_tickets + h / 4;
+        const unsigned shift = 8 * (h % 4);  // a byte per range: kHugeParts < 256
+        if (threadIdx.x == 0) {
+            partials[h * kHugeParts + j] = v;
+            __threadfence();
+            last = ((atomicAdd(ticket, 1u << shift) >> shift) & 0xffu) == unsigned(parts - 1);
+        }
+        __syncthreads();
+        if (last) {
+            __threadfence();
+            V w = threadIdx.x < parts ? load_cg(partials + h * kHugeParts + threadIdx.x) : Red::identity();
+            w = block_fold_warps<Red, kRangeBlock>(w);
+            if (threadIdx.x == 0) {
+                range_store<Red>(p, g, i0, k, i1, w, init);
+                atomicAnd(ticket, ~(0xffu << shift));
+            }
+        }
+        __syncthreads();  // block_fold_warps' shared memory and `last` are reused by the next unit
+    }
+}
+
 // The long ranges the lanes kernel left (LongRanges): a warp each for the warps' list, a block each, whole, for
 // the blocks'.  The last block to finish zeroes the counts and its own ticket, so the workspace's zeroed bytes are
 // zero again after the call.
@@ -214,21 +389,25 @@ __global__ void __launch_bounds__(kRangeBlock) ranges_long_kernel(SegProblem p, 
         fold_lanes<Red>(v, kWarp);
         if (lane == 0) range_store<Red>(p, g, i0, k, i1, v, init);
     }
+    const unsigned long long huge_count = long_ranges.count[3];
+    const bool cut = long_ranges.cuts_huge(huge_count);
     for (int64_t e = blockIdx.x; e < count; e += gridDim.x) {
         const int64_t item = long_ranges.items[long_ranges.capacity - 1 - e];
         int64_t i0, k, i1, r0, r1;
         range_item(p, g, item, i0, k, i1);
         g.bounds(k, p.R, r0, r1);
+        if (cut && r1 - r0 >= long_ranges.huge_from) continue;  // ranges_huge's
         V v = fold_range<Red, In, kRangeBlock>(p, i0 * p.is0 + i1 * p.is1 + r0 * p.ir, 0, r1 - r0, threadIdx.x,
                                                kRangeBlock, Red::identity());
         v = block_fold_warps<Red, kRangeBlock>(v);
         if (threadIdx.x == 0) range_store<Red>(p, g, i0, k, i1, v, init);
         __syncthreads();
     }
+    if (cut && huge_count > 0) ranges_huge<Red, In>(p, g, long_ranges, int(huge_count), init);
     if (threadIdx.x == 0) {
         __threadfence();
-        if (atomicAdd(ticket, 1u) == gridDim.x - 1) {  // every block has read the count
-            long_ranges.count[0] = long_ranges.count[1] = 0;
+        if (atomicAdd(ticket, 1u) == gridDim.x - 1) {  // every block has read the counts
+            long_ranges.count[0] = long_ranges.count[1] = long_ranges.count[3] = 0;
             *ticket = 0;
         }
     }
