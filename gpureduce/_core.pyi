@@ -211,7 +211,8 @@ class Plan:
         self,
     ) -> tuple[Operand, int, int, int, int, int] | tuple[Operand, int, int, int, int, int, Operand | None] | None:
         """A segmented reduction's or scan's (bounds, form, algorithm, mean_length, gaps, max_length[, stops]), or
-        None (cuda/abi/gpureduce.h: gr_ranges); stops: device stops read apart from the starts, or None."""
+        None (cuda/abi/gpureduce.h: gr_ranges); stops: device stops read apart from the starts, or with
+        RANGES_GROUP_IDS the two zero int64 where the kernels note the ids out of range, or None."""
 
 # ---- functions (core_methods in src/module.c) ----
 def intake(obj: Any, role: str = "the input", /) -> Operand:

@@ -73,7 +73,8 @@ def groupby_reduce(op: str, a, group_ids, num_groups=None, axis=0, dtype=None, *
     Raises
     ------
     IndexError
-        An id is negative or not below `num_groups`.
+        An id is negative or not below `num_groups` (with `num_groups` given and CuPy or PyTorch ids that the
+        scatter takes, the kernels note such ids as they read them and the call raises after them).
     TypeError
         `a` is not one of the accepted kinds or is 0-d, `group_ids` are not integers, `num_groups` is not an int.
     ValueError
@@ -94,7 +95,9 @@ def groupby_reduce(op: str, a, group_ids, num_groups=None, axis=0, dtype=None, *
     The ids, the sort, the gather and the bounds of each group (a binary search of the sorted ids) stay in the
     input's library: for device inputs nothing comes to the host but the ids' smallest and largest value (on the
     sort path also whether they ascend: the checks, small reductions in the input's library brought home in one
-    wait), the largest also serving ``num_groups=None`` (so a call cannot be captured in a CUDA graph).  On the sort
+    wait), the largest also serving ``num_groups=None`` (so a call cannot be captured in a CUDA graph); a scatter
+    with `num_groups` given (CuPy or PyTorch ids) brings home instead the two notes its kernels keep of the ids
+    out of range, after the call, with no pass over the ids of its own.  On the sort
     path the sort costs more than the reduction: sorted ids (``ids_sorted=True``) save it.  The scatter keeps its
     accumulators in shared memory while a block's fit 110 KB (a float32 sum's: up to 414 groups), else in global
     memory (L2 atomics).

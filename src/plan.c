@@ -154,7 +154,8 @@ flat_fits(const gr_plan *p, const char **why)
 /* ranges=(bounds, form, algorithm, mean_length, gaps, max_length[, stops]): a segmented reduction or scan (issue 40,
  * gr_ranges in cuda/abi/gpureduce.h), read into p->has_ranges, p->bounds, p->stops and p->ranges.  What the kernels
  * rely on is checked here, the operands' places included: bounds are read as `count` (or twice `count`) int64 in a
- * row, device stops given apart from the starts (read in place, not copied after them) as `count`; a reduction
+ * row, device stops given apart from the starts (read in place, not copied after them) as `count`, group ids'
+ * notes of the ids out of range (written by the kernels) as 2; a reduction
  * writes one result element per (i0, i1, range), a scan one per input element.  The bounds' values are the
  * planner's to check (the kernels clip them, so no read or write leaves the arrays; a scan's ranges must be
  * disjoint).  0, or -1 with an exception. */
@@ -249,11 +250,14 @@ check_ranges(PyObject *module, gr_plan *p, PlanObject *self)
     const gr_operand *stops = NULL;
     if (PyTuple_GET_SIZE(t) == 7 && PyTuple_GET_ITEM(t, 6) != Py_None) {
         if (!(stops = gr_operand_of(module, PyTuple_GET_ITEM(t, 6), "the ranges' stops"))) return -1;
-        if (form != GR_RANGES_STARTS_STOPS || b->is_host || stops->is_host || stops->dtype != GR_INT64 ||
-            stops->ndim != 1 || stops->size != b->size || (stops->size > 1 && stops->strides[0] != 1)) {
+        /* RANGES_GROUP_IDS: the two notes of the ids out of range, written by the kernels (gr_ranges.stops) */
+        const int64_t want = form == GR_RANGES_GROUP_IDS ? 2 : b->size;
+        if (form == GR_RANGES_REDUCEAT || b->is_host || stops->is_host || stops->dtype != GR_INT64 ||
+            stops->ndim != 1 || stops->size != want || (stops->size > 1 && stops->strides[0] != 1)) {
             PyErr_SetString(PyExc_ValueError,
-                            "Plan: the ranges' stops apart from their starts are RANGES_STARTS_STOPS' only: a "
-                            "contiguous 1-d int64 device array as long as the starts, which are device bounds too");
+                            "Plan: the ranges' 7th item is RANGES_STARTS_STOPS' stops apart from their starts (a "
+                            "contiguous 1-d int64 device array as long as the starts) or RANGES_GROUP_IDS' notes of "
+                            "the ids out of range (two contiguous int64 on the device, zero), with device bounds");
             return -1;
         }
     }
@@ -678,7 +682,8 @@ static PyGetSetDef Plan_getset[] = {
                   "Operand, for RANGES_STARTS_STOPS the starts then as many stops (or the starts alone, with device\n"
                   "bounds, and `stops` a second such Operand), for RANGES_REDUCEAT the starts (NumPy's reduceat),\n"
                   "for RANGES_GROUP_IDS one group id per element of the reduced axis (a grouped sum: the groups are\n"
-                  "the result's length along it);\n"
+                  "the result's length along it; `stops`, if any: two zero int64 on the device where the kernels note\n"
+                  "the ids out of range, the smallest below 0 and the largest at or above the groups less groups - 1);\n"
                   "algorithm: an index of range_algorithms; mean_length: a range's expected length (0: reduce_count /\n"
                   "count); gaps (scans): 1 where some positions may lie in no range (they get the identity);\n"
                   "max_length (scans): the longest range where known (0: unknown).  Reductions pass 0 for both.  A\n"

@@ -287,3 +287,44 @@ def test_stream_keyword():
     got = gpureduce.groupby_reduce("sum", a, ids, 40, variant="scatter", stream=s)
     s.synchronize()
     same_bits(host(got), exact_groups("sum", a_host, ids_host, 40))
+
+
+@pytest.mark.parametrize("kind", ["cupy", "torch"])
+@pytest.mark.parametrize("layout", ["row", "columns"])
+@pytest.mark.parametrize("op, dtype, k", [("sum", "float32", 7), ("sum", "float32", 20_000), ("max", "int32", 50),
+                                          ("sum", "int64", 300)])
+def test_ids_out_of_range_are_noted_by_the_kernels(kind, layout, op, dtype, k, monkeypatch):
+    """num_groups given: the scatter's kernels note the ids out of [0, k) as they read them (no pass over the ids
+    first: the libraries' id_range is not called), and the call raises IndexError naming the smallest negative id,
+    else the largest too large one, as the check before the call did; good ids after a refused call are summed."""
+    from gpureduce._planning import libraries
+
+    def no_pass(self, ids):
+        raise AssertionError("a pass over the ids before the call")
+    monkeypatch.setattr(libraries._ArrayModule, "id_range", no_pass)
+    monkeypatch.setattr(libraries._Torch, "id_range", no_pass)
+    rng = seeded("notes", kind, layout, op, dtype, k)
+    n = 4099
+    shape = (n,) if layout == "row" else (n, 3)
+    a = (rng.standard_normal(shape) * 100).astype(dtype)
+    good = rng.integers(0, k, n)
+    at = rng.choice(n, 4, replace=False)
+    for bad_values, named in (([k + 5, k, k + 2, k + 1], k + 5), ([-3, -9, 0, 1], -9), ([k + 7, -2, k, 0], -2)):
+        ids = good.copy()
+        ids[at] = bad_values
+        with pytest.raises(IndexError, match=rf"group id {named} is out of range for {k} groups"):
+            gpureduce.groupby_reduce(op, to_kind(kind, a), to_kind(kind, ids), k)
+    got = host(gpureduce.groupby_reduce(op, to_kind(kind, a), to_kind(kind, good), k))
+    if op == "max":
+        want = np.full((k,) + shape[1:], np.iinfo(dtype).min, dtype)
+        np.maximum.at(want, good, a)
+        seen = np.bincount(good, minlength=k) > 0
+        np.testing.assert_array_equal(got[seen], want[seen])
+    elif dtype == "int64":
+        want = np.zeros((k,) + shape[1:], dtype)
+        np.add.at(want, good, a)
+        np.testing.assert_array_equal(got, want)
+    else:
+        want = np.zeros((k,) + shape[1:])
+        np.add.at(want, good, a.astype(np.float64))
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-3)

@@ -250,8 +250,9 @@ def test_a_grouped_plan_checks_its_ids_and_kind():
 
 def test_stops_apart_from_the_starts_are_device_starts_and_stops_only():
     """src/plan.c: a 7th item of ranges, the stops read apart from the starts, is taken only for
-    RANGES_STARTS_STOPS with device bounds, contiguous int64 and as long as the starts; host bounds travel as one
-    array, starts then stops (the plan's own: its 7th item None)."""
+    RANGES_STARTS_STOPS with device bounds, contiguous int64 and as long as the starts (or, for RANGES_GROUP_IDS,
+    the two device int64 where the kernels note the ids out of range); host bounds travel as one array, starts
+    then stops (the plan's own: its 7th item None)."""
     a = np.arange(12.0)
     plan = plan_of("segmented_reduce", "sum", a, ([0, 4], [4, 12]))
     assert plan.ranges[6] is None and plan.ranges[0].shape == (4,)
@@ -259,8 +260,8 @@ def test_stops_apart_from_the_starts_are_device_starts_and_stops_only():
                                                     "shape", "launcher")}
     starts = _core.intake(np.array([0, 4], np.int64))
     stops = _core.intake(np.array([4, 12], np.int64))
-    for form in (_core.RANGES_STARTS_STOPS, _core.RANGES_REDUCEAT):
-        with pytest.raises(ValueError, match="apart from their starts are RANGES_STARTS_STOPS' only"):
+    for form in (_core.RANGES_STARTS_STOPS, _core.RANGES_REDUCEAT, _core.RANGES_GROUP_IDS):
+        with pytest.raises(ValueError, match="7th item is RANGES_STARTS_STOPS' stops apart from their starts"):
             _core.Plan(**fields, ranges=(starts, form, 0, 0, 0, 0, stops))
     with pytest.raises(TypeError, match=r"max_length\[, stops\]\), not a tuple of 8 items"):
         _core.Plan(**fields, ranges=(starts, _core.RANGES_STARTS_STOPS, 0, 0, 0, 0, stops, None))

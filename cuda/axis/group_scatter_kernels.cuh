@@ -257,11 +257,19 @@ __host__ __device__ __forceinline__ Out group_result(const int64_t *words) {
     }
 }
 
+// An id out of [0, groups) into the caller's two notes (gr_ranges.stops of GR_RANGES_GROUP_IDS, zero before):
+// the smallest below 0, the largest at or above `groups` as id - (groups - 1).  None: the caller checked.
+__device__ __forceinline__ void note_bad_id(long long *bad_ids, int64_t id, int64_t groups) {
+    if (!bad_ids) return;
+    if (id < 0) atomicMin(bad_ids, (long long)id);
+    else atomicMax(bad_ids + 1, (long long)(id - (groups - 1)));
+}
+
 // Every element of the layout into its group's accumulator, kGroupLoads a thread in flight.  Shared: the block's
 // accumulators start at zero in shared memory and end added to global memory's (zeroed by the host first).
 template <class In, class Out, gr_op kOp>
 __global__ void __launch_bounds__(kGroupBlock) group_scatter_kernel(const In *in, const int64_t *ids, GroupLayout g,
-                                                                    int64_t *acc) {
+                                                                    int64_t *acc, long long *bad_ids) {
     using W = GroupWords<In, kOp>;
     extern __shared__ unsigned group_smem[];
     const int64_t words = g.shared ? g.c0 * g.c1 * g.groups * W::kStride : 0;
@@ -279,7 +287,8 @@ __global__ void __launch_bounds__(kGroupBlock) group_scatter_kernel(const In *in
             const GroupPack<int64_t> is = *reinterpret_cast<const GroupPack<int64_t> *>(ids + first);
 #pragma unroll
             for (int j = 0; j < kGroupLoads; j++) {
-                const bool ok = uint64_t(is.v[j]) < uint64_t(g.groups);  // the caller checks: never a stray write
+                const bool ok = uint64_t(is.v[j]) < uint64_t(g.groups);  // never a stray write
+                if (!ok) note_bad_id(bad_ids, is.v[j], g.groups);
                 base[j] = ok ? is.v[j] * W::kStride : -1;
                 x[j] = xs.v[j];
             }
@@ -306,7 +315,10 @@ __global__ void __launch_bounds__(kGroupBlock) group_scatter_kernel(const In *in
                 i1 = item - i0 * g.c1;
             }
             const int64_t id = __ldg(ids + r);
-            if (uint64_t(id) >= uint64_t(g.groups)) continue;  // the caller checks the ids: never a stray write
+            if (uint64_t(id) >= uint64_t(g.groups)) {  // never a stray write
+                note_bad_id(bad_ids, id, g.groups);
+                continue;
+            }
             x[j] = in[i0 * g.is0 + i1 * g.is1 + r * g.ir];
             base[j] = ((i0 * g.c1 + i1) * g.groups + id) * W::kStride;
         }

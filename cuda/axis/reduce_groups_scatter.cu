@@ -122,11 +122,12 @@ gr_status reduce_groups_scatter(const gr_args *a, const gr_segments *s, size_t *
     GroupLayout g = p.g;
     const void *in = a->in;
     const int64_t *ids = s->ranges->bounds;
+    long long *bad_ids = reinterpret_cast<long long *>(const_cast<int64_t *>(s->ranges->stops));  // written
     void *out = a->out;
     char name[160];
     if (g.total > 0) {
         group_scatter_kernel_name(false, a->in_dtype, a->out_dtype, a->op, name, sizeof name);
-        void *args[] = {&in, &ids, &g, &acc};
+        void *args[] = {&in, &ids, &g, &acc, &bad_ids};
         st = launch(name, dim3(unsigned(p.grid)), p.shared_bytes, stream, args, cuda_error);
         if (st != GR_OK) return st;
     }

@@ -65,6 +65,15 @@ class _ArrayModule:
         host = to_host(xp.stack(parts))
         return int(host[0]), int(host[1]), ids.shape[0] <= 1 or bool(host[2])
 
+    def id_notes(self, ids):
+        """Two zero int64 on the ids' device where the grouped sums' scatter notes the ids out of range (it reads
+        the ids anyway: no pass of their own), or None where the library's arrays are not written in place (NumPy
+        ids go to the device for the call; JAX's arrays are immutable)."""
+        if self.name != "cupy":
+            return None
+        with self.xp.cuda.Device(ids.device.id):
+            return self.xp.zeros(2, dtype=np.int64)
+
     def id_range(self, ids):
         """(smallest, largest) of non-empty ids, brought to the host in one wait: bounds without the order."""
         xp = self.xp
@@ -148,6 +157,9 @@ class _Torch:
             parts.append((ids[1:] >= ids[:-1]).all().to(ids.dtype))
         host = self.torch.stack(parts).cpu()
         return int(host[0]), int(host[1]), ids.shape[0] <= 1 or bool(host[2])
+
+    def id_notes(self, ids):
+        return self.torch.zeros(2, dtype=self.torch.int64, device=ids.device)
 
     def id_range(self, ids):
         host = self.torch.stack(self.torch.aminmax(ids)).cpu()  # one pass over the ids

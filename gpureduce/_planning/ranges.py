@@ -154,14 +154,15 @@ def _axis(axis, ndim, fn):
 
 
 def prepare_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoValue, variant="auto", ddof=None,
-                   ord=None, empty_gives_identity=False, groups=None):
+                   ord=None, empty_gives_identity=False, groups=None, id_notes=None):
     """(plan, post) of ``reduceat(op, a, indices, ...)`` (fn "reduceat", bounds (indices,)) or
     ``segmented_reduce(op, a, starts, stops, ...)`` (fn "segmented_reduce", bounds (starts, stops)), with NumPy's
     exceptions and warnings for bad arguments.  `empty_gives_identity`: host bounds' empty ranges give the
     identity (or -1, NaN) as device bounds' do, with no error or warning (the grouped reductions' empty groups,
     JAX's rule).  `groups`: bounds (group_ids,) hold one id per element along the axis, each in [0, groups) (the
-    caller's checks), reduced by the grouped sums' scatter (RANGES_GROUP_IDS, for the pairs
-    ``_core.groups_scatter_runs`` takes: no cast first)."""
+    caller's checks, or `id_notes`': two zero int64 on the ids' device where the kernels note the ids out of
+    range, read by the caller after the call), reduced by the grouped sums' scatter (RANGES_GROUP_IDS, for the
+    pairs ``_core.groups_scatter_runs`` takes: no cast first)."""
     if not isinstance(op, str):
         raise TypeError(f"op must be an operator's name (a str), not {type(op).__name__}")
     if op not in OPS:
@@ -222,6 +223,8 @@ def prepare_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoVa
     # the bounds operand: host bounds as one host array (the runner uploads them for a device input)
     bounds_operand, stops_operand = (intake(np.concatenate(host) if len(host) > 1 else host[0], "the bounds"), None) \
         if on_host else _device_bounds(parts)
+    if id_notes is not None:
+        stops_operand = intake(id_notes, "the ids' notes")
     mean_length = round(summary[1] / count) if summary is not None and count else 0
 
     # the input in a (input, result) pair the kernels have, else cast first (as NumPy's buffered casts)
@@ -252,14 +255,14 @@ def prepare_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoVa
 
 
 def reduce_ranges(fn, op, a, bounds, axis=0, dtype=None, out=None, initial=NoValue, variant="auto", ddof=None,
-                  ord=None, empty_gives_identity=False, groups=None):
+                  ord=None, empty_gives_identity=False, groups=None, id_notes=None):
     """The call of prepare_ranges' arguments, run."""
     if isinstance(a, np.ma.MaskedArray):  # its mask would be read as data: a silent wrong answer
         raise TypeError(f"{fn} of a numpy.ma.MaskedArray is not supported (its masked elements would count); pass "
                         "a.filled(value) or the data and a where-free layout of your own")
     x = intake(a)
     result = run(prepare_ranges(fn, op, x, bounds, axis, dtype, out, initial, variant, ddof, ord,
-                                empty_gives_identity, groups))
+                                empty_gives_identity, groups, id_notes))
     if operator_for_dtype(op, x.dtype) in ("nanargmin", "nanargmax", "nanmin", "nanmax"):
         # NumPy's ValueError of an all-NaN range (nanargmin, nanargmax: read from the result, one wait) and
         # RuntimeWarning (nanmin, nanmax of a host input), as the whole-axis calls give them
