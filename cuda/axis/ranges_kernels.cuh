@@ -7,12 +7,14 @@
 //   ranges_thread_kernel a thread per work item (tiny ranges, and every column layout);
 //   ranges_lanes_kernel  G = 2..16 lanes per work item, and
 //   ranges_warp_kernel   a warp per work item: medium ranges.  Under "auto" these three leave the ranges far longer
-//                        than the mean to ranges_long_kernel, a warp or a block each (power-law lengths).
+//                        than the mean to ranges_long_kernel, a warp or a block each (power-law lengths), the
+//                        few huge ones cut into parts that all its blocks share (ranges_huge).
 //   ranges_block_kernel  a block per (work item, part): long ranges, each cut into `parts` equal parts when the
 //                        ranges alone cannot fill the GPU; the parts' values go to the workspace and
 //                        ranges_parts_kernel folds each item's parts in order.
 // Positions (argmin, argmax) count from the range's start, as CUB's DeviceSegmentedReduce and Awkward do.
-// Deterministic: the association order depends on a range's length and on G or `parts`, never on timing.
+// Deterministic: the association order depends on a range's length and on G or `parts` (a huge range's parts: on
+// its length, and on whether at most kHugeRanges are huge), never on timing.
 //
 // The device half only, so that NVRTC compiles it (abi/jit.h: GR_JIT_REDUCE_RANGES); the plan and the launches
 // are axis/ranges.cuh.
