@@ -67,22 +67,11 @@ __device__ __forceinline__ void range_item(const P &p, const RangeSet &g, int64_
     else { i0 = t / g.K; k = t - i0 * g.K; }
 }
 
-// The output offset of work item (i0, k, i1).
-__device__ __forceinline__ int64_t range_out_at(const SegProblem &p, const RangeSet &g, int64_t i0, int64_t k,
-                                                int64_t i1) {
-    return i0 * p.os0 + i1 * p.os1 + k * g.ok;
-}
-
-template <class Red>
-__device__ __forceinline__ void range_store_at(const SegProblem &p, int64_t at, const typename Red::V &v,
-                                               const typename Red::V &init) {
-    static_cast<typename Red::Result *>(p.out)[at] = finish_of<Red>(Red::combine(v, init), p.param);
-}
-
 template <class Red>
 __device__ __forceinline__ void range_store(const SegProblem &p, const RangeSet &g, int64_t i0, int64_t k, int64_t i1,
                                             const typename Red::V &v, const typename Red::V &init) {
-    range_store_at<Red>(p, range_out_at(p, g, i0, k, i1), v, init);
+    static_cast<typename Red::Result *>(p.out)[i0 * p.os0 + i1 * p.os1 + k * g.ok] =
+        finish_of<Red>(Red::combine(v, init), p.param);
 }
 
 // fold_contiguous's association, with every load of a row of up to kUnroll * kLanes vectors in flight at once:
