@@ -322,8 +322,10 @@ plan_uploads(PyObject *module, gr_job *j)
             j->ranges.bounds = j->bounds->ptr;
             if (j->bounds->has_stream && j->bounds->stream != j->stream) j->waits[j->n_waits++] = j->bounds->stream;
         }
-        if (j->stops) { /* device stops apart from the starts (plan.c): read in place as well */
-            j->ranges.stops = j->stops->ptr;
+        if (j->stops) { /* device stops apart from the starts (plan.c): read in place as well; for group ids
+                           the two notes of the ids out of range, written */
+            if (j->ranges.form == GR_RANGES_GROUP_IDS) j->ranges.id_notes = j->stops->ptr;
+            else j->ranges.stops = j->stops->ptr;
             if (j->stops->has_stream && j->stops->stream != j->stream) j->waits[j->n_waits++] = j->stops->stream;
         }
     }
@@ -388,6 +390,7 @@ gr_job_prepare(PyObject *module, PyObject *plan)
             j->stops = p->stops;
             j->ranges = p->ranges;
             j->ranges.bounds = j->ranges.stops = NULL;
+            j->ranges.id_notes = NULL;
             j->s.ranges = &j->ranges;
         }
         gr_stream_plan(j);

@@ -172,7 +172,7 @@ gr_status gr_scan(const gr_args *a, int *cuda_error);
 /* A reduction may also group r by ids instead of ranges (grouped sums, any order of the ids):
  *   GR_RANGES_GROUP_IDS     bounds holds one id per r (reduce_count of them), each in [0, count); result k is the
  *                           reduction of the elements whose id is k (an id out of range is skipped, never
- *                           written: the caller checks the ids first, or has `stops` note them).  Sums and means
+ *                           written: the caller checks the ids first, or has `id_notes` note them).  Sums and means
  *                           of the floating dtypes (exact: rounded once) and integer sums only, where
  *                           gr_groups_scatter_runs says so; no initial=. */
 typedef enum gr_range_form { GR_RANGES_STARTS_STOPS = 0, GR_RANGES_REDUCEAT = 1, GR_RANGES_GROUP_IDS = 2 } gr_range_form;
@@ -191,9 +191,9 @@ typedef struct gr_ranges {
     int gaps;              /* scans: some positions may lie in no range (they get the identity); 0 for reductions */
     int64_t max_length;    /* scans: the longest range's length where the caller knows it; 0: unknown */
     const int64_t *stops;  /* GR_RANGES_STARTS_STOPS: the stops (count) where they are apart from the starts (the
-                              caller's own array, read in place); NULL: they follow the starts in `bounds`.
-                              GR_RANGES_GROUP_IDS: two int64, zero before the call, where the kernels note the
-                              ids out of range (the smallest id below 0; the largest at or above count, less
+                              caller's own array, read in place); NULL: they follow the starts in `bounds` */
+    int64_t *id_notes;     /* GR_RANGES_GROUP_IDS: two int64, zero before the call, where the kernels note the ids
+                              out of range (the smallest id below 0; the largest at or above count, less
                               count - 1), so the caller needs no pass of its own over the ids; NULL: checked */
 } gr_ranges;
 

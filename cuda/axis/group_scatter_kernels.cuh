@@ -257,7 +257,7 @@ __host__ __device__ __forceinline__ Out group_result(const int64_t *words) {
     }
 }
 
-// An id out of [0, groups) into the caller's two notes (gr_ranges.stops of GR_RANGES_GROUP_IDS, zero before):
+// An id out of [0, groups) into the caller's two notes (gr_ranges.id_notes, zero before):
 // the smallest below 0, the largest at or above `groups` as id - (groups - 1).  None: the caller checked.
 __device__ __forceinline__ void note_bad_id(long long *bad_ids, int64_t id, int64_t groups) {
     if (!bad_ids) return;

@@ -122,7 +122,7 @@ gr_status reduce_groups_scatter(const gr_args *a, const gr_segments *s, size_t *
     GroupLayout g = p.g;
     const void *in = a->in;
     const int64_t *ids = s->ranges->bounds;
-    long long *bad_ids = reinterpret_cast<long long *>(const_cast<int64_t *>(s->ranges->stops));  // written
+    long long *bad_ids = reinterpret_cast<long long *>(s->ranges->id_notes);
     void *out = a->out;
     char name[160];
     if (g.total > 0) {

@@ -164,14 +164,14 @@ def _reduce_groups(lib, op, a, group_ids, num_groups, axis, dtype, ids_sorted, v
     # the scatter (integer accumulators, no sort: the same bits whatever the order of the ids) wherever it takes
     # the call, unless ids_sorted=True promises the order the segmented reduction reads each group in at once
     # (with num_groups given, its accumulators are asked now: a call past their limit reads the ids once, sorting)
-    scatter = variant == SCATTER or (variant == "auto" and not ids_sorted and
-                                     scatter_runs(op, a, axis, dtype, 0 if k is None else k))
+    runs = scatter_runs(op, a, axis, dtype, 0 if k is None else k)
+    scatter = variant == SCATTER or (variant == "auto" and not ids_sorted and runs)
     ordered = None  # whether the ids ascend: asked only where the sort path may run
     # with num_groups given, the scatter's kernels note the ids out of range as they read them (a pass over the
     # ids of its own took 165 us of a 2^26-element sum on the H200): the check follows the call.  Not where no
     # kernel reads every id (no groups, an empty input), nor for uint64 ids (read as int64)
-    notes = lib.id_notes(ids) if scatter and not ids_sorted and k and math.prod(a.shape) > 0 and \
-        _dtype_of(ids) != np.uint64 and scatter_runs(op, a, axis, dtype, k) else None
+    notes = lib.id_notes(ids) if scatter and runs and not ids_sorted and k and math.prod(a.shape) > 0 and \
+        _dtype_of(ids) != np.uint64 else None
     if n and notes is None:
         if scatter and not ids_sorted:
             low, high = lib.id_range(ids)  # one pass, one wait for device ids
@@ -184,7 +184,7 @@ def _reduce_groups(lib, op, a, group_ids, num_groups, axis, dtype, ids_sorted, v
             raise ValueError("group_ids are not sorted (ascending): pass ids_sorted=False")
     elif k is None:
         k = 0
-    if scatter and scatter_runs(op, a, axis, dtype, k):
+    if scatter and (runs if num_groups is not None else scatter_runs(op, a, axis, dtype, k)):
         if _dtype_of(ids) == np.uint64:  # in [0, k): int64 holds them (the kernels read int64 ids)
             ids = lib.astype(ids, np.int64)
         result = reduce_ranges("groupby_reduce", op, a, (ids,), axis, dtype, None, NoValue, "auto", ddof,
