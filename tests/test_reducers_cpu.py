@@ -1,6 +1,8 @@
 """The kernels' Reducers (cuda/primitives/reducers.cuh) run on the host, where their rules are easiest to check
-exhaustively: tests/c/nanarg_reducer_check.cu folds NanArgReducer over every small array of NaN, inf, -inf and 1
-and compares with NumPy's nanargmin / nanargmax (NaN read as +inf / -inf, the first extreme, -1 for no number).
+exhaustively: tests/c/arg_reducer_check.cu folds ArgReducer and NanArgReducer over every small array of NaN, inf,
+-inf and 1 and compares with NumPy's argmin / argmax (the first NaN, else the first extreme) and nanargmin /
+nanargmax (NaN read as +inf / -inf, the first extreme, -1 for no number), each folded element by element
+(fold_element: fold_at), left to right through combine, and as a tree.
 The GPU suite runs the same Reducers in the kernels (tests/test_nanfunctions_gpu.py).  The type traits and limits the
 kernels use (cuda/primitives/traits.cuh) are checked against the standard library's (tests/c/traits_check.cu)."""
 import subprocess
@@ -11,14 +13,15 @@ from test_stream_host_cpu import nvcc_host_check
 
 
 @pytest.fixture(scope="module")
-def nanarg_check(tmp_path_factory):
-    return nvcc_host_check(tmp_path_factory, "nanarg_reducer_check")
+def arg_check(tmp_path_factory):
+    return nvcc_host_check(tmp_path_factory, "arg_reducer_check")
 
 
-def test_nanarg_reducer_follows_numpy(nanarg_check):
-    done = subprocess.run([str(nanarg_check)], capture_output=True, text=True, timeout=120)
+def test_arg_reducers_follow_numpy(arg_check):
+    done = subprocess.run([str(arg_check)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
-    for name in ("nanargmin float32", "nanargmax float32", "nanargmin float64", "nanargmax float64"):
+    for name in ("nanargmin float32", "nanargmax float32", "nanargmin float64", "nanargmax float64",
+                 "argmin float32", "argmax float32", "argmin float64", "argmax float64"):
         assert f"{name}: 0 bad of 5460" in done.stdout, done.stdout
 
 

@@ -172,14 +172,33 @@ __host__ __device__ __forceinline__ int64_t huge_parts(int64_t len) {
     return parts < 1 ? 1 : parts > kHugeParts ? kHugeParts : parts;
 }
 
+// Folds element r of the range at input offset `base` into v, the elements of a range read in increasing r (so
+// fold_element's contract holds): through the Reducer's element step where it has one with positions (argmin and
+// argmax: no compare of positions on a tie), else as seg_load's value combined.  (Ranges have no mask.)
+template <class Red, class In>
+__device__ __forceinline__ typename Red::V range_fold(const SegProblem &p, const typename Red::V &v, int64_t base,
+                                                      int64_t r) {
+    if constexpr (folds_at_positions<Red>::value && !takes_second<Red>::value)
+        return Red::fold_at(v, static_cast<const In *>(p.in)[base + r * p.ir], r);
+    else return Red::combine(v, seg_load<Red, In>(p, base, 0, r));
+}
+
+// Blocks an SM the thread kernel is held to (0: ptxas's choice): float32 argmin and argmax 5, 48 registers where
+// ptxas takes 52 (H200, 2^26 over 7.9 million ranges of 1-16: 234 -> 219 us).  Not the others: any bound, even 1,
+// changes ptxas's choice (an int64 argmax went from 64 to 90 registers and 291 to 315 us).
+template <class Red, class In>
+constexpr int range_thread_min_blocks() {
+    return is_same<typename Red::V, ValueIndex<float>>::value && sizeof(In) == 4 ? 5 : 0;
+}
+
 // A thread per work item (G = 1: tiny ranges, and every column layout): kItems work items per step, every item's
 // bounds, then every item's first element in flight together.  Its own kernel, holding only an item's input
 // offset and length (the output's place is worked out again at the store): inside ranges_lanes_kernel the warp
 // path's registers (66 a thread for a float32 sum) cut the occupancy that latency-bound tiny ranges need (H200,
 // 2^26 float32 over 7.9 million ranges of 1-16: 221 us there, 145 here, a bare thread-per-range kernel 132).
 template <class Red, class In>
-__global__ void __launch_bounds__(kSegBlock) ranges_thread_kernel(SegProblem p, RangeSet g, LongRanges long_ranges,
-                                                                  typename Red::V init) {
+__global__ void __launch_bounds__(kSegBlock, range_thread_min_blocks<Red, In>())
+    ranges_thread_kernel(SegProblem p, RangeSet g, LongRanges long_ranges, typename Red::V init) {
     using V = typename Red::V;
     constexpr int kItems = 4;
     const int64_t items = p.c0 * p.c1 * g.K, per_grid = int64_t(gridDim.x) * blockDim.x;
@@ -205,7 +224,7 @@ __global__ void __launch_bounds__(kSegBlock) ranges_thread_kernel(SegProblem p, 
         for (int u = 0; u < kItems; u++) v[u] = 0 < len[u] ? seg_load<Red, In>(p, base[u], 0, 0) : Red::identity();
 #pragma unroll
         for (int u = 0; u < kItems; u++) {
-            for (int64_t r = 1; r < len[u]; r++) v[u] = Red::combine(v[u], seg_load<Red, In>(p, base[u], 0, r));
+            for (int64_t r = 1; r < len[u]; r++) v[u] = range_fold<Red, In>(p, v[u], base[u], r);
             if (len[u] >= 0) {
                 int64_t i0, k, i1;
                 range_item(p, g, item0 + u * per_grid, i0, k, i1);
@@ -245,7 +264,7 @@ __device__ __forceinline__ void ranges_short(const SegProblem &p, const RangeSet
             v[u] = lg.sub < len[u] ? seg_load<Red, In>(p, base[u], 0, lg.sub) : Red::identity();
 #pragma unroll
         for (int u = 0; u < kItems; u++) {
-            for (int64_t r = lg.sub + group; r < len[u]; r += group) v[u] = Red::combine(v[u], seg_load<Red, In>(p, base[u], 0, r));
+            for (int64_t r = lg.sub + group; r < len[u]; r += group) v[u] = range_fold<Red, In>(p, v[u], base[u], r);
             fold_lanes<Red>(v[u], group);
             if (len[u] >= 0 && lg.sub == 0) range_store<Red>(p, g, i0[u], k[u], i1[u], v[u], init);
         }

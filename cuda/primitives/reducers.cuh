@@ -100,6 +100,14 @@ struct ArgReducer {
         if (strictly_better(b.value, a.value)) return b;
         return a.index <= b.index ? a : b;
     }
+    // combine(v, element(x, r)) for an r past every position folded into v (fold_element's contract): a tie keeps
+    // v's position unless v is still the identity, a NaN in v stays, a NaN x wins otherwise; no compare of positions.
+    static constexpr bool kFoldsAtPositions = true;
+    __host__ __device__ __forceinline__ static V fold_at(const V &v, const In &x, int64_t r) {
+        const Acc xv = convert<Acc>(x);
+        const bool take = !is_nan(v.value) && (is_nan(xv) || strictly_better(xv, v.value) || v.index == INT64_MAX);
+        return {take ? xv : v.value, take ? r : v.index};
+    }
     // an empty range of a segmented argmin (cuda/axis/ranges_kernels.cuh) has no position: -1, as Awkward's
     __host__ __device__ __forceinline__ static int64_t finish(const V &v) { return v.index == INT64_MAX ? -1 : v.index; }
     __host__ __device__ static V from_initial(const void *) { return identity(); }

@@ -1,8 +1,9 @@
-// NanArgReducer (cuda/primitives/reducers.cuh) run on the host against NumPy's rule for nanargmin / nanargmax:
-// the position of the first extreme of the array with its NaNs read as +inf (nanargmax: -inf), -1 where every
-// element is NaN.  Every array of up to 6 elements of NaN, inf, -inf and 1, folded left to right from the
-// identity, as the kernels fold the elements they read (fold_element: fold_at) and as a pairwise tree with the
-// operands swapped (the kernels combine in both orders).
+// ArgReducer and NanArgReducer (cuda/primitives/reducers.cuh) run on the host against NumPy's rules: argmin /
+// argmax give the position of the first NaN, else of the first extreme; nanargmin / nanargmax the position of the
+// first extreme of the array with its NaNs read as +inf (nanargmax: -inf), -1 where every element is NaN.  Every
+// array of up to 6 elements of NaN, inf, -inf and 1, folded left to right from the identity, as the kernels fold
+// the elements they read (fold_element: fold_at) and through combine, and as a pairwise tree with the operands
+// swapped (the kernels combine in both orders).
 // tests/test_reducers_cpu.py builds and runs it with nvcc; it prints "<name>: <bad> bad of <count>".
 #include "primitives/reducers.cuh"
 
@@ -12,7 +13,7 @@
 
 using namespace gr;
 
-template <class Red, class T, bool kMin>
+template <class Red, class T, bool kMin, bool kNanFirst>
 static int check(const char *name) {
     const T values[4] = {T(NAN), T(INFINITY), T(-INFINITY), T(1)};
     int bad = 0, count = 0;
@@ -22,17 +23,20 @@ static int check(const char *name) {
         for (int code = 0; code < total; code++) {
             std::vector<T> x(n);
             for (int i = 0, c = code; i < n; i++, c /= 4) x[i] = values[c % 4];
-            int64_t want = -1;
-            T best = 0;
-            for (int i = 0; i < n; i++) {
-                if (std::isnan(x[i])) continue;
-                want = 0;  // some number: NumPy's rule below
+            int64_t want = -1, first_nan = -1;  // NumPy's answer
+            bool some_number = false;
+            for (int i = n - 1; i >= 0; i--) {
+                if (std::isnan(x[i])) first_nan = i;
+                else some_number = true;
             }
-            if (want == 0)
+            if (kNanFirst && first_nan >= 0) want = first_nan;  // argmin / argmax: the first NaN
+            else if (some_number) {                              // the first extreme, a NaN read as the identity
+                T best = 0;
                 for (int i = 0; i < n; i++) {
                     const T v = std::isnan(x[i]) ? T(kMin ? INFINITY : -INFINITY) : x[i];
                     if (i == 0 || (kMin ? v < best : v > best)) want = i, best = v;
                 }
+            }
             typename Red::V left = Red::identity(), folded = Red::identity();
             std::vector<typename Red::V> level;
             for (int i = 0; i < n; i++) {
@@ -65,9 +69,13 @@ static int check(const char *name) {
 }
 
 int main() {
-    const int bad = check<NanArgReducer<Min, float>, float, true>("nanargmin float32") +
-                    check<NanArgReducer<Max, float>, float, false>("nanargmax float32") +
-                    check<NanArgReducer<Min, double>, double, true>("nanargmin float64") +
-                    check<NanArgReducer<Max, double>, double, false>("nanargmax float64");
+    const int bad = check<NanArgReducer<Min, float>, float, true, false>("nanargmin float32") +
+                    check<NanArgReducer<Max, float>, float, false, false>("nanargmax float32") +
+                    check<NanArgReducer<Min, double>, double, true, false>("nanargmin float64") +
+                    check<NanArgReducer<Max, double>, double, false, false>("nanargmax float64") +
+                    check<ArgReducer<Min, float>, float, true, true>("argmin float32") +
+                    check<ArgReducer<Max, float>, float, false, true>("argmax float32") +
+                    check<ArgReducer<Min, double>, double, true, true>("argmin float64") +
+                    check<ArgReducer<Max, double>, double, false, true>("argmax float64");
     return bad != 0;
 }
