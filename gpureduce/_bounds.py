@@ -315,8 +315,10 @@ def correctly_rounded_sum(x, dtype, count=None):
 
 def same_exact_result(got, want):
     """Whether `got` is `want` (exact_result's), as the variant "exact" promises it: the same values in the same
-    dtype with the same signs (a zero's too), any NaN where it is NaN."""
+    dtype with the same signs (a zero's too), any NaN where it is NaN; a complex result part by part."""
     got, want = np.asarray(got), np.asarray(want)
+    if want.dtype.kind == "c" and got.dtype == want.dtype:  # part by part
+        return same_exact_result(got.real, want.real) and same_exact_result(got.imag, want.imag)
     if got.dtype != want.dtype or got.shape != want.shape or not np.array_equal(got, want, equal_nan=True):
         return False
     numbers = ~np.isnan(want)
@@ -375,9 +377,11 @@ def exact_call(kind, variant, op, x, result_dtype, axis, initial, where):
     input's dtype or one that holds its elements exactly (float64, float32 of a half format: the elements are cast
     into it first)."""
     v = _variant(kind, variant)
-    if not ("exact" in v.properties and op in _registry.EXACT_OPS and dtype_kind(x.dtype) == "f"):
+    if not ("exact" in v.properties and op in _registry.EXACT_OPS and dtype_kind(x.dtype) in "fc"):
         return False
     result_dtype = np.dtype(result_dtype)
+    if dtype_kind(x.dtype) == "c":  # each part its own exact sum (gpureduce/_planning/exact_complex.py)
+        return result_dtype.kind == "c" and result_dtype.itemsize >= x.dtype.itemsize
     return result_dtype == x.dtype or result_dtype == np.float64 or \
         (result_dtype == np.float32 and x.dtype.itemsize == 2)
 
@@ -386,8 +390,20 @@ def exact_result(op, x, dtype, axis=None, where=True, initial=None):
     """The bits an exact_call of `op` (_registry.EXACT_OPS: sum, mean and their nan forms) on host array `x`
     gives, each slice along `axis` (None: the whole array) its own: correctly_rounded_sum of the elements `where`
     takes (and `initial`, one more element of a sum), divided by their count for a mean, of the elements that are
-    not NaN for a nan form.  An array of the result's shape without the reduced axes (0-d for a whole array)."""
+    not NaN for a nan form; of a complex `x`, each part's (a nan form drops an element where either part is NaN).
+    An array of the result's shape without the reduced axes (0-d for a whole array)."""
     x = np.asarray(x)
+    if x.dtype.kind == "c":  # each part's own, an element dropped by a nan form where either part is NaN
+        dtype = np.dtype(dtype)
+        part = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
+        if EXACT_OF[op] != op:
+            where = ~np.isnan(x) & np.asarray(where, bool)
+        start = (None, None) if initial is None else (complex(initial).real, complex(initial).imag)
+        real = exact_result(EXACT_OF[op], x.real, part, axis, where, start[0])
+        imag = exact_result(EXACT_OF[op], x.imag, part, axis, where, start[1])
+        out = np.empty(real.shape, dtype)
+        out.real, out.imag = real, imag
+        return out
     axes = tuple(range(x.ndim)) if axis is None else normalize_axis_tuple(axis, x.ndim)
     kept = [i for i in range(x.ndim) if i not in axes]
     moved = np.moveaxis(x, kept + list(axes), list(range(x.ndim)))

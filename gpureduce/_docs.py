@@ -51,8 +51,8 @@ def variants_paragraph(kind: str, op: str | None = None) -> str:
             head += ("  The others reduce a whole C- or Fortran-ordered array of their dtypes (``axis=None``, or "
                      "the axis of a 1-d array) with no dtype, out, keepdims, initial or where")
             if any("exact" in v.properties for v in listed):
-                head += (" (but *exact*, whose sums, means and their nan forms of floating arrays take every axis, "
-                         "where, initial, keepdims, out, and a dtype that holds the elements exactly)")
+                head += (" (but *exact*, whose sums, means and their nan forms of floating and complex arrays take "
+                         "every axis, where, initial, keepdims, out, and a dtype that holds the elements exactly)")
         else:
             head += ("  The others scan a host or C-contiguous device array flattened in C order (``axis=None``, "
                      "or the axis of a 1-d array) of their dtypes, in NumPy's result dtype")

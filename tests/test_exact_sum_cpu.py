@@ -312,3 +312,33 @@ def test_the_testing_reference_along_axes_rounds_each_slice(data, dtype, op):
         want = correctly_rounded(values, dtype, divisor=len(values) if op.endswith("mean") else 1)
         assert same_bits(bits(got[index], dtype), want, dtype), (op, x, axis, where, initial, index, got[index], want)
     count_example()
+
+
+@settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), dtype=st.sampled_from([np.complex64, np.complex128]),
+       op=st.sampled_from(["sum", "mean", "nansum", "nanmean"]))
+def test_the_testing_reference_of_complex_rounds_each_part(data, dtype, op):
+    """exact_result of a complex array (what tests/test_exact_complex_gpu.py and gpureduce.testing hold variant
+    "exact" of complex inputs to): each part's exact sum in fractions rounded once (a mean: over the count taken);
+    a nan form drops an element from both parts where either part is NaN, as NumPy's isnan of a complex number."""
+    from gpureduce._bounds import exact_result
+
+    part = np.float32 if dtype is np.complex64 else np.float64
+    width = 32 if dtype is np.complex64 else 64
+    n = data.draw(st.integers(0, 12), label="n")
+    x = np.empty(n, dtype)
+    x.real = np.array(data.draw(st.lists(st.floats(width=width), min_size=n, max_size=n), label="real"), part)
+    x.imag = np.array(data.draw(st.lists(st.floats(width=width), min_size=n, max_size=n), label="imag"), part)
+    initial = data.draw(st.none() | st.complex_numbers(allow_nan=False, allow_infinity=False, max_magnitude=1e30),
+                        label="initial") if op.endswith("sum") else None
+    got = exact_result(op, x, np.dtype(dtype), None, True, initial)
+    assert got.dtype == dtype and got.shape == ()
+    keep = [i for i in range(n) if not (op.startswith("nan") and np.isnan(x[i]))]
+    start = (None, None) if initial is None else (complex(initial).real, complex(initial).imag)
+    for value, values, first in ((got.real, x.real, start[0]), (got.imag, x.imag, start[1])):
+        taken = [float(values[i]) for i in keep]
+        if first is not None:
+            taken.append(float(part(first)))
+        want = correctly_rounded(taken, part, divisor=len(taken) if op.endswith("mean") else 1)
+        assert same_bits(bits(np.asarray(value)[()], part), want, part), (op, x, initial, got, want)
+    count_example()

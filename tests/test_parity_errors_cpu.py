@@ -371,7 +371,8 @@ def _teaching_dtype_cases():
     for v in REDUCE_VARIANTS:
         if v.name in TEACHING:
             for d in DTYPE_NAMES:
-                if d not in v.dtypes:
+                # (exact's complex sums and means are one of each part: gpureduce/_planning/exact_complex.py)
+                if d not in v.dtypes and not ("exact" in v.properties and d.startswith("complex")):
                     yield pytest.param(v.name, d, id=f"{v.name}-{d}")
 
 

@@ -2,8 +2,9 @@
 
 It is the public functions' work after their Dask dispatch, each chunk's work under gpureduce.dask, and the real
 implementation of the PyTorch custom operators.  ``reduce``: a numpy.ma or memmap input (subclasses.py), mean's
-two rewrites (mean.py), else one plan (plan.py) run by the C runner, then its post and NumPy's warnings and errors
-around the kernels (numpy_rules.py).  ``scan`` likewise; ``logsumexp`` adds SciPy's weights and sign.
+two rewrites (mean.py), an exact sum of a complex array (exact_complex.py: one of each part), else one plan
+(plan.py) run by the C runner, then its post and NumPy's warnings and errors around the kernels (numpy_rules.py).
+``scan`` likewise; ``logsumexp`` adds SciPy's weights and sign.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import math
 import numpy as np
 
 from .. import _core
+from .exact_complex import reduce_exact_complex, runs_exact_complex
 from .mean import integer_mean, mean_by_sum, streams_as_sum
 from .numpy_rules import CHECKED_OPS, NoValue, check_like_numpy, operator_for_dtype
 from .operands import intake, to_host
@@ -43,6 +45,8 @@ def reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initial=NoVal
     if x is None:
         x = intake(a)  # the one handshake with `a`'s producer: the planner and NumPy's checks take the operand
     named, op = op, operator_for_dtype(op, x.dtype)  # nanmean of integers is their mean, and so on
+    if runs_exact_complex(op, x, dtype, variant):
+        return reduce_exact_complex(reduce, op, a, x, axis, dtype, out, keepdims, initial, where, variant)
     if op == "mean" and streams_as_sum(a, dtype, out, where, variant):
         return mean_by_sum(a, axis, dtype, keepdims, variant)
     if op == "mean" and dtype is not None and np.dtype(dtype).kind in "biu":

@@ -1,6 +1,7 @@
-"""The few array operations the grouped reductions and scans and the segmented scans' checks ask of the input's
-own library (NumPy, CuPy, PyTorch, JAX): sorts, gathers, scatters, binary searches and small checks, run there (on
-its current stream, in its memory pool) rather than by gpureduce, which has no sort.
+"""The few array operations the grouped reductions and scans, the segmented scans' checks and the exact sums of
+complex arrays ask of the input's own library (NumPy, CuPy, PyTorch, JAX): sorts, gathers, scatters, binary
+searches, small checks, a complex array's parts, run there (on its current stream, in its memory pool) rather than
+by gpureduce, which has no sort.
 """
 from __future__ import annotations
 
@@ -79,6 +80,29 @@ class _ArrayModule:
         xp = self.xp
         host = to_host(xp.stack([xp.min(ids), xp.max(ids)]))
         return int(host[0]), int(host[1])
+
+    def parts(self, a):
+        """The real and imaginary parts of complex `a`: views of its memory (NumPy, CuPy), or copies (JAX)."""
+        return self.xp.real(a), self.xp.imag(a)
+
+    def complex_of(self, real, imag):
+        """The complex array whose parts are `real` and `imag` (float32 or float64, one shape), set as they are:
+        no arithmetic, so an infinite part leaves the other alone."""
+        dtype = np.complex64 if real.dtype == np.float32 else np.complex128
+        if self.name == "jax":
+            import jax
+            return jax.lax.complex(real, imag)
+        result = self.xp.empty(real.shape, dtype=dtype)
+        result.real, result.imag = real, imag
+        return result
+
+    def is_nan(self, a):
+        """Where `a` is NaN (a complex element: where either part is)."""
+        return self.xp.isnan(a)
+
+    def both(self, mask, where):
+        """mask & where, `where` (where= of a call: True, or an array broadcast with the input) in the library."""
+        return mask if where is True else self.xp.logical_and(mask, self.xp.asarray(where))
 
     def scatter(self, values, index, axis):
         """The array r with ``r[..., index[i], ...] = values[..., i, ...]`` along `axis` (`index` a permutation)."""
@@ -165,6 +189,18 @@ class _Torch:
         host = self.torch.stack(self.torch.aminmax(ids)).cpu()  # one pass over the ids
         return int(host[0]), int(host[1])
 
+    def parts(self, a):
+        return a.real, a.imag
+
+    def complex_of(self, real, imag):
+        return self.torch.complex(real, imag)
+
+    def is_nan(self, a):
+        return self.torch.isnan(a)
+
+    def both(self, mask, where):
+        return mask if where is True else mask & self.torch.as_tensor(where, device=mask.device)
+
     def scatter(self, values, index, axis):
         return self.torch.empty_like(values).index_copy_(axis, index, values)
 
@@ -189,8 +225,9 @@ class _Torch:
         return bool(host[0]), int(host[1]), int(host[2])
 
 
-def library_of(a, fn="groupby_reduce"):
-    """The operations of `a`'s library, or TypeError naming what is accepted (`fn`: the public function)."""
+def library_of(a, fn="groupby_reduce", needs="it sorts in the input's own library"):
+    """The operations of `a`'s library, or TypeError naming what is accepted (`fn`: the public function, `needs`:
+    why it takes those alone)."""
     module = type(a).__module__.partition(".")[0]
     if isinstance(a, np.ndarray) and not isinstance(a, np.ma.MaskedArray):
         return _ArrayModule(np, "numpy")
@@ -205,5 +242,4 @@ def library_of(a, fn="groupby_reduce"):
     if module in ("jax", "jaxlib"):
         import jax.numpy as jnp
         return _ArrayModule(jnp, "jax")
-    raise TypeError(f"{fn} of a {type(a).__module__}.{type(a).__name__}: it sorts in the input's own library, so "
-                    f"it takes {ACCEPTED}")
+    raise TypeError(f"{fn} of a {type(a).__module__}.{type(a).__name__}: {needs}, so it takes {ACCEPTED}")

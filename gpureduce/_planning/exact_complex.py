@@ -1,0 +1,83 @@
+"""variant="exact" of complex arrays (issue 41): sum, mean, nansum and nanmean, each part correctly rounded.
+
+A complex sum is the sum of the real parts and the sum of the imaginary parts, so each part is its own exact sum
+(or exact mean: the part's exact sum over the count), rounded once: the bits NumPy's float64 reference of each part
+rounds to, whatever the launch, layout or batch.  The parts are read in place as the strided views the input's
+library gives (NumPy, CuPy, PyTorch; JAX copies them), one exact reduction each, and the result is assembled from
+them by that library, part by part with no arithmetic (an infinite part leaves the other alone).  nansum and
+nanmean drop an element whose real or imaginary part is NaN, as NumPy's (its isnan of a complex number): a where=
+mask the library makes, since each part alone cannot see the other's NaN.  Cost: two launches, and each reads all
+of the input's memory once (the parts interleave), where a real exact sum reads it once.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._registry import EXACT_OPS
+from .libraries import library_of
+from .numpy_rules import NoValue, given
+from .plan import variant_for
+
+_PART = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.float64)}
+
+
+def runs_exact_complex(op, x, dtype, variant):
+    """Whether reduce(op, ...) of operand `x` is an exact reduction of a complex array (dtype=, where given, a
+    complex one: the result's)."""
+    if x.dtype.kind != "c" or op not in EXACT_OPS or not isinstance(variant, str):
+        return False
+    if dtype is not None and np.dtype(dtype) not in _PART:
+        return False  # a real dtype= of complex input: the planner's own refusal
+    return "exact" in variant_for("reduce", op, variant).properties
+
+
+def reduce_exact_complex(reduce, op, a, x, axis, dtype, out, keepdims, initial, where, variant):
+    """reduce(op, a, ...) of complex operand `x` (read from `a`) under an exact variant, by `reduce` of each part."""
+    whole = x.array if x.host else a
+    lib = library_of(whole, f"gpureduce.{op}(..., variant={variant!r}) of a complex array",
+                     "it takes the parts from the input's own library")
+    real, imag = lib.parts(whole)
+    out_dtype = None if out is None else _numpy_dtype(out.dtype)
+    if dtype is not None:
+        result_dtype = np.dtype(dtype)
+    elif out_dtype is not None and out_dtype.kind == "c":
+        result_dtype = np.promote_types(x.dtype, out_dtype)  # NumPy's loop for (input, out), as the planner's
+    else:
+        result_dtype = x.dtype
+    part_dtype = _PART[result_dtype]
+    if op.startswith("nan"):
+        where = lib.both(~lib.is_nan(whole), where)
+    parts = []
+    for part, value in ((real, "real"), (imag, "imag")):
+        start = NoValue
+        if given(initial):
+            start = None if initial is None else getattr(complex(initial), value)
+        parts.append(reduce(op.removeprefix("nan"), part, axis, part_dtype, None, keepdims, start, where, variant))
+    if x.host:
+        parts = [np.asarray(p) for p in parts]
+    result = lib.complex_of(*parts)
+    if out is not None:
+        return _into(out, out_dtype, result, lib, op)
+    if x.host and result.ndim == 0:
+        return result[()]
+    return result
+
+
+def _numpy_dtype(dt):
+    """NumPy's dtype of a NumPy, CuPy or JAX dtype, or of a torch.dtype (torch.complex64 -> complex64)."""
+    return np.dtype(str(dt).removeprefix("torch.")) if type(dt).__module__ == "torch" else np.dtype(dt)
+
+
+def _into(out, out_dtype, result, lib, op):
+    """`result` copied into the caller's out= (NumPy's casting rule for a reduction's out: the same kind)."""
+    if out_dtype.kind != "c":
+        raise TypeError(f"Cannot cast the complex result of {op} to out's dtype {out_dtype} with casting rule "
+                        "'same_kind'")
+    if tuple(out.shape) != tuple(result.shape):
+        raise ValueError(f"output parameter for reduction operation {op} has the wrong shape: found "
+                         f"{tuple(out.shape)}, expected {tuple(result.shape)}")
+    if lib.name == "torch":
+        out.copy_(result)
+    else:
+        out[...] = result
+    return out
