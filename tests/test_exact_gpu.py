@@ -290,8 +290,8 @@ def test_half_formats_min_and_max_are_autos():
 
 def test_what_exact_refuses_and_what_it_passes_on():
     x = cupy.arange(10, dtype=cupy.float32).reshape(2, 5)
-    with pytest.raises(ValueError, match="auto"):
-        gpureduce.sum(x.astype(cupy.complex64), axis=1, variant="exact")
+    # a complex sum is one of each part (tests/test_exact_complex_gpu.py)
+    assert_matches_numpy("sum", x.astype(cupy.complex64) * (1 - 2j), axis=1, variant="exact")
     with pytest.raises(ValueError, match="prod"):
         gpureduce.prod(x, variant="exact")
     # integer sums, min and max are exact in any order: auto's kernels, NumPy's answers
@@ -392,14 +392,13 @@ def test_mean_the_same_bits_in_any_order_alignment_and_kind(dtype):
 def test_mean_what_exact_passes_on_and_refuses():
     """An integer mean runs auto's kernels (NumPy's float64 answer); a floating mean along an axis, with dtype= or
     where= is exact's too (tests/test_exact_axes_gpu.py), held to its bits by gpureduce.testing; a complex mean
-    is refused naming the variants that take it."""
+    each part's exact mean (tests/test_exact_complex_gpu.py)."""
     i = cupy.arange(-5, 100001, dtype=cupy.int32)
     assert float(gpureduce.mean(i, variant="exact")) == np.arange(-5, 100001).mean()
     x = cupy.asarray(draw("full range", "float32", 10, np.random.default_rng()).reshape(2, 5))
     for kwargs in ({"axis": 1}, {"dtype": cupy.float64}, {"where": x > 0}, {}):
         assert_matches_numpy("mean", x, variant="exact", **kwargs)  # the exact mean's bits (testing's zero bound)
-    with pytest.raises(ValueError, match="auto"):
-        gpureduce.mean(x.astype(cupy.complex64), variant="exact")
+    assert_matches_numpy("mean", x.astype(cupy.complex64) * (3 + 1j), variant="exact")
 
 
 # ---- the exact nansum and nanmean: the elements that are not NaN, summed exactly (and divided by their count),
