@@ -2,10 +2,13 @@
  *
  * A host result that the device writes through pageable memory costs a second host copy (DMA into a pinned
  * chunk, then memcpy into the array) and, for a fresh array, the kernel's page faults; a pinned result takes
- * the DMA directly (issue 13: cumsum of 1 GiB).  Pinning costs about 40 ms per GiB, so a block is only pinned
- * for a size this process asks for a second time, is kept for reuse when its array dies, and the pool never
- * holds more than GPUREDUCE_PINNED_RESULTS_LIMIT bytes (default: a quarter of the host's memory), idle blocks
- * at most GR_PINNED_IDLE_MAX of it.  Beyond that, results are ordinary NumPy arrays.
+ * the DMA directly (issue 13: cumsum of 1 GiB).  Pinning costs about 40 ms per GiB (and ~550 ms per GiB on the
+ * GPU machines' VMs: a Dask worker's 32 scans of 512 MiB blocks, results kept, 7.3 s where four workers' 8 each,
+ * reused from the idle blocks, took 46 ms a block), so a block is only pinned for a size this process asks for a
+ * second time, is kept for reuse when its array dies, and the pool never holds more than
+ * GPUREDUCE_PINNED_RESULTS_LIMIT bytes (default: GR_PINNED_DEFAULT_MAX, or a quarter of the host's memory where
+ * that is less: results kept alive by the many, a Dask array's blocks, would each pin fresh memory that no call
+ * reuses), idle blocks at most GR_PINNED_IDLE_MAX of it.  Beyond that, results are ordinary NumPy arrays.
  */
 #include "ext.h"
 
@@ -16,6 +19,7 @@
 #define GR_PINNED_RESULT_FROM ((size_t)1 << 20) /* smaller results go through the exec's pinned buffer */
 #define GR_PINNED_QUANTUM ((size_t)2 << 20)     /* block sizes: multiples of this */
 #define GR_PINNED_IDLE_MAX ((size_t)4 << 30)
+#define GR_PINNED_DEFAULT_MAX ((size_t)4 << 30)
 #define GR_PINNED_IDLE_BLOCKS 32
 #define GR_PINNED_HISTORY 16
 
@@ -59,6 +63,7 @@ read_limit(void)
     if (!got) {
         const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
         g_limit = pages > 0 && page > 0 ? (size_t)pages * (size_t)page / 4 : 0;
+        if (g_limit > GR_PINNED_DEFAULT_MAX) g_limit = GR_PINNED_DEFAULT_MAX;
     }
     g_limit_read = 1;
     return 0;

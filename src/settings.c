@@ -3,7 +3,8 @@
  *   GPUREDUCE_DEVICE_MEMORY_LIMIT    the most device memory a host operand may take when it is staged whole;
  *                                    host arrays that stream (stream_host.c) need only a few chunks of it
  *   GPUREDUCE_PINNED_RESULTS_LIMIT   the most pinned host memory the pool of results may hold
- *                                    (pinned_results.c; default a quarter of the host's memory, 0: none)
+ *                                    (pinned_results.c; default 4 GiB or a quarter of the host's memory,
+ *                                    the smaller; 0: none)
  *
  * Both are byte counts, read at their first use.
  */
