@@ -310,7 +310,7 @@ def correctly_rounded_sum(x, dtype, count=None):
             return np.float64(math.fsum(v))  # the exact sum rounded to float64 (Shewchuk's partials)
         except OverflowError:
             pass
-    return _rounded(_exact_sum(v) / (count or 1), dtype)
+    return rational_rounded(_exact_sum(v) / (count or 1), dtype)
 
 
 def same_exact_result(got, want):
@@ -339,7 +339,7 @@ def _exact_sum(v):
         return sum(map(Fraction, v.tolist()), Fraction(0))
 
 
-def _rounded(exact, dtype):
+def rational_rounded(exact, dtype):
     """Rational `exact` rounded to `dtype` (float16, bfloat16, float32, float64), to nearest with ties to even
     (overflow: an infinity)."""
     info = finfo(dtype)

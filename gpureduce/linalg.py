@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ._docs import document_variants
 from ._planning.operands import is_dask_array
+from ._planning.exact_dot import exact_dot, is_exact_variant
 from ._planning.numpy_rules import check_norm_axis, norm_order
 from ._planning.plan import prepare_dot, run
 from .reductions import unwrapped_reduce
@@ -117,7 +118,7 @@ def dot(a, b, out=None, *, variant: str = "auto"):
         The vectors differ in length (NumPy's "shapes (3,) and (4,) not aligned"); `a` or `b` not 1-d (matrix
         products are not reductions: use numpy.dot, cupy.dot or torch.matmul); `out` that is not a 0-d array of
         the result dtype (NumPy's "output array is not acceptable"); an unknown `variant`, or one not marked
-        *axes*.
+        *axes* but "exact" (see Notes), or "exact" of float64 or complex128 vectors.
     TypeError
         An operand is not an array of a supported dtype, or their common dtype is not one; one operand on the
         host and the other on the device.
@@ -140,6 +141,13 @@ def dot(a, b, out=None, *, variant: str = "auto"):
     from NumPy's by rounding, about ``eps * log2(n) * sum(abs(a * b))``, and are bitwise the same on every run.
     Host operands are copied to the device whole.  The result is a NumPy scalar for host operands, a 0-d array of
     `a`'s kind for device ones, computed asynchronously (``float(r)`` waits for it).
+
+    ``variant="exact"``: the exact dot product rounded once to nearest-even (each part of a complex one), the
+    same bits whatever the order of the elements, for float16, bfloat16, float32 and complex64 vectors, whose
+    products are float64 numbers: the inputs' library (NumPy, CuPy, PyTorch, JAX) forms them in a new float64
+    vector, summed by the exact sum; where that sum rounded to float64 is a midpoint of the result's dtype, a
+    second exact sum gives the side.  The rounding is decided on the host, so a device call waits for its first
+    sum.  float64 and complex128 vectors are refused (their products have 106 bits); integers and bool run auto.
 
     Examples
     --------
@@ -175,7 +183,7 @@ def vdot(a, b, /, *, variant: str = "auto"):
     ------
     ValueError
         The sizes differ (NumPy's "cannot reshape array of size 4 into shape (3,)"); an unknown `variant`, or
-        one not marked *axes*.
+        one not marked *axes* but "exact", or "exact" of float64 or complex128 arrays.
     TypeError
         An operand is not an array of a supported dtype, or their common dtype is not one; one operand on the
         host and the other on the device.
@@ -191,8 +199,8 @@ def vdot(a, b, /, *, variant: str = "auto"):
 
     Notes
     -----
-    dot's kernels with the first operand conjugated (see `dot` for dtypes, accumulation and rounding); an
-    operand that is not C-contiguous is copied into C order first.
+    dot's kernels with the first operand conjugated (see `dot` for dtypes, accumulation, rounding and
+    ``variant="exact"``); an operand that is not C-contiguous is copied into C order first.
 
     Examples
     --------
@@ -212,4 +220,6 @@ def _run_dot(a, b, out, *, conj, flatten, variant):
     if is_dask_array(a) or is_dask_array(b):  # the intake would compute it whole into host memory
         raise TypeError(f"gpureduce.{'vdot' if flatten else 'dot'} does not take Dask arrays yet; use "
                         "dask.array.dot, or compute the operands first")
+    if is_exact_variant(variant):
+        return exact_dot(a, b, out, conj=conj, flatten=flatten, variant=variant)
     return run(prepare_dot(a, b, conj=conj, flatten=flatten, out=out, variant=variant))

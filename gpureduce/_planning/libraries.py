@@ -1,7 +1,7 @@
 """The few array operations the grouped reductions and scans, the segmented scans' checks and the exact sums of
-complex arrays ask of the input's own library (NumPy, CuPy, PyTorch, JAX): sorts, gathers, scatters, binary
-searches, small checks, a complex array's parts, run there (on its current stream, in its memory pool) rather than
-by gpureduce, which has no sort.
+complex arrays and dot products ask of the input's own library (NumPy, CuPy, PyTorch, JAX): sorts, gathers,
+scatters, binary searches, small checks, a complex array's parts, products in float64, run there (on its current
+stream, in its memory pool) rather than by gpureduce, which has no sort.
 """
 from __future__ import annotations
 
@@ -100,6 +100,14 @@ class _ArrayModule:
         """Where `a` is NaN (a complex element: where either part is)."""
         return self.xp.isnan(a)
 
+    def float64_vector(self, a):
+        """`a`'s elements in C order as a new 1-d float64 array (a real `a`: every float16, bfloat16 and float32
+        value is a float64 one exactly)."""
+        return self.xp.reshape(self.xp.asarray(a), (-1,)).astype(np.float64)
+
+    def concatenate(self, vectors):
+        return self.xp.concatenate(vectors)
+
     def both(self, mask, where):
         """mask & where, `where` (where= of a call: True, or an array broadcast with the input) in the library."""
         return mask if where is True else self.xp.logical_and(mask, self.xp.asarray(where))
@@ -197,6 +205,12 @@ class _Torch:
 
     def is_nan(self, a):
         return self.torch.isnan(a)
+
+    def float64_vector(self, a):
+        return a.reshape(-1).to(self.torch.float64)
+
+    def concatenate(self, vectors):
+        return self.torch.cat(vectors)
 
     def both(self, mask, where):
         return mask if where is True else mask & self.torch.as_tensor(where, device=mask.device)

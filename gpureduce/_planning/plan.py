@@ -464,11 +464,10 @@ def _reduce_layout(op, x, axes, mask, out_desc):
     return x, mask, seg, out_desc is not None
 
 
-def prepare_dot(a, b, *, conj, flatten, out=None, variant="auto"):
-    """(plan, post) of ``dot(a, b)`` (vdot: `conj` conjugates `a`, `flatten` reads both arrays in C order, as
-    vectors of one size): the sum of the products of paired elements, each array read once.  Both are cast to
-    NumPy's common dtype first; `b` is the plan's second operand, read at its own strides (cuda/abi/ops.def:
-    operands TWO)."""
+def dot_operands(a, b, *, flatten, out=None):
+    """(x, y, result dtype, out's operand or None) of ``dot(a, b)`` (vdot: `flatten`, arrays of one size read as
+    vectors), with NumPy's errors for operands on both sides, vectors that do not pair up and an unacceptable
+    `out`."""
     x, y = intake(a), intake(b, "b")
     if x.host != y.host:
         raise TypeError(f"{'vdot' if flatten else 'dot'}: one operand is on the device and the other on the host; "
@@ -476,8 +475,6 @@ def prepare_dot(a, b, *, conj, flatten, out=None, variant="auto"):
     if flatten:
         if x.size != y.size:
             raise ValueError(f"cannot reshape array of size {y.size} into shape ({x.size},)")
-        x, y = (v if is_c_contiguous(v) else cast(v, v.dtype) for v in (x, y))
-        x, y = x.view((x.size,), (1,)), y.view((y.size,), (1,))
     elif len(x.shape) != 1 or len(y.shape) != 1:
         raise ValueError(f"dot of arrays of shapes {tuple(x.shape)} and {tuple(y.shape)}: gpureduce.dot takes two "
                          "vectors (1-d arrays); for matrix products use numpy.dot, cupy.dot or torch.matmul")
@@ -486,13 +483,25 @@ def prepare_dot(a, b, *, conj, flatten, out=None, variant="auto"):
                          f"{y.shape[0]} (dim 0)")
     rt = np.result_type(x.dtype, y.dtype)
     dtype_code(rt)  # a TypeError naming the dtypes gpureduce has
-    x, y = (v if v.dtype == rt else cast(v, rt) for v in (x, y))
     out_desc = None
     if out is not None:
         out_desc = intake(out, "out=")
         if out_desc.dtype != rt or out_desc.shape != () or out_desc.readonly:
             raise ValueError("output array is not acceptable (must have the right datatype, number of dimensions, "
                              "and be a C-Array)")
+    return x, y, rt, out_desc
+
+
+def prepare_dot(a, b, *, conj, flatten, out=None, variant="auto"):
+    """(plan, post) of ``dot(a, b)`` (vdot: `conj` conjugates `a`, `flatten` reads both arrays in C order, as
+    vectors of one size): the sum of the products of paired elements, each array read once.  Both are cast to
+    NumPy's common dtype first; `b` is the plan's second operand, read at its own strides (cuda/abi/ops.def:
+    operands TWO)."""
+    x, y, rt, out_desc = dot_operands(a, b, flatten=flatten, out=out)
+    if flatten:
+        x, y = (v if is_c_contiguous(v) else cast(v, v.dtype) for v in (x, y))
+        x, y = x.view((x.size,), (1,)), y.view((y.size,), (1,))
+    x, y = (v if v.dtype == rt else cast(v, rt) for v in (x, y))
     v = variant_for("reduce", "dot", variant)
     fresh = None
     if out is None and "axes" in v.properties:
