@@ -7,6 +7,7 @@ import pytest
 
 import gpureduce
 from conftest import _torch
+from gpureduce._planning.operands import BFLOAT16
 from gpureduce.testing import to_numpy
 from test_exact_dot_cpu import exact_dot_product, same
 from test_exact_gpu import draw
@@ -51,6 +52,11 @@ def test_halves_complex_vdot_and_torch():
     assert isinstance(got, torch.Tensor) and got.shape == ()
     want = exact_dot_product(t.cpu().numpy(), t.flip(0).cpu().numpy(), np.dtype(np.float32))
     assert same(got.cpu().numpy(), want)
+    b = torch.from_numpy(rng.standard_normal(999).astype(np.float32)).cuda().to(torch.bfloat16)
+    got = gpureduce.dot(b, b, variant="exact")
+    assert got.dtype == torch.bfloat16 and got.device == b.device
+    want = exact_dot_product(b.float().cpu().numpy(), b.float().cpu().numpy(), BFLOAT16)
+    assert same(got.float().cpu().numpy().astype(BFLOAT16), want)
     out = cupy.zeros((), cupy.float32)
     assert gpureduce.dot(cupy.ones(7, cupy.float32), cupy.ones(7, cupy.float32), out=out, variant="exact") is out
     assert float(out) == 7.0

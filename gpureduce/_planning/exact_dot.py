@@ -64,7 +64,12 @@ def exact_dot(a, b, out, *, conj, flatten, variant):
         else:
             out[...] = value
         return out
-    return value[()] if x.host else host_in_kind_of(a, value)
+    if x.host:
+        return value[()]
+    if lib.name == "torch":  # (torch.as_tensor takes no bfloat16 NumPy array: ml_dtypes')
+        return lib.torch.tensor(complex(value) if rt.kind == "c" else float(value),
+                                dtype=getattr(lib.torch, rt.name), device=a.device)
+    return host_in_kind_of(a, value)
 
 
 def _exact_sum(terms, rt, variant):
