@@ -58,17 +58,17 @@ def exact_dot(a, b, out, *, conj, flatten, variant):
             value = np.asarray(complex(_exact_sum(real_terms, rt, variant), _exact_sum(imag_terms, rt, variant)), rt)
         else:
             value = np.asarray(_exact_sum(lib.float64_vector(xa) * lib.float64_vector(ya), rt, variant), rt)
+    scalar = complex(value) if rt.kind == "c" else float(value)  # (exactly: value is the rounded one)
     if out is not None:
         if lib.name == "torch":
-            out.fill_(value.item())
+            out.fill_(scalar)
         else:
             out[...] = value
         return out
     if x.host:
         return value[()]
     if lib.name == "torch":  # (torch.as_tensor takes no bfloat16 NumPy array: ml_dtypes')
-        return lib.torch.tensor(complex(value) if rt.kind == "c" else float(value),
-                                dtype=getattr(lib.torch, rt.name), device=a.device)
+        return lib.torch.tensor(scalar, dtype=getattr(lib.torch, rt.name), device=a.device)
     return host_in_kind_of(a, value)
 
 
