@@ -118,7 +118,7 @@ def dot(a, b, out=None, *, variant: str = "auto"):
         The vectors differ in length (NumPy's "shapes (3,) and (4,) not aligned"); `a` or `b` not 1-d (matrix
         products are not reductions: use numpy.dot, cupy.dot or torch.matmul); `out` that is not a 0-d array of
         the result dtype (NumPy's "output array is not acceptable"); an unknown `variant`, or one not marked
-        *axes* but "exact" (see Notes), or "exact" of float64 or complex128 vectors.
+        *axes* but "exact" (see Notes).
     TypeError
         An operand is not an array of a supported dtype, or their common dtype is not one; one operand on the
         host and the other on the device.
@@ -143,11 +143,12 @@ def dot(a, b, out=None, *, variant: str = "auto"):
     `a`'s kind for device ones, computed asynchronously (``float(r)`` waits for it).
 
     ``variant="exact"``: the exact dot product rounded once to nearest-even (each part of a complex one), the
-    same bits whatever the order of the elements, for float16, bfloat16, float32 and complex64 vectors, whose
-    products are float64 numbers: the inputs' library (NumPy, CuPy, PyTorch, JAX) forms them in a new float64
-    vector, summed by the exact sum; where that sum rounded to float64 is a midpoint of the result's dtype, a
-    second exact sum gives the side.  The rounding is decided on the host, so a device call waits for its first
-    sum.  float64 and complex128 vectors are refused (their products have 106 bits); integers and bool run auto.
+    same bits whatever the order of the elements: the inputs' library (NumPy, CuPy, PyTorch, JAX) forms float64
+    terms whose exact sum is the dot product (float16, bfloat16 and float32 products are float64 numbers; a
+    float64 product is four products of the factors' 26-bit halves, or, past 2^995 or below 2^-969, the pairs are
+    summed in rationals on the host), summed by the exact sum; where that sum rounded to float64 is a midpoint of
+    a narrower result dtype, a second exact sum gives the side.  The rounding is decided on the host, so a
+    device call waits for its sums.  Integers and bool run auto (exact in any order).
 
     Examples
     --------
@@ -183,7 +184,7 @@ def vdot(a, b, /, *, variant: str = "auto"):
     ------
     ValueError
         The sizes differ (NumPy's "cannot reshape array of size 4 into shape (3,)"); an unknown `variant`, or
-        one not marked *axes* but "exact", or "exact" of float64 or complex128 arrays.
+        one not marked *axes* but "exact".
     TypeError
         An operand is not an array of a supported dtype, or their common dtype is not one; one operand on the
         host and the other on the device.

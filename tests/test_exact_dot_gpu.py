@@ -1,7 +1,8 @@
-"""variant="exact" of dot and vdot on the GPU (gpureduce/_planning/exact_dot.py): float16, bfloat16, float32 and
-complex64 vectors of NumPy, CuPy and PyTorch give the exact dot product rounded once, the same bits in any order;
-midpoints of float32 go the way of the rest.  The reference sums the products in fractions (test_exact_dot_cpu.py's
-exact_dot_product, whose logic it also checks with the exact sum stood in for on the host)."""
+"""variant="exact" of dot and vdot on the GPU (gpureduce/_planning/exact_dot.py): float16, bfloat16, float32,
+float64, complex64 and complex128 vectors of NumPy, CuPy and PyTorch give the exact dot product rounded once, the
+same bits in any order; midpoints of float32 go the way of the rest.  The reference sums the products in fractions
+(test_exact_dot_cpu.py's exact_dot_product, whose logic it also checks with the exact sum stood in for on the
+host)."""
 import numpy as np
 import pytest
 
@@ -57,6 +58,12 @@ def test_halves_complex_vdot_and_torch():
     assert got.dtype == torch.bfloat16 and got.device == b.device
     want = exact_dot_product(b.float().cpu().numpy(), b.float().cpu().numpy(), BFLOAT16)
     assert same(got.float().cpu().numpy().astype(BFLOAT16), want)
+    w = rng.standard_normal(20_001) * 10.0 ** rng.uniform(-30, 30, 20_001)
+    assert same(to_numpy(gpureduce.dot(cupy.asarray(w), cupy.asarray(w[::-1].copy()), variant="exact")),
+                exact_dot_product(w, w[::-1], np.dtype(np.float64)))
+    z = w[:10_000] + 1j * w[10_000:20_000]
+    assert same(to_numpy(gpureduce.vdot(cupy.asarray(z), cupy.asarray(z[::-1].copy()), variant="exact")),
+                exact_dot_product(z, z[::-1], np.dtype(np.complex128), conj=True))
     out = cupy.zeros((), cupy.float32)
     assert gpureduce.dot(cupy.ones(7, cupy.float32), cupy.ones(7, cupy.float32), out=out, variant="exact") is out
     assert float(out) == 7.0

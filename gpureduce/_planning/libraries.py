@@ -108,6 +108,13 @@ class _ArrayModule:
     def concatenate(self, vectors):
         return self.xp.concatenate(vectors)
 
+    def is_finite(self, a):
+        return self.xp.isfinite(a)
+
+    def any_true(self, mask):
+        """Whether some element of `mask` is True, on the host (a device mask: one wait)."""
+        return bool(self.xp.any(mask))
+
     def both(self, mask, where):
         """mask & where, `where` (where= of a call: True, or an array broadcast with the input) in the library."""
         return mask if where is True else self.xp.logical_and(mask, self.xp.asarray(where))
@@ -211,6 +218,12 @@ class _Torch:
 
     def concatenate(self, vectors):
         return self.torch.cat(vectors)
+
+    def is_finite(self, a):
+        return self.torch.isfinite(a)
+
+    def any_true(self, mask):
+        return bool(mask.any())
 
     def both(self, mask, where):
         return mask if where is True else mask & self.torch.as_tensor(where, device=mask.device)
