@@ -1,6 +1,8 @@
 """gpureduce.dask with gpureduce's kernels on every chunk: NumPy chunks and CuPy chunks, against NumPy (integers
 exactly, floats within gpureduce.testing.error_bound, doubled for the tree of partials); CuPy chunks give CuPy
 results.  The graph logic itself is checked without a GPU in tests/test_dask_cpu.py."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -120,3 +122,27 @@ def test_vector_norm_of_chunks(kind, dtype, ord, rng):
         want = np.linalg.vector_norm(wide, axis=axis, keepdims=keepdims, ord=ord)
         assert got.dtype == np.linalg.vector_norm(x, ord=ord).dtype and got.shape == np.shape(want)
         np.testing.assert_allclose(got, want, rtol=max(16 * eps, 1e-12), atol=0)
+
+
+@pytest.mark.parametrize("kind", ["numpy", "cupy"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_exact_is_the_whole_arrays_correctly_rounded_result_under_any_chunking(kind, dtype):
+    """variant="exact" (gpureduce/dask/exact.py): each chunk's partial kept as exact float64 terms, so every
+    chunking gives the bits of the eager exact call on the whole array and of the rational reference."""
+    from gpureduce._bounds import exact_result
+
+    rng = np.random.default_rng()
+    half = rng.standard_normal((60, 250)) * (1e3 if dtype == "float16" else 1e6)
+    x = (np.concatenate([half, -half[:, ::-1]], axis=1) + rng.standard_normal((60, 500))).astype(dtype)
+    x[rng.random(x.shape) < 0.01] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a mean of a slice with a NaN, or of none
+        for op in ("sum", "mean", "nansum", "nanmean"):
+            for axis in (None, 0, 1):
+                want = exact_result(op, x, np.dtype(dtype), axis)
+                eager = host(getattr(gpureduce, op)(x, axis=axis, variant="exact"))
+                for chunks in ((60, 500), (7, 61), (60, 13)):
+                    got = host(getattr(gd, op)(chunks_of(kind, x, chunks), axis=axis, variant="exact").compute())
+                    for value in (got, eager):
+                        assert value.dtype == want.dtype and np.array_equal(value, want, equal_nan=True), \
+                            (op, axis, chunks)

@@ -25,6 +25,10 @@ returns a lazy ``dask.array.Array``, NumPy's signature and result dtype, built o
   carry, which is folded into it where it is (added, multiplied, the larger or smaller taken, ``numpy.logaddexp``;
   a large host block on several threads): no chunk moves between workers.
 
+* variant="exact" of sum, nansum, mean and nanmean (gpureduce/dask/exact.py): each chunk's exact sums kept
+  exactly as a few float64 terms, the partials' terms summed exactly again, the result rounded once: the eager
+  exact call's bits under any chunking.
+
 Integer and bool inputs hold no NaN: a nan function of them is the plain one, as NumPy's.  The tree of partial
 results is fixed by the chunks and ``split_every``, never by scheduling, so the result is the same run after run
 (by default one task combines every chunk's partial, while they number at most 1,024 and fit 64 MiB: one level of
@@ -46,12 +50,11 @@ except ImportError as e:  # pragma: no cover - the message is the point
 
 from .. import _registry
 from .._planning.numpy_rules import NoValue
-from .chunks import mean
 from .cluster import local_cluster
 from .moments import nanstd, nanvar, std, var
 from .nan import nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod, nansum
 from .plain import (all, any, argmax, argmin, count_nonzero, cummax, cummin, cumprod, cumsum, logcumsumexp, logsumexp,
-                    max, min, prod, ptp, sum, vector_norm)
+                    max, mean, min, prod, ptp, sum, vector_norm)
 
 # Every reduction and scan of this module, in the order of cuda/abi/ops.def (gpureduce.<name> of a Dask array hands
 # the call to the one named here; an operator this module has no function for refuses Dask arrays clearly)

@@ -154,12 +154,11 @@ NO_INITIAL = NoValue  # "not given"; one object in every worker process, as pick
 def whole_arrays_only(op, variant):
     """Whether reduction `variant` is one of the seeds' classic ones, which reduce a whole array and take no axis
     or keepdims (the planner's rule); a ValueError naming the choices for an unknown variant or one without `op`,
-    and for an exact variant: each chunk's correctly rounded sum, added to the others', would not be the correctly
-    rounded sum of the whole (nor independent of the chunking)."""
+    and for an exact variant of an operator other than sum, nansum, mean and nanmean (gpureduce/dask/exact.py keeps
+    those partials exactly)."""
     if variant != "auto" and "exact" in variant_for("reduce", op, variant).properties:
-        raise ValueError(f"variant {variant!r} is not available for Dask arrays yet: the chunks' sums, each rounded, "
-                         "would not add up to the correctly rounded total; compute the array into one NumPy or device "
-                         "array first, or use variant='auto'")
+        raise ValueError(f"variant {variant!r} of a Dask array takes sum, nansum, mean and nanmean of floating "
+                         f"arrays, not {op}; use variant='auto' (min, max and integer sums are exact in any order)")
     return variant != "auto" and not takes_axes(op, variant)
 
 

@@ -18,9 +18,10 @@ from .._planning.operands import dtype_kind
 from .._planning.plan import weighted_dtype
 from . import chunks
 from .chunks import (NO_INITIAL, axes_of, carried_dtype, checked_array, empty_partial, filled_partial,
-                     first_extreme, gather_parts, global_arg, highest, kernel_options, kernel_reduce, lowest, mean,
+                     first_extreme, gather_parts, global_arg, highest, kernel_options, kernel_reduce, lowest,
                      one_level, reduced_dtype, reduced_size, result_meta, scalar_if_0d, structured_partials,
                      whole_arrays_only)
+from .exact import exact_reduction, is_exact
 from .scans import block_scan
 
 
@@ -53,8 +54,27 @@ def _min_max_chunk(op, variant, x, axis=None, keepdims=False, initial=NO_INITIAL
 
 
 def sum(a, axis=None, dtype=None, keepdims=False, split_every=None, out=None, *, initial=NO_INITIAL, variant="auto"):
-    """numpy.sum of a Dask array, each chunk summed by gpureduce (see the module's documentation)."""
+    """numpy.sum of a Dask array, each chunk summed by gpureduce (see the module's documentation); an exact
+    variant's partials kept exactly (gpureduce/dask/exact.py)."""
+    if is_exact(variant):
+        if dtype_kind(checked_array(a).dtype) in "biu":
+            variant = "auto"  # exact in any order
+        else:
+            return exact_reduction("sum", a, axis, dtype, keepdims, split_every, out, variant, initial)
     return _reduce("sum", a, axis, dtype, keepdims, split_every, out, variant, initial)
+
+
+def mean(a, axis=None, dtype=None, keepdims=False, split_every=None, out=None, *, variant="auto"):
+    """numpy.mean of a Dask array: each chunk's count and sum, divided once at the end (gpureduce/dask/chunks.py);
+    an exact variant's partials kept exactly (gpureduce/dask/exact.py).  An empty reduction gives NaN and warns
+    "Mean of empty slice", as NumPy's."""
+    if is_exact(variant):
+        if dtype_kind(checked_array(a).dtype) in "biu":
+            variant = "auto"  # the float64 mean of integers: auto's, as the eager exact call runs it
+        else:
+            return exact_reduction("mean", a, axis, dtype, keepdims, split_every, out, variant)
+    return chunks.mean(a, axis=axis, dtype=dtype, keepdims=keepdims, split_every=split_every, out=out,
+                       variant=variant)
 
 
 def prod(a, axis=None, dtype=None, keepdims=False, split_every=None, out=None, *, initial=NO_INITIAL, variant="auto"):
