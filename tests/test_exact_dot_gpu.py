@@ -64,6 +64,8 @@ def test_halves_complex_vdot_and_torch():
     z = w[:10_000] + 1j * w[10_000:20_000]
     assert same(to_numpy(gpureduce.vdot(cupy.asarray(z), cupy.asarray(z[::-1].copy()), variant="exact")),
                 exact_dot_product(z, z[::-1], np.dtype(np.complex128), conj=True))
+    with pytest.raises(TypeError, match="one library"):
+        gpureduce.dot(cupy.ones(3, cupy.float32), torch.ones(3, device="cuda"), variant="exact")
     out = cupy.zeros((), cupy.float32)
     assert gpureduce.dot(cupy.ones(7, cupy.float32), cupy.ones(7, cupy.float32), out=out, variant="exact") is out
     assert float(out) == 7.0

@@ -57,6 +57,11 @@ def exact_dot(a, b, out, *, conj, flatten, variant):
     xa, ya = (x.array, y.array) if x.host else (a, b)
     lib = library_of(xa, f"gpureduce.{name}(..., variant={variant!r})",
                      "it forms the products' terms in the inputs' own library")
+    if library_of(ya, f"gpureduce.{name}(..., variant={variant!r})", "it forms the products' terms in the inputs' "
+                  "own library").name != lib.name:
+        raise TypeError(f"variant {variant!r} of {name} forms the products in the inputs' own library: pass two "
+                        f"arrays of one library, not a {type(xa).__module__}.{type(xa).__name__} and a "
+                        f"{type(ya).__module__}.{type(ya).__name__}")
     with np.errstate(invalid="ignore", over="ignore"):  # inf * 0: NaN, quietly, as numpy.dot
         if rt.kind == "c":
             part = _PART[rt.name]
