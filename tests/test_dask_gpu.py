@@ -146,3 +146,15 @@ def test_exact_is_the_whole_arrays_correctly_rounded_result_under_any_chunking(k
                     for value in (got, eager):
                         assert value.dtype == want.dtype and np.array_equal(value, want, equal_nan=True), \
                             (op, axis, chunks)
+
+
+@pytest.mark.parametrize("kind", ["numpy", "cupy"])
+def test_exact_of_complex_chunks_is_each_parts(kind):
+    from gpureduce._bounds import exact_result
+
+    rng = np.random.default_rng()
+    x = (rng.standard_normal((40, 300)) * 1e5 + 1j * rng.standard_normal((40, 300))).astype(np.complex64)
+    for op in ("sum", "nanmean"):
+        want = exact_result(op, x, np.dtype(np.complex64), 1)
+        got = host(getattr(gd, op)(chunks_of(kind, x, (9, 70)), axis=1, variant="exact").compute())
+        assert got.dtype == want.dtype and np.array_equal(got, want), op

@@ -1,5 +1,5 @@
 """variant="exact" of sum, nansum, mean and nanmean of Dask arrays (issue 41): the correctly rounded result of the
-whole reduction, whatever the chunking.
+whole reduction, whatever the chunking (of a complex array, each part's).
 
 A chunk's exact sum along the reduced axes cannot travel as one float (its rounding would be added to the
 others'), so each partial is kept exactly, as a few float64 terms whose sum it is (``exact_terms``): gpureduce's
@@ -22,9 +22,11 @@ from functools import partial
 
 import numpy as np
 import dask.array as da
+from dask.array.core import handle_out
 
 from .._bounds import rational_rounded
 from .._planning.numpy_rules import NoValue
+from .._planning.libraries import library_of
 from .._planning.operands import to_host
 from .._planning.plan import variant_for
 from .._planning.results import host_in_kind_of
@@ -45,9 +47,12 @@ def is_exact(variant):
 def exact_reduction(op, a, axis, dtype, keepdims, split_every, out, variant, initial=NoValue):
     """`op` (sum, nansum, mean or nanmean) of Dask array `a` under an exact variant (the module's documentation)."""
     a = checked_array(a)
+    if a.dtype.kind == "c":
+        return _complex_reduction(op, a, axis, dtype, keepdims, split_every, out, variant, initial)
     if a.dtype.name not in _FLOATS:
-        raise TypeError(f"variant {variant!r} of a Dask array of {a.dtype}: it sums float16, bfloat16, float32 and "
-                        "float64 chunks exactly (integers and bool: variant='auto' is exact)")
+        raise TypeError(f"variant {variant!r} of a Dask array of {a.dtype}: it sums float16, bfloat16, float32, "
+                        "float64, complex64 and complex128 chunks exactly (integers and bool: variant='auto' is "
+                        "exact)")
     mean = op.endswith("mean")
     result_dtype = (np.mean if mean else np.sum)(np.ones((1,), a.dtype), dtype=dtype).dtype
     if result_dtype.name not in _FLOATS:
@@ -60,6 +65,34 @@ def exact_reduction(op, a, axis, dtype, keepdims, split_every, out, variant, ini
                         combine=partial(exact_combine, variant, most), axis=axis, keepdims=keepdims,
                         dtype=result_dtype, split_every=one_level(a, axis, split_every), out=out, concatenate=False,
                         meta=result_meta(a, axis, keepdims, result_dtype))
+
+
+def _complex_reduction(op, a, axis, dtype, keepdims, split_every, out, variant, initial):
+    """A complex array's: each part's exact reduction, the parts joined block by block with no arithmetic (an
+    infinite part leaves the other alone), as the eager call's (gpureduce/_planning/exact_complex.py).  A nan form
+    drops an element where either part is NaN: both parts are NaN there, so each part's drops the same ones."""
+    result_dtype = np.dtype(dtype) if dtype is not None else a.dtype
+    if result_dtype.kind != "c":
+        raise TypeError(f"variant {variant!r} of a complex Dask array: dtype={result_dtype} is not a complex dtype")
+    part_dtype = np.float32 if result_dtype == np.complex64 else np.float64
+    real, imag = da.real(a), da.imag(a)
+    if op.startswith("nan"):
+        either = da.isnan(a)
+        real, imag = da.where(either, np.nan, real), da.where(either, np.nan, imag)
+    start = (initial, initial) if initial is NoValue or initial is None else \
+        (complex(initial).real, complex(initial).imag)
+    parts = [exact_reduction(op, part, axis, part_dtype, keepdims, split_every, None, variant, first)
+             for part, first in zip((real, imag), start)]
+    joined = da.map_blocks(_joined, *parts, dtype=result_dtype, meta=result_meta(a, axis, keepdims, result_dtype))
+    return handle_out(out, joined)
+
+
+def _joined(real, imag):
+    """The complex array of parts `real` and `imag` (one block of each), in their library."""
+    if isinstance(real, np.generic):  # a 0-d result's block: a NumPy scalar
+        real, imag = np.asarray(real), np.asarray(imag)
+    return scalar_if_0d(library_of(real, "gpureduce.dask's exact sum of a complex array",
+                                   "it joins the parts in the chunks' own library").complex_of(real, imag))
 
 
 def exact_chunk(variant, most, nan, element_dtype, x, axis=None, keepdims=True, computing_meta=False,
