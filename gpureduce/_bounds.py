@@ -13,7 +13,7 @@ from fractions import Fraction
 import numpy as np
 
 from . import _core, _registry
-from ._planning.operands import ACCUMULATOR, default_dtype, dtype_kind, finfo, to_host
+from ._planning.operands import ACCUMULATOR, COMPLEX_PART, default_dtype, dtype_kind, finfo, to_host
 from ._registry import OPERATORS, SCAN_FUNCTIONS, scan_function_name
 
 try:  # NumPy >= 2.0
@@ -395,7 +395,7 @@ def exact_result(op, x, dtype, axis=None, where=True, initial=None):
     x = np.asarray(x)
     if x.dtype.kind == "c":  # each part's own, an element dropped by a nan form where either part is NaN
         dtype = np.dtype(dtype)
-        part = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
+        part = COMPLEX_PART[dtype]
         if EXACT_OF[op] != op:
             where = ~np.isnan(x) & np.asarray(where, bool)
         start = (None, None) if initial is None else (complex(initial).real, complex(initial).imag)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from ._docs import document_variants
 from ._planning.operands import is_dask_array
-from ._planning.exact_dot import exact_dot, is_exact_variant
+from ._planning.exact_dot import exact_dot
 from ._planning.numpy_rules import check_norm_axis, norm_order
-from ._planning.plan import prepare_dot, run
+from ._planning.plan import is_exact_variant, prepare_dot, run
 from .reductions import unwrapped_reduce
 
 __all__ = ["vector_norm", "dot", "vdot"]

@@ -16,19 +16,18 @@ import numpy as np
 from .._registry import EXACT_OPS
 from .libraries import library_of
 from .numpy_rules import NoValue, given
-from .plan import variant_for
-
-_PART = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.float64)}
+from .operands import COMPLEX_PART, intake
+from .plan import is_exact_variant
 
 
 def runs_exact_complex(op, x, dtype, variant):
     """Whether reduce(op, ...) of operand `x` is an exact reduction of a complex array (dtype=, where given, a
     complex one: the result's)."""
-    if x.dtype.kind != "c" or op not in EXACT_OPS or not isinstance(variant, str):
+    if x.dtype.kind != "c" or op not in EXACT_OPS:
         return False
-    if dtype is not None and np.dtype(dtype) not in _PART:
+    if dtype is not None and np.dtype(dtype) not in COMPLEX_PART:
         return False  # a real dtype= of complex input: the planner's own refusal
-    return "exact" in variant_for("reduce", op, variant).properties
+    return is_exact_variant(variant)
 
 
 def reduce_exact_complex(reduce, op, a, x, axis, dtype, out, keepdims, initial, where, variant):
@@ -37,14 +36,14 @@ def reduce_exact_complex(reduce, op, a, x, axis, dtype, out, keepdims, initial, 
     lib = library_of(whole, f"gpureduce.{op}(..., variant={variant!r}) of a complex array",
                      "it takes the parts from the input's own library")
     real, imag = lib.parts(whole)
-    out_dtype = None if out is None else _numpy_dtype(out.dtype)
+    out_dtype = None if out is None else intake(out, "out=").dtype
     if dtype is not None:
         result_dtype = np.dtype(dtype)
     elif out_dtype is not None and out_dtype.kind == "c":
         result_dtype = np.promote_types(x.dtype, out_dtype)  # NumPy's loop for (input, out), as the planner's
     else:
         result_dtype = x.dtype
-    part_dtype = _PART[result_dtype]
+    part_dtype = COMPLEX_PART[result_dtype]
     if op.startswith("nan"):
         where = lib.both(~lib.is_nan(whole), where)
     parts = []
@@ -61,11 +60,6 @@ def reduce_exact_complex(reduce, op, a, x, axis, dtype, out, keepdims, initial, 
     if x.host and result.ndim == 0:
         return result[()]
     return result
-
-
-def _numpy_dtype(dt):
-    """NumPy's dtype of a NumPy, CuPy or JAX dtype, or of a torch.dtype (torch.complex64 -> complex64)."""
-    return np.dtype(str(dt).removeprefix("torch.")) if type(dt).__module__ == "torch" else np.dtype(dt)
 
 
 def _into(out, out_dtype, result, lib, op):

@@ -29,23 +29,16 @@ from fractions import Fraction
 import numpy as np
 
 from .._bounds import rational_rounded
-from .._registry import variants
 from .calls import reduce
 from .libraries import library_of
 from .numpy_rules import NoValue
-from .operands import to_host
+from .operands import COMPLEX_PART, to_host
 from .plan import dot_operands, prepare_dot, run
 from .results import host_in_kind_of
 
-_PART = {"complex64": np.dtype(np.float32), "complex128": np.dtype(np.float64)}
 _BELOW_EVERY_SPACING = Fraction(1, 2**1200)  # far below float64's smallest subnormal, 2^-1074
 _SPLIT = 134217729.0  # 2^27 + 1
 _SPLITS_BELOW, _PRODUCTS_FROM, _PRODUCTS_BELOW = 2.0**995, 2.0**-969, 2.0**1000
-
-
-def is_exact_variant(variant):
-    return isinstance(variant, str) and any(v.name == variant and "exact" in v.properties
-                                            for v in variants(kind="reduce"))
 
 
 def exact_dot(a, b, out, *, conj, flatten, variant):
@@ -55,16 +48,15 @@ def exact_dot(a, b, out, *, conj, flatten, variant):
     if rt.kind in "biu":
         return run(prepare_dot(a, b, conj=conj, flatten=flatten, out=out, variant="auto"))
     xa, ya = (x.array, y.array) if x.host else (a, b)
-    lib = library_of(xa, f"gpureduce.{name}(..., variant={variant!r})",
-                     "it forms the products' terms in the inputs' own library")
-    if library_of(ya, f"gpureduce.{name}(..., variant={variant!r})", "it forms the products' terms in the inputs' "
-                  "own library").name != lib.name:
+    fn, needs = f"gpureduce.{name}(..., variant={variant!r})", "it forms the products' terms in the inputs' own library"
+    lib = library_of(xa, fn, needs)
+    if library_of(ya, fn, needs).name != lib.name:
         raise TypeError(f"variant {variant!r} of {name} forms the products in the inputs' own library: pass two "
                         f"arrays of one library, not a {type(xa).__module__}.{type(xa).__name__} and a "
                         f"{type(ya).__module__}.{type(ya).__name__}")
     with np.errstate(invalid="ignore", over="ignore"):  # inf * 0: NaN, quietly, as numpy.dot
         if rt.kind == "c":
-            part = _PART[rt.name]
+            part = COMPLEX_PART[rt]
             (xr, xi), (yr, yi) = ([lib.float64_vector(p) for p in lib.parts(lib.astype(v, rt))] for v in (xa, ya))
             if conj:
                 xi = -xi

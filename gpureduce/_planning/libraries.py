@@ -9,7 +9,7 @@ import contextlib
 
 import numpy as np
 
-from .operands import to_host
+from .operands import COMPLEX_PART, to_host
 
 ACCEPTED = "a NumPy array, or a CuPy array, PyTorch tensor or JAX array on the GPU"
 
@@ -88,7 +88,7 @@ class _ArrayModule:
     def complex_of(self, real, imag):
         """The complex array whose parts are `real` and `imag` (float32 or float64, one shape), set as they are:
         no arithmetic, so an infinite part leaves the other alone."""
-        dtype = np.complex64 if real.dtype == np.float32 else np.complex128
+        dtype = next(c for c, part in COMPLEX_PART.items() if part == real.dtype)
         if self.name == "jax":
             import jax
             return jax.lax.complex(real, imag)

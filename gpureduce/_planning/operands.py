@@ -22,6 +22,8 @@ _CODES = {dt: code for code, dt in enumerate(DTYPES)}  # hot path: a dict lookup
 # bfloat16 in float32); the others accumulate in the result dtype
 ACCUMULATOR = {DTYPES[d.code]: DTYPES[DTYPE_NAMES.index(d.accumulate_as)] for d in DTYPE_TABLE
                if d.accumulate_as != d.name}
+# the dtype of a complex dtype's parts (cuda/abi/dtypes.def: real; complex64 -> float32)
+COMPLEX_PART = {DTYPES[d.code]: DTYPES[DTYPE_NAMES.index(d.real)] for d in DTYPE_TABLE if d.kind == "COMPLEX"}
 # NumPy's kind letter of each dtype by its kind in dtypes.def (bfloat16 a float, where ml_dtypes says 'V')
 _KINDS = {DTYPES[d.code]: {"BOOL": "b", "INT": "i", "UINT": "u", "FLOAT": "f", "COMPLEX": "c"}[d.kind]
           for d in DTYPE_TABLE}

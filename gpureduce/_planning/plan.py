@@ -108,6 +108,13 @@ def _whole_kernel_reads(kind, v, op, x, rt, seg, reads_more, out_desc):
                                             else len(x.shape), out_desc) == _FLAT_LAUNCH
 
 
+def is_exact_variant(variant):
+    """Whether `variant` names a reduction variant with the "exact" property (False for any other value: the
+    planner's own errors name unknown ones)."""
+    return isinstance(variant, str) and any(v.name == variant and "exact" in v.properties
+                                            for v in variants(kind="reduce"))
+
+
 def takes_axes(op, variant):
     """Whether reduction `variant` runs `op` along axes (an axis variant) rather than of whole arrays only (a
     classic one); a ValueError naming the choices for an unknown variant or one without `op`."""

@@ -22,13 +22,14 @@ from functools import partial
 
 import numpy as np
 import dask.array as da
+from dask.array import reductions as _reductions
 from dask.array.core import handle_out
+from dask.core import flatten
 
 from .._bounds import rational_rounded
 from .._planning.numpy_rules import NoValue
 from .._planning.libraries import library_of
-from .._planning.operands import to_host
-from .._planning.plan import variant_for
+from .._planning.operands import COMPLEX_PART, to_host
 from .._planning.results import host_in_kind_of
 from . import chunks
 from .chunks import axes_of, checked_array, one_level, result_meta, scalar_if_0d
@@ -37,11 +38,6 @@ _FLOATS = ("float16", "bfloat16", "float32", "float64")
 # the most terms a partial can need: the exact sums of float64 elements span 2^-1074 .. 2^1084 (2^60 elements), of
 # float32, bfloat16 and float16 ones 2^-149 .. 2^188: 53 bits a term
 _MOST_TERMS = {True: 42, False: 8}
-
-
-def is_exact(variant):
-    """Whether reduction variant `variant` is an exact one (the eager calls' rule: "exact" in its properties)."""
-    return variant != "auto" and "exact" in variant_for("reduce", "sum", variant).properties
 
 
 def exact_reduction(op, a, axis, dtype, keepdims, split_every, out, variant, initial=NoValue):
@@ -74,7 +70,7 @@ def _complex_reduction(op, a, axis, dtype, keepdims, split_every, out, variant, 
     result_dtype = np.dtype(dtype) if dtype is not None else a.dtype
     if result_dtype.kind != "c":
         raise TypeError(f"variant {variant!r} of a complex Dask array: dtype={result_dtype} is not a complex dtype")
-    part_dtype = np.float32 if result_dtype == np.complex64 else np.float64
+    part_dtype = COMPLEX_PART[result_dtype]
     real, imag = da.real(a), da.imag(a)
     if op.startswith("nan"):
         either = da.isnan(a)
@@ -139,21 +135,9 @@ def _gather(parts, key, axes):
     """The `key` arrays of the partials, concatenated along the reduced axes (terms: padded with zeros to the
     longest list of terms first)."""
     if key == "terms":
-        most = max(p["terms"].shape[-1] for p in _flat(parts))
-        parts = _nested_map(lambda p: {"terms": _padded(p["terms"], most)}, parts)
+        most = max(p["terms"].shape[-1] for p in flatten(parts))
+        parts = _reductions.deepmap(lambda p: {"terms": _padded(p["terms"], most)}, parts)
     return chunks.gather_parts(parts, key, axes)
-
-
-def _flat(parts):
-    for p in parts:
-        if isinstance(p, list):
-            yield from _flat(p)
-        else:
-            yield p
-
-
-def _nested_map(fn, parts):
-    return [_nested_map(fn, p) if isinstance(p, list) else fn(p) for p in parts]
 
 
 def _padded(terms, most):

@@ -28,12 +28,13 @@ from dask.array import reductions as _reductions
 
 from .._planning.numpy_rules import EXACT, operator_for_dtype
 from .._planning.numpy_rules import NoValue
+from .._planning.plan import is_exact_variant
 from .._registry import scan_function_name
 from . import plain as plain_functions
 from .chunks import (carried_dtype, checked_array, filled_partial, first_extreme, gather_parts,
                      global_arg, kernel_reduce, mean_agg, mean_combine, one_level, reduced_size, result_meta,
                      scalar_if_0d, structured_partials, whole_arrays_only)
-from .exact import exact_reduction, is_exact
+from .exact import exact_reduction
 from .scans import block_scan
 
 
@@ -62,7 +63,7 @@ def _fold(op, a, axis, dtype, out, keepdims, initial, split_every, variant):
     if _exact(op, a):
         return getattr(plain_functions, plain)(a, axis=axis, dtype=dtype, keepdims=keepdims, split_every=split_every, out=out,
                                      initial=initial, variant=variant)
-    if op == "nansum" and is_exact(variant):
+    if op == "nansum" and is_exact_variant(variant):
         return exact_reduction(op, a, axis, dtype, keepdims, split_every, out, variant, initial)
     whole_arrays_only(op, variant)
     result_dtype = getattr(np, op)(np.ones((1,), a.dtype), dtype=dtype).dtype
@@ -152,7 +153,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, split_every=N
     if _exact("nanmean", a):
         return plain_functions.mean(a, axis=axis, dtype=dtype, keepdims=keepdims, split_every=split_every, out=out,
                                     variant=variant)
-    if is_exact(variant):
+    if is_exact_variant(variant):
         return exact_reduction("nanmean", a, axis, dtype, keepdims, split_every, out, variant)
     whole_arrays_only("nanmean", variant)
     result_dtype = np.nanmean(np.ones((1,), a.dtype), dtype=dtype).dtype  # NumPy's TypeError for an integer dtype

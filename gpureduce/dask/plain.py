@@ -15,13 +15,13 @@ from dask.array import reductions as _reductions
 from .. import _registry
 from .._planning.numpy_rules import NoValue, check_norm_axis, norm_order
 from .._planning.operands import dtype_kind
-from .._planning.plan import weighted_dtype
+from .._planning.plan import is_exact_variant, weighted_dtype
 from . import chunks
 from .chunks import (NO_INITIAL, axes_of, carried_dtype, checked_array, empty_partial, filled_partial,
                      first_extreme, gather_parts, global_arg, highest, kernel_options, kernel_reduce, lowest,
                      one_level, reduced_dtype, reduced_size, result_meta, scalar_if_0d, structured_partials,
                      whole_arrays_only)
-from .exact import exact_reduction, is_exact
+from .exact import exact_reduction
 from .scans import block_scan
 
 
@@ -56,7 +56,7 @@ def _min_max_chunk(op, variant, x, axis=None, keepdims=False, initial=NO_INITIAL
 def sum(a, axis=None, dtype=None, keepdims=False, split_every=None, out=None, *, initial=NO_INITIAL, variant="auto"):
     """numpy.sum of a Dask array, each chunk summed by gpureduce (see the module's documentation); an exact
     variant's partials kept exactly (gpureduce/dask/exact.py)."""
-    if is_exact(variant):
+    if is_exact_variant(variant):
         if dtype_kind(checked_array(a).dtype) in "biu":
             variant = "auto"  # exact in any order
         else:
@@ -68,7 +68,7 @@ def mean(a, axis=None, dtype=None, keepdims=False, split_every=None, out=None, *
     """numpy.mean of a Dask array: each chunk's count and sum, divided once at the end (gpureduce/dask/chunks.py);
     an exact variant's partials kept exactly (gpureduce/dask/exact.py).  An empty reduction gives NaN and warns
     "Mean of empty slice", as NumPy's."""
-    if is_exact(variant):
+    if is_exact_variant(variant):
         if dtype_kind(checked_array(a).dtype) in "biu":
             variant = "auto"  # the float64 mean of integers: auto's, as the eager exact call runs it
         else:
