@@ -91,6 +91,7 @@ CHAINS = {
                             lambda n, s: max(_cdiv(n + 3, 327680) + 97, _lookahead_chain(n))),
     ("scan", "cub"): ("n / 2688: each tile's prefix adds to the one before",
                       lambda n, s: _cdiv(n, 2688) + 40),
+    ("scan", "exact"): ("one: each prefix exact in integers, rounded once", lambda n, s: 1),
     ("scan", "auto"): ("n / 4096: each tile's prefix adds to the one before (a look-back; floating "
                        "sums fold per window of 64 tiles, fewer)",
                        lambda n, s: max(_cdiv(n + 3, 8192) + 74, _cdiv(n + 1, 4096) + 42)),

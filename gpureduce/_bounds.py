@@ -313,6 +313,50 @@ def correctly_rounded_sum(x, dtype, count=None):
     return rational_rounded(_exact_sum(v) / (count or 1), dtype)
 
 
+def correctly_rounded_cumsum(x, dtype, exclusive=False, nan_form=False):
+    """Each prefix sum of 1-D `x` (float16, bfloat16, float32 or float64 values) computed exactly and rounded once to
+    `dtype`, as the scan variant "exact" gives them (cuda/primitives/exact_scan.cuh): NaN where a NaN (not in the
+    nan form, which takes a NaN as +0.0) or both infinities came before, an infinity where one did, -0.0 where every
+    element of the prefix is -0.0 (NumPy's cumsum of zeros), else the exact sum rounded (an exact zero +0.0); an
+    exclusive scan's element i is the prefix before it, +0.0 first."""
+    dtype = np.dtype(dtype)
+    values = np.asarray(x, dtype=np.float64).ravel()  # float32 and half elements are float64 ones exactly
+    out = np.empty(values.size, dtype)
+    units = 2 ** 1074  # every finite float64 is an integer multiple of 2^-1074
+    total, nan, plus, minus, negative_zeros, empty = 0, False, False, False, True, True
+    rounded_at = None, None  # (total, its rounding): a zero added keeps the rounding
+    for i, v in enumerate(values.tolist()):
+        if exclusive:
+            value = None if empty else (nan, plus, minus, negative_zeros, total)
+        if math.isnan(v):
+            nan = nan or not nan_form
+            negative_zeros = False
+        elif math.isinf(v):
+            plus, minus, negative_zeros = plus or v > 0, minus or v < 0, False
+        else:
+            numerator, denominator = v.as_integer_ratio()
+            total += numerator * (units // denominator)
+            negative_zeros = negative_zeros and v == 0 and math.copysign(1.0, v) < 0
+        empty = False
+        if not exclusive:
+            value = (nan, plus, minus, negative_zeros, total)
+        if value is None:
+            out[i] = 0.0
+            continue
+        v_nan, v_plus, v_minus, v_negative_zeros, v_total = value
+        if v_nan or (v_plus and v_minus):
+            out[i] = np.nan
+        elif v_plus or v_minus:
+            out[i] = np.inf if v_plus else -np.inf
+        elif v_negative_zeros:
+            out[i] = -0.0
+        else:
+            if rounded_at[0] != v_total:
+                rounded_at = v_total, rational_rounded(Fraction(v_total, units), dtype)
+            out[i] = rounded_at[1]
+    return out
+
+
 def same_exact_result(got, want):
     """Whether `got` is `want` (exact_result's), as the variant "exact" promises it: the same values in the same
     dtype with the same signs (a zero's too), any NaN where it is NaN; a complex result part by part."""
@@ -377,6 +421,8 @@ def exact_call(kind, variant, op, x, result_dtype, axis, initial, where):
     input's dtype or one that holds its elements exactly (float64, float32 of a half format: the elements are cast
     into it first)."""
     v = _variant(kind, variant)
+    if kind == "scan":  # the exact cumsum: judged by the bound of its one rounding (its tests hold it to
+        return False    # correctly_rounded_cumsum's bits)
     if not ("exact" in v.properties and op in _registry.EXACT_OPS and dtype_kind(x.dtype) in "fc"):
         return False
     result_dtype = np.dtype(result_dtype)

@@ -38,12 +38,13 @@ def raises_no_device_or_runs(call):
 
 def test_registry_has_the_scan_variants():
     names = [v.name for v in SCAN]
-    assert len(names) == 12, f"expected the 12 scan variants, got {names}"
+    assert len(names) == 13, f"expected the 13 scan variants, got {names}"
     assert len(set(names)) == len(names), "scan variant names repeat"
-    assert {"auto", "cub", "sequential"} <= set(names)
+    assert {"auto", "cub", "sequential", "exact"} <= set(names)
     for v in SCAN:
         assert v.doc and v.seed, f"{v.name} lacks a doc or seed reference"
-        assert set(v.ops) == {"sum", "prod", "min", "max"}
+        # exact: the floating cumsum and nancumsum its own, integer cumsums, cummin and cummax auto's; no cumprod
+        assert set(v.ops) == ({"sum", "nansum", "min", "max"} if v.name == "exact" else {"sum", "prod", "min", "max"})
         assert {"float32", "float64", "int32", "int64"} <= set(v.dtypes)
     assert [v.name for v in SCAN if "default" in v.properties] == ["auto"]
     assert [v.name for v in SCAN if "baseline" in v.properties] == ["cub"]

@@ -347,7 +347,8 @@ def test_host_inputs_give_numpy_arrays(variant, rng):
     assert_matches_numpy("cumsum", fortran, variant=variant)
     swapped = rng.integers(-1000, 1000, 999).astype(">i8")
     assert_matches_numpy("cumsum", swapped, variant=variant)
-    np.testing.assert_array_equal(gpureduce.cumprod([3, 5, 7], variant=variant), [3, 15, 105])
+    if any(v.name == variant and "prod" in v.ops for v in gpureduce.variants(kind="scan")):  # (exact has none)
+        np.testing.assert_array_equal(gpureduce.cumprod([3, 5, 7], variant=variant), [3, 15, 105])
     np.testing.assert_array_equal(gpureduce.cumsum(np.float64(2.5), variant=variant), [2.5])
 
 

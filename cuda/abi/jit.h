@@ -24,6 +24,7 @@ typedef enum gr_jit_program {
     GR_JIT_EXACT_SUM = 7, /* variants/exact_sum_kernels.cuh: the exact sum's kernel of a floating type */
     GR_JIT_EXACT_SEGMENTS = 8, /* axis/exact_segments_kernels.cuh: the exact sum's kernels along axes */
     GR_JIT_GROUP_SCATTER = 9, /* axis/group_scatter_kernels.cuh: grouped sums over ids in any order */
+    GR_JIT_EXACT_SCAN = 10, /* axis/exact_scan_kernels.cuh: the exact cumsum's kernels */
     GR_JIT_PROGRAM_COUNT
 } gr_jit_program;
 

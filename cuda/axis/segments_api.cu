@@ -17,6 +17,8 @@
 #undef GR_DECLARE_SCAN
 extern "C" int gr_segments_exact_runs(gr_op, gr_dtype, gr_dtype);
 extern "C" gr_status gr_reduce_segments_exact(const gr_args *, const gr_segments *, size_t *, int *);
+extern "C" int gr_scan_segments_exact_runs(gr_op, gr_dtype, gr_dtype);
+extern "C" gr_status gr_scan_segments_exact(const gr_args *, const gr_segments *, size_t *, int *);
 extern "C" gr_status gr_reduce_groups_scatter(const gr_args *, const gr_segments *, size_t *, int *);
 
 namespace {
@@ -34,8 +36,8 @@ const gr_variant_info *axis_variant(gr_variant variant, gr_kind kind) {
 bool is_cub(gr_variant variant, gr_kind kind) { return axis_variant(variant, kind)->properties & GR_PROP_BASELINE; }
 
 // Variant "exact" (GR_PROP_EXACT): its floating sums, means and their nan forms along axes are its own kernels'
-// (axis/reduce_segments_exact.cu); what else it takes (integer sums and means, min, max: exact in any order) is
-// the default variant's.
+// (axis/reduce_segments_exact.cu), as are the scan's floating cumsum and nancumsum (axis/scan_segments_exact.cu);
+// what else it takes (integer sums and means, min, max: exact in any order) is the default variant's.
 
 bool is_exact(gr_variant variant, gr_kind kind) {
     int count;
@@ -105,6 +107,12 @@ gr_status reduce_route(const gr_args *a, const gr_segments *s, size_t *ws, int *
 }
 
 gr_status scan_route(const gr_args *a, const gr_segments *s, size_t *ws, int *err) {
+    if (a && s && !s->ranges && is_exact(a->variant, GR_KIND_SCAN)) {
+        if (gr_scan_segments_exact_runs(a->op, a->in_dtype, a->out_dtype)) return gr_scan_segments_exact(a, s, ws, err);
+        gr_args as_default = *a;
+        as_default.variant = default_variant(GR_KIND_SCAN);
+        return scan_route(&as_default, s, ws, err);
+    }
     const Route r = route(a, s, GR_KIND_SCAN);
     if (r.status != GR_OK) return r.status;
     switch (r.args.op) {
@@ -125,8 +133,9 @@ gr_status scan_route(const gr_args *a, const gr_segments *s, size_t *ws, int *er
 }  // namespace
 
 extern "C" int gr_segments_supported(gr_kind kind, gr_variant variant, gr_op op, gr_dtype in, gr_dtype out) {
-    if (kind == GR_KIND_REDUCE && is_exact(variant, kind)) {  // exact's own operators and dtypes: into `in` only
-        if (gr_segments_exact_runs(op, in, in)) return out == in;
+    if (is_exact(variant, kind)) {  // exact's own operators and dtypes: into `in` only
+        if (kind == GR_KIND_REDUCE ? gr_segments_exact_runs(op, in, in) : gr_scan_segments_exact_runs(op, in, in))
+            return out == in;
         variant = default_variant(kind);
     }
     if (!axis_variant(variant, kind) || op < 0 || op >= GR_OP_COUNT || !gr::segments_supported(kind, op, in, out)) return 0;

@@ -1,0 +1,175 @@
+// exact_scan.cuh -- the arithmetic of the exact cumsum (issue 41): each element of a scan is the correctly rounded
+// value of its exact prefix sum, rounded once.  Host and device code (tests/c/exact_scan_check.cu runs it on the
+// host against Python's fractions); the kernels are axis/exact_scan_kernels.cuh.
+//
+// A tile's prefix S_i = P + L_i x 2^a: P the exact sum of everything before the tile (an ExactDigits), L_i the
+// tile's own running sum, an integer in units of 2^a where a is the lowest bit any of the tile's elements has (its
+// smallest `pos`), so L_i is exact in 128 bits.  P splits at a into floor(P / 2^a) (Pq, 128 bits where it fits)
+// and whether P has bits below 2^a (`frac`): S_i = (Pq + L_i) x 2^a + (something in [0, 2^a), nonzero iff frac).
+// Those low bits only decide a rounding when the result's last kept bit lies at or below 2^a, which happens where
+// the prefix cancels to within a few binades of the tile's smallest element (exact_fixed_bits says "undecided");
+// the kernels then round that one element from P's digits.  Typical data never leaves the 128-bit path.
+//
+// NumPy's sign of a zero: a cumsum's element is -0.0 exactly where every element of its prefix is -0.0 (IEEE's
+// sum of zeros); an exact zero otherwise is +0.0, and an exclusive scan's first element, the empty prefix, +0.0.
+#pragma once
+#include "primitives/exact_sum.cuh"
+
+namespace gr {
+
+// The flags word of a prefix: ExactDigits' NaN and infinities, and whether an element other than -0.0 was seen.
+enum : unsigned { kExactNotNegativeZero = 8u };
+
+using ExactU128 = unsigned __int128;
+
+__host__ __device__ __forceinline__ int exact_top_bit128(ExactU128 m) {  // m != 0
+    const uint64_t hi = uint64_t(m >> 64), lo = uint64_t(m);
+#ifdef __CUDA_ARCH__
+    return hi ? 127 - __clzll((long long)hi) : 63 - __clzll((long long)lo);
+#else
+    return hi ? 127 - __builtin_clzll(hi) : 63 - __builtin_clzll(lo);
+#endif
+}
+
+// M x 2^lsb plus, where `sticky`, something in (0, 2^lsb), rounded to nearest-even in Target, as its magnitude's
+// bits (an infinity beyond the largest finite value): true and *bits set, or false where the bits below 2^lsb
+// would decide it (the rounding's last kept bit at or below 2^lsb with `sticky`, or M = 0 with `sticky`).
+// lsb: an exponent of 2 (ExactTarget<T>::kLsb + the anchor).  Same encoding as exact_round_magnitude.
+template <class Target>
+__host__ __device__ __forceinline__ bool exact_fixed_bits(ExactU128 m, int lsb, bool sticky,
+                                                          typename Target::Bits *bits) {
+    using Bits = typename Target::Bits;
+    if (m == 0) {
+        *bits = 0;
+        return !sticky;
+    }
+    const int top = exact_top_bit128(m);
+    int e_low = lsb + top - (Target::kMantissa - 1);  // the exponent of the lowest bit the result keeps
+    if (e_low < Target::kLsb) e_low = Target::kLsb;
+    const int low = e_low - lsb;  // that bit's index in m
+    uint64_t kept;
+    if (low <= 0) {
+        if (sticky) return false;
+        kept = uint64_t(m) << -low;  // every bit of m kept, exactly (at most kMantissa of them)
+    } else {
+        kept = uint64_t(m >> low);
+        const bool half = (m >> (low - 1)) & 1u;
+        const bool rest = sticky || (low >= 2 && (m & ((ExactU128(1) << (low - 1)) - 1)) != 0);
+        if (half && (rest || (kept & 1u))) kept++;
+    }
+    const uint64_t encoded = (uint64_t(e_low - Target::kLsb) << (Target::kMantissa - 1)) + kept;
+    const uint64_t infinity = uint64_t(Target::kMaxField) << (Target::kMantissa - 1);
+    *bits = Bits(encoded < infinity ? encoded : infinity);
+    return true;
+}
+
+// A prefix P (normalized digits: every word in [0, 2^32) but the top one, signed) split at bit `a` (units of 2^kLsb):
+// P = q x 2^a + r, 0 <= r < 2^a (q = floor(P / 2^a)), `frac` = (r != 0); `top` the highest set bit of |P| (-1: P = 0).
+// q is exact where top < a + 126 (the caller's test: exact_prefix_fits).
+struct ExactSplit {
+    __int128 q;
+    bool frac;
+    int top;
+};
+template <int kDigits>
+__host__ __device__ __forceinline__ ExactSplit exact_split(const int64_t *normalized, int a) {
+    int64_t m[kDigits];  // |P|
+    const bool negative = normalized[kDigits - 1] < 0;
+    for (int i = 0; i < kDigits; i++) m[i] = negative ? -normalized[i] : normalized[i];
+    if (negative)
+        for (int i = 0; i + 1 < kDigits; i++) {
+            const int64_t carry = m[i] >> 32;
+            m[i] -= carry * (int64_t(1) << 32);
+            m[i + 1] += carry;
+        }
+    ExactSplit s{0, false, -1};
+    int i = kDigits - 1;
+    while (i >= 0 && m[i] == 0) i--;
+    if (i < 0) return s;
+    s.top = 32 * i + 31 - exact_clz32(uint32_t(m[i]));
+    const ExactU128 q = ExactU128(exact_bits_from(m, kDigits, a)) |
+                        (ExactU128(exact_bits_from(m, kDigits, a + 64)) << 64);
+    s.frac = exact_any_below(m, a);
+    // floor of a negative P: -(|P| / 2^a rounded up)
+    s.q = negative ? -(__int128)(q + (s.frac ? 1 : 0)) : (__int128)q;
+    return s;
+}
+
+// The lowest set bit of P (normalized digits; -1 for P = 0): the same in P as in |P|.
+template <int kDigits>
+__host__ __device__ __forceinline__ int exact_low_bit(const int64_t *normalized) {
+    for (int i = 0; i < kDigits; i++) {
+        const uint32_t d = uint32_t(normalized[i]);  // (the top word's low 32 bits: its value is below 2^31)
+        if (d) {
+#ifdef __CUDA_ARCH__
+            return 32 * i + __ffs(int(d)) - 1;
+#else
+            return 32 * i + __builtin_ctz(d);
+#endif
+        }
+    }
+    return -1;
+}
+
+// Whether a tile's prefixes stay within 127 bits at anchor a: |P| below 2^(a + 125) and the tile's elements (at
+// most 2^13 of them, each below 2^(max_pos + kMantissa) units) adding less than 2^(a + 125) more.
+template <class T>
+__host__ __device__ __forceinline__ bool exact_prefix_fits(int top, int max_pos, bool any_element, int a) {
+    return top - a < 124 && (!any_element || max_pos + ExactFormat<T>::kMantissa + 13 - a < 124);
+}
+
+// The anchor of a tile: its smallest element's lowest bit (`min_pos`; any element: `any`), lowered to P's lowest
+// set bit where 128 bits still hold the prefixes (then P has no bits below it and no rounding is left
+// undecided); a tile of zeros alone takes P's top 100 bits.
+template <class T>
+__host__ __device__ __forceinline__ int exact_tile_anchor(int p_top, int p_low, int min_pos, int max_pos, bool any) {
+    const int a = any ? min_pos : p_top > 100 ? p_top - 100 : 0;
+    return p_low >= 0 && p_low < a && exact_prefix_fits<T>(p_top, max_pos, any, p_low) ? p_low : a;
+}
+
+// A prefix decided by its flags alone (kExact* | kExactNotNegativeZero) or its emptiness: true and *bits set for
+// the empty prefix (+0.0), NaN, an infinity, and -0.0 where every element was -0.0.
+template <class Target>
+__host__ __device__ __forceinline__ bool exact_prefix_special(unsigned flags, bool empty, typename Target::Bits *bits) {
+    using Bits = typename Target::Bits;
+    constexpr Bits kSign = Bits(Bits(1) << (8 * sizeof(Bits) - 1));
+    constexpr Bits kInfinity = Bits(Bits(Target::kMaxField) << (Target::kMantissa - 1));
+    const unsigned inf = flags & (kExactPlusInf | kExactMinusInf);
+    if (empty) *bits = 0;
+    else if ((flags & kExactNaN) || inf == (kExactPlusInf | kExactMinusInf))
+        *bits = Bits(kInfinity | (Bits(1) << (Target::kMantissa - 2)));
+    else if (inf) *bits = inf == kExactMinusInf ? Bits(kInfinity | kSign) : kInfinity;
+    else if (!(flags & kExactNotNegativeZero)) *bits = kSign;
+    else return false;
+    return true;
+}
+
+// The bits of one finite prefix in Target (exact_prefix_special's cases taken first): Q x 2^a plus P's low bits
+// (`frac`).  False where the low bits would decide the rounding (exact_fixed_bits): the caller rounds from digits
+// (exact_prefix_bits_from_digits).
+template <class Target, class T>
+__host__ __device__ __forceinline__ bool exact_prefix_bits(__int128 q, bool frac, int a,
+                                                           typename Target::Bits *bits) {
+    using Bits = typename Target::Bits;
+    constexpr Bits kSign = Bits(Bits(1) << (8 * sizeof(Bits) - 1));
+    const bool negative = q < 0;
+    // |S|: q >= 0: q x 2^a + low bits; q < 0: (-q - 1) x 2^a + (2^a - low bits) where there are low bits
+    const ExactU128 m = negative ? ExactU128(-q) - (frac ? 1 : 0) : ExactU128(q);
+    Bits magnitude;
+    if (!exact_fixed_bits<Target>(m, a + ExactTarget<T>::kLsb, frac, &magnitude)) return false;
+    *bits = negative ? Bits(magnitude | kSign) : magnitude;  // (a negative sum rounded to zero: -0.0, as IEEE 754)
+    return true;
+}
+
+// The same finite prefix P + L x 2^a from P's digits: the slow, always decided path.  `digits` holds a value equal
+// to P (normalized or not) and is changed.
+template <class Target, class T>
+__host__ __device__ typename Target::Bits exact_prefix_bits_from_digits(ExactDigits<T> &digits, __int128 l, int a) {
+    const bool negative = l < 0;
+    const ExactU128 m = negative ? ExactU128(-l) : ExactU128(l);
+    if (m) digits.add_scaled(uint64_t(m), uint64_t(m >> 64), a, negative);
+    digits.flags = 0;
+    return digits.template round_bits<Target>();
+}
+
+}  // namespace gr

@@ -1,0 +1,121 @@
+"""The exact cumsum's arithmetic (cuda/primitives/exact_scan.cuh, issue 41) run on the host by
+tests/c/exact_scan_check.cu the way its kernels run it, tile by tile (a tile's prefix as digits, its own running sum
+in 128 bits at its smallest element's lowest bit, the undecided elements and the tiles that do not fit rounded from
+digits): every element must be its exact prefix sum rounded once, against gpureduce._bounds.correctly_rounded_cumsum,
+itself checked here against Python's fractions.  The hard sets are the exact sum's (test_exact_sum_cpu.py): huge
+cancellations, subnormals, the full exponent range, ties, overflow, NaN and infinities, -0.0."""
+import os
+import struct
+import subprocess
+import tempfile
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from gpureduce._bounds import correctly_rounded_cumsum, rational_rounded
+from test_exact_sum_cpu import BFLOAT16, FORMATS, cases
+from test_stream_host_cpu import nvcc_host_check
+
+TILES = [1, 3, 64, 4096]
+EXCLUSIVE, NAN_FORM, TO_FLOAT16, TO_BFLOAT16 = 1, 2, 4, 8
+
+
+@pytest.fixture(scope="module")
+def scan_check(tmp_path_factory):
+    return nvcc_host_check(tmp_path_factory, "exact_scan_check")
+
+
+def run_scans(scan_check, records, dtype):
+    """(fast, undecided, slow, bits) of each record (array, tile, flags) the check scanned."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "records.bin")
+        with open(path, "wb") as f:
+            for x, tile, flags in records:
+                f.write(struct.pack("<iiiq", np.dtype(dtype).itemsize, tile, flags, x.size))
+                f.write(np.ascontiguousarray(x, dtype).tobytes())
+        done = subprocess.run([str(scan_check), path], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-4000:]
+    lines = [line.split() for line in done.stdout.split("\n") if line]
+    assert len(lines) == len(records)
+    return [(int(w[0]), int(w[1]), int(w[2]), [int(h, 16) for h in w[3:]]) for w in lines]
+
+
+def same_scan_bits(got, want):
+    """Bits `got` are `want`'s elements (any NaN for a NaN): the indices where they differ."""
+    want_bits = want.view(FORMATS[want.dtype][2]).astype(np.uint64)
+    got = np.array(got, np.uint64)
+    nan = np.isnan(want.astype(np.float64))
+    got_nan = np.isnan(got.astype(FORMATS[want.dtype][2]).view(want.dtype).astype(np.float64))
+    return np.flatnonzero(np.where(nan, ~got_nan, got != want_bits))
+
+
+@pytest.mark.parametrize("flags", [0, EXCLUSIVE, NAN_FORM], ids=["inclusive", "exclusive", "nan form"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_every_prefix_is_correctly_rounded_under_every_tile(scan_check, dtype, flags):
+    named = cases(dtype)
+    records = [(x, tile, flags) for _, x in named for tile in TILES]
+    bad, paths, typical_slow = [], np.zeros(3, np.int64), []
+    for (x, tile, _), (fast, undecided, slow, got) in zip(records, run_scans(scan_check, records, dtype)):
+        name = next(n for n, y in named if y is x)
+        paths += (fast, undecided, slow)
+        if name in ("normal", "uniform", "log-uniform") and fast != x.size:
+            typical_slow.append(f"{name}, tile {tile}: {undecided} undecided, {slow} slow")
+        want = correctly_rounded_cumsum(x, dtype, exclusive=bool(flags & EXCLUSIVE), nan_form=bool(flags & NAN_FORM))
+        wrong = same_scan_bits(got, want)
+        if wrong.size:
+            i = int(wrong[0])
+            bad.append(f"{name}, tile {tile}: {wrong.size} wrong, first at {i}: want {want[i]!r}, got {got[i]:x}")
+    assert not bad, "\n".join(bad[:20])
+    # typical data takes the 128-bit path alone; the hard sets reach both slow paths
+    assert not typical_slow, typical_slow
+    assert paths[1] > 0 and paths[2] > 0, paths
+
+
+@pytest.mark.parametrize("target,flag", [("float16", TO_FLOAT16), ("bfloat16", TO_BFLOAT16)])
+def test_float32_prefixes_round_to_a_half_format(scan_check, target, flag):
+    """A float16 or bfloat16 cumsum: the elements widened to float32 exactly, every prefix rounded once to the
+    half format (its own ties, subnormals and overflow among the float32 hard sets)."""
+    dtype = np.dtype(target) if target == "float16" else BFLOAT16
+    named = [(n, x) for n, x in cases(np.float32)]
+    records = [(x, tile, flag) for _, x in named for tile in (1, 64, 4096)]
+    bad = []
+    for (x, tile, _), (_, _, _, got) in zip(records, run_scans(scan_check, records, np.float32)):
+        want = correctly_rounded_cumsum(x, dtype)
+        wrong = same_scan_bits(got, want)
+        if wrong.size:
+            bad.append(f"tile {tile}: {wrong.size} wrong, first at {int(wrong[0])}")
+    assert not bad, "\n".join(bad[:20])
+
+
+def test_the_reference_is_each_prefix_in_fractions():
+    """correctly_rounded_cumsum against each prefix summed in fractions and rounded (rational_rounded), the special
+    values by NumPy's cumsum (which is exact on these small integers' sums)."""
+    rng = np.random.default_rng(7)
+    x = np.ldexp(rng.standard_normal(300), rng.integers(-60, 60, 300))
+    want = [rational_rounded(sum(map(Fraction, x[:i + 1].tolist()), Fraction(0)), np.dtype(np.float32))
+            for i in range(x.size)]
+    assert np.array_equal(correctly_rounded_cumsum(x, np.float32), np.array(want, np.float32))
+    small = np.array([-0.0, -0.0, 1.0, -1.0, -0.0, np.inf, 2.0, -np.inf, 1.0])
+    got = correctly_rounded_cumsum(small, np.float64)
+    assert np.array_equal(got, np.cumsum(small), equal_nan=True)
+    assert np.array_equal(np.signbit(got[:5]), np.signbit(np.cumsum(small)[:5]))
+    assert np.array_equal(correctly_rounded_cumsum(small, np.float64, exclusive=True)[1:], got[:-1], equal_nan=True)
+    nan = np.array([1.0, np.nan, 2.0])
+    assert np.array_equal(correctly_rounded_cumsum(nan, np.float64, nan_form=True), np.nancumsum(nan))
+
+
+@settings(max_examples=100, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), dtype=st.sampled_from([np.float32, np.float64]))
+def test_any_values_any_tile(scan_check, data, dtype):
+    """Any finite or special values (hypothesis), any tile: the correctly rounded prefixes."""
+    width = 32 if dtype is np.float32 else 64
+    values = data.draw(st.lists(st.floats(width=width, allow_nan=True, allow_infinity=True), min_size=1,
+                                max_size=60))
+    x = np.array(values, dtype)
+    tile = data.draw(st.integers(1, 70))
+    flags = data.draw(st.sampled_from([0, EXCLUSIVE, NAN_FORM]))
+    (_, _, _, got), = run_scans(scan_check, [(x, tile, flags)], dtype)
+    want = correctly_rounded_cumsum(x, dtype, exclusive=bool(flags & EXCLUSIVE), nan_form=bool(flags & NAN_FORM))
+    assert same_scan_bits(got, want).size == 0, (x, tile, flags, got)
