@@ -70,6 +70,8 @@ enum {
  * as _core.OPS_EXACT_KERNEL); its integer sums and means, min and max run auto's kernels, exact in any order. */
 #define GR_OPS_EXACT_KERNEL \
     (GR_OPBIT(GR_OP_SUM) | GR_OPBIT(GR_OP_MEAN) | GR_OPBIT(GR_OP_NANSUM) | GR_OPBIT(GR_OP_NANMEAN))
+/* The scans the exact scan's kernels run (cumsum, nancumsum: axis/scan_segments_exact.cu) of those dtypes. */
+#define GR_OPS_EXACT_SCAN_KERNEL (GR_OPBIT(GR_OP_SUM) | GR_OPBIT(GR_OP_NANSUM))
 #define GR_DTYPES_EXACT_SUM \
     (GR_DTBIT(GR_FLOAT16) | GR_DTBIT(GR_BFLOAT16) | GR_DTBIT(GR_FLOAT32) | GR_DTBIT(GR_FLOAT64))
 

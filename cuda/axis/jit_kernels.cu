@@ -191,10 +191,10 @@ extern "C" int gr_jit_each_kernel(int (*each_listed)(void *, gr_jit_program, con
                 }
             }
     for (int d = 0; d < GR_DTYPE_COUNT && !stop; d++)  // the exact scan: cumsum and nancumsum (carries: once a type)
-        for (const gr_op op : {GR_OP_SUM, GR_OP_NANSUM})
-            for (int which = 0; which < 3 && !stop && gr_scan_segments_exact_runs(op, gr_dtype(d), gr_dtype(d));
+        for (int op = 0; op < GR_OP_COUNT && !stop; op++)
+            for (int which = 0; which < 3 && !stop && gr_scan_segments_exact_runs(gr_op(op), gr_dtype(d), gr_dtype(d));
                  which++) {
-                exact_scan_kernel_name(which, gr_dtype(d), op, name, sizeof name);
+                exact_scan_kernel_name(which, gr_dtype(d), gr_op(op), name, sizeof name);
                 stop = each(context, GR_JIT_EXACT_SCAN, name);  // (Once drops the carries' repeats)
             }
     for (int d = 0; d < GR_DTYPE_COUNT && !stop; d++)  // the grouped scatter over ids in any order: each pair it runs

@@ -75,7 +75,7 @@ gr_status scan_segments_exact(const gr_args *a, const gr_segments *s, size_t *ws
 
 // Whether the exact scan kernels run (op, in, out): a floating cumsum or nancumsum into the input's dtype.
 extern "C" int gr_scan_segments_exact_runs(gr_op op, gr_dtype in, gr_dtype out) {
-    return (op == GR_OP_SUM || op == GR_OP_NANSUM) && in >= 0 && in < GR_DTYPE_COUNT &&
+    return op >= 0 && op < GR_OP_COUNT && (GR_OPS_EXACT_SCAN_KERNEL & GR_OPBIT(op)) && in >= 0 && in < GR_DTYPE_COUNT &&
            (GR_DTYPES_EXACT_SUM & GR_DTBIT(in)) && out == in;
 }
 
