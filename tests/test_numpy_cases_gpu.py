@@ -1143,7 +1143,8 @@ def test_whole_array_cases_on_every_scan_variant(variant):
     for dtype in dtypes:
         a = np.array(BASIC_1D, dtype)
         assert_exact("cumsum", a, [1, 3, 13, 24, 30, 35, 39], variant=variant)
-        assert_exact("cumprod", a, [1, 2, 20, 220, 1320, 6600, 26400], variant=variant)
+        if "prod" in VARIANTS["scan", variant].ops:  # (exact scans sums, minima and maxima)
+            assert_exact("cumprod", a, [1, 2, 20, 220, 1320, 6600, 26400], variant=variant)
     for dtype in [dt for dt in dtypes if np.dtype(dt).kind == "f"]:
         arr = np.array([0.61, 0.60, 0.77, 0.41, 0.19], dtype=dtype)
         assert_equal(gpureduce.cummax(arr, variant=variant), np.array([0.61, 0.61, 0.77, 0.77, 0.77], dtype=dtype))
