@@ -141,6 +141,22 @@ def test_dtype_out_integers_and_extremes():
         gpureduce.cumprod(cupy.asarray(x), variant="exact")
 
 
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("op", ["cummin", "cummax"])
+def test_minima_and_maxima_of_every_dtype(op, dtype):
+    """cummin and cummax (exact in any order: auto's kernels) of each dtype the variant takes, whole arrays (float16
+    and bfloat16 through auto's axis kernels: its whole-array kernels lack them) and along an axis."""
+    rng = np.random.default_rng(29)
+    dt = BFLOAT16 if dtype == "bfloat16" else np.dtype(dtype)
+    x = (rng.standard_normal((3, 5001)) * 100).astype(dt)
+    ufunc = np.minimum if op == "cummin" else np.maximum
+    for arg in (x, cupy.asarray(x) if dtype != "bfloat16" else x):
+        got = to_numpy(getattr(gpureduce, op)(arg, variant="exact"))
+        assert same_bits(got, ufunc.accumulate(x.reshape(-1))).size == 0
+        got = to_numpy(getattr(gpureduce, op)(arg, axis=0, variant="exact"))
+        assert same_bits(got, ufunc.accumulate(x, axis=0)).size == 0
+
+
 def test_repeatable_and_in_place():
     rng = np.random.default_rng(23)
     x = cupy.asarray(draw("full range", np.float64, 50000, rng))
