@@ -60,15 +60,17 @@ def test_every_prefix_is_correctly_rounded_under_every_tile(scan_check, dtype, f
     for (x, tile, _), (fast, undecided, slow, got) in zip(records, run_scans(scan_check, records, dtype)):
         name = next(n for n, y in named if y is x)
         paths += (fast, undecided, slow)
-        if name in ("normal", "uniform", "log-uniform") and fast != x.size:
-            typical_slow.append(f"{name}, tile {tile}: {undecided} undecided, {slow} slow")
+        # typical data: no tile too wide for 128 bits, and an element left undecided (a tile summed in 64 bits keeps
+        # its anchor above P's lowest bit, and a prefix within 2^24 units of it then needs P's low bits) rare
+        if name in ("normal", "uniform", "log-uniform") and (slow or undecided > x.size // 1000):
+            typical_slow.append(f"{name}, tile {tile}: {undecided} undecided, {slow} slow of {x.size}")
         want = correctly_rounded_cumsum(x, dtype, exclusive=bool(flags & EXCLUSIVE), nan_form=bool(flags & NAN_FORM))
         wrong = same_scan_bits(got, want)
         if wrong.size:
             i = int(wrong[0])
             bad.append(f"{name}, tile {tile}: {wrong.size} wrong, first at {i}: want {want[i]!r}, got {got[i]:x}")
     assert not bad, "\n".join(bad[:20])
-    # typical data takes the 128-bit path alone; the hard sets reach both slow paths
+    # typical data takes the fast paths (but for a rare undecided element); the hard sets reach both slow paths
     assert not typical_slow, typical_slow
     assert paths[1] > 0 and paths[2] > 0, paths
 
@@ -119,3 +121,14 @@ def test_any_values_any_tile(scan_check, data, dtype):
     (_, _, _, got), = run_scans(scan_check, [(x, tile, flags)], dtype)
     want = correctly_rounded_cumsum(x, dtype, exclusive=bool(flags & EXCLUSIVE), nan_form=bool(flags & NAN_FORM))
     assert same_scan_bits(got, want).size == 0, (x, tile, flags, got)
+
+
+def test_narrow_tiles_round_as_the_128_bit_path(scan_check):
+    """exact_prefix_bits64 (a float32 tile summed in 64 bits: the hardware's int64 conversion where the result is
+    normal) gives exact_prefix_bits's bits and undecided cases on 5 million prefixes: around powers of two, the
+    targets' 2^kMantissa (where 2M + 1 stands for a sticky prefix) and 2^62, both signs, subnormal to overflowing."""
+    done = subprocess.run([str(scan_check), "--rounding"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = [tuple(map(int, line.split())) for line in done.stdout.split("\n") if line]
+    assert len(rows) == 4 and all(bad == 0 and 0 < undecided < cases for bad, undecided, cases in rows), rows
+

@@ -48,6 +48,15 @@ struct ExactScanShape {
 };
 static_assert(ExactScanShape<float>::kTile <= 8192 && ExactScanShape<double>::kTile <= 8192, "exact_prefix_fits");
 
+// Element i of a tile in shared memory: a gap after every 32, so that a thread's kItems consecutive elements (thread
+// t from t * kItems) lie in distinct banks across a warp (2-, 4- and 8-byte elements; unpadded: 16-way conflicts,
+// 83% of the scan kernel's shared wavefronts on an H200).
+__host__ __device__ __forceinline__ int exact_tile_index(int i) { return i + (i >> 5); }
+template <int kTile>
+struct ExactPadded {
+    static constexpr int kSize = kTile + kTile / 32;
+};
+
 #ifndef __CUDACC_RTC__
 // The name expressions of the program's kernels: what scan_segments_exact.cu launches and `warm` compiles.
 // which: 0 totals, 1 carries (of the accumulating type), 2 the scan.
@@ -72,11 +81,12 @@ __device__ __forceinline__ unsigned exact_scan_flags(const ExactParts<T> &p) {
     return f;
 }
 
-// An element's value at anchor a, in 128 bits (0 for a zero, NaN or infinity).
-template <class T>
-__device__ __forceinline__ __int128 exact_scan_value(const ExactParts<T> &p, int a) {
+// An element's value at anchor a, in L: __int128, or int64_t where the tile's sums fit 62 bits (0 for a zero, NaN or
+// infinity).
+template <class L, class T>
+__device__ __forceinline__ L exact_scan_value(const ExactParts<T> &p, int a) {
     if (!p.finite || p.m == 0) return 0;
-    const __int128 v = __int128(p.m) << (p.pos - a);
+    const L v = L(p.m) << (p.pos - a);
     return p.negative ? -v : v;
 }
 
@@ -90,6 +100,12 @@ __device__ __forceinline__ __int128 exact_shfl_up(__int128 v, int offset) {
     const uint64_t hi = __shfl_up_sync(0xffffffffu, uint64_t((unsigned __int128)v >> 64), offset);
     return (__int128)(((unsigned __int128)hi << 64) | lo);
 }
+__device__ __forceinline__ int64_t exact_shfl_down(int64_t v, int offset) {
+    return __shfl_down_sync(0xffffffffu, (long long)v, offset);
+}
+__device__ __forceinline__ int64_t exact_shfl_up(int64_t v, int offset) {
+    return __shfl_up_sync(0xffffffffu, (long long)v, offset);
+}
 
 // The tile's statistics over a block: the smallest and largest `pos` of its nonzero finite elements, the flags.
 struct ExactTileStats {
@@ -101,13 +117,14 @@ struct ExactTileStats {
 template <class T>
 struct ExactScanStorage {
     using S = ExactScanShape<T>;
-    T tile[S::kTile];
+    T tile[ExactPadded<S::kTile>::kSize];  // element i at exact_tile_index(i)
     ExactTileStats warp_stats[S::kThreads / kWarp];
     ExactTileStats stats;
     unsigned long long warp_lo[S::kThreads / kWarp], warp_hi[S::kThreads / kWarp];
     unsigned warp_flags[S::kThreads / kWarp];
     int64_t p[S::kWords];  // the tile's prefix P, normalized (exact_scan_kernel)
     unsigned long long q_lo, q_hi;
+    ExactTileSplit split;  // P's floor at the anchor for exact_split_prefix_bits
     int anchor;
     bool fits, frac;
 };
@@ -121,7 +138,7 @@ __device__ __forceinline__ void exact_tile_stats(ExactScanStorage<T> &st, int co
 #pragma unroll 4
     for (int k = 0; k < S::kItems; k++) {
         if (first + k >= count) break;
-        const ExactParts<T> p = exact_parts(st.tile[first + k]);
+        const ExactParts<T> p = exact_parts(st.tile[exact_tile_index(first + k)]);
         s.flags |= exact_scan_flags<kOp>(p);
         if (p.finite && p.m) {
             s.min_pos = p.pos < s.min_pos ? p.pos : s.min_pos;
@@ -154,7 +171,7 @@ template <class In, class T>
 __device__ __forceinline__ void exact_load_tile(ExactScanStorage<T> &st, const In *in, const ExactScanLayout &g,
                                                 int64_t base, int64_t r0, int count) {
     for (int k = threadIdx.x; k < count; k += ExactScanShape<T>::kThreads)
-        st.tile[k] = exact_widen(in[base + (r0 + k) * g.ir]);
+        st.tile[exact_tile_index(k)] = exact_widen(in[base + (r0 + k) * g.ir]);
     __syncthreads();
 }
 
@@ -162,6 +179,27 @@ __device__ __forceinline__ int64_t exact_segment_base(const ExactScanLayout &g, 
                                                       int64_t stride1) {
     const int64_t i0 = g.c1 == 1 ? s : s / g.c1, i1 = g.c1 == 1 ? 0 : s - i0 * g.c1;
     return i0 * stride0 + i1 * stride1;
+}
+
+template <class T>
+__device__ __forceinline__ bool exact_tile_sums_narrow(const ExactTileStats &stats, int a) {
+    return exact_tile_sums_narrow<T>(stats.max_pos, stats.max_pos >= 0, a);
+}
+
+// Each warp's sum of its threads' kItems consecutive elements at anchor a, in L, into st.warp_lo/hi (128 bits).
+template <class L, class T>
+__device__ __forceinline__ void exact_warp_sums(ExactScanStorage<T> &st, int count, int a) {
+    using S = ExactScanShape<T>;
+    const int first = threadIdx.x * S::kItems;
+    L sum = 0;
+    for (int k = 0; k < S::kItems && first + k < count; k++)
+        sum += exact_scan_value<L>(exact_parts(st.tile[exact_tile_index(first + k)]), a);
+    for (int offset = 16; offset > 0; offset /= 2) sum += exact_shfl_down(sum, offset);
+    if (threadIdx.x % kWarp == 0) {
+        const __int128 wide = sum;
+        st.warp_lo[threadIdx.x / kWarp] = uint64_t(wide);
+        st.warp_hi[threadIdx.x / kWarp] = uint64_t((unsigned __int128)wide >> 64);
+    }
 }
 
 // Each tile's exact sum and flags into words[s][word][tile] (a segment of more than one tile).
@@ -179,22 +217,16 @@ __global__ void __launch_bounds__(ExactScanShape<T>::kThreads)
         const ExactTileStats stats = st.stats;
         const bool any = stats.max_pos >= 0;
         const int a = any ? stats.min_pos : 0;
-        __int128 sum = 0;
         if (exact_prefix_fits<T>(-1, stats.max_pos, any, a)) {  // the usual case: 128 bits at the tile's anchor
-            const int first = threadIdx.x * S::kItems;
-            for (int k = 0; k < S::kItems && first + k < count; k++) sum += exact_scan_value(exact_parts(st.tile[first + k]), a);
-            for (int offset = 16; offset > 0; offset /= 2) sum += exact_shfl_down(sum, offset);
-            if (threadIdx.x % kWarp == 0) {
-                st.warp_lo[threadIdx.x / kWarp] = uint64_t(sum);
-                st.warp_hi[threadIdx.x / kWarp] = uint64_t((unsigned __int128)sum >> 64);
-            }
+            if (exact_tile_sums_narrow<T>(stats, a)) exact_warp_sums<int64_t>(st, count, a);
+            else exact_warp_sums<__int128>(st, count, a);
             __syncthreads();
         }
         if (threadIdx.x == 0) {
             ExactDigits<T> d;
             d.clear();
             if (exact_prefix_fits<T>(-1, stats.max_pos, any, a)) {
-                sum = 0;
+                __int128 sum = 0;
                 for (int w = 0; w < S::kThreads / kWarp; w++)
                     sum += (__int128)(((unsigned __int128)st.warp_hi[w] << 64) | st.warp_lo[w]);
                 const bool negative = sum < 0;
@@ -202,7 +234,7 @@ __global__ void __launch_bounds__(ExactScanShape<T>::kThreads)
                 if (m) d.add_scaled(uint64_t(m), uint64_t(m >> 64), a, negative);
             } else {  // the full exponent range in one tile: element by element
                 for (int k = 0; k < count; k++) {
-                    const ExactParts<T> p = exact_parts(st.tile[k]);
+                    const ExactParts<T> p = exact_parts(st.tile[exact_tile_index(k)]);
                     if (p.finite && p.m) d.add_element(p.m, p.pos, p.negative);
                 }
             }
@@ -260,7 +292,7 @@ __global__ void __launch_bounds__(256) exact_scan_carries_kernel(int64_t *words,
 }
 
 // Thread 0's work on a tile's prefix: P normalized in place, the tile's anchor, whether its prefixes fit 128 bits,
-// P split there (out of line: P's digits are 68 words for float64).
+// P split there and for exact_split_prefix_bits (out of line: P's digits are 68 words for float64).
 template <class T>
 __device__ __noinline__ void exact_tile_prefix(ExactScanStorage<T> &st) {
     using F = ExactFormat<T>;
@@ -278,6 +310,7 @@ __device__ __noinline__ void exact_tile_prefix(ExactScanStorage<T> &st) {
     st.frac = split.frac;
     st.q_lo = uint64_t(split.q);
     st.q_hi = uint64_t((unsigned __int128)split.q >> 64);
+    st.split = exact_tile_split<T>(split.q, stats.max_pos, any, a);
 }
 
 // Out of line, so that their digits' registers and spills stay out of the fast path's (float64: 68 words).
@@ -305,7 +338,7 @@ __device__ __noinline__ void exact_slow_tile(ExactScanStorage<T> &st, int64_t (*
     d.clear();
     unsigned f = 0;
     for (int k = first; k < first + kRun && k < count; k++) {
-        const ExactParts<T> p = exact_parts(st.tile[k]);
+        const ExactParts<T> p = exact_parts(st.tile[exact_tile_index(k)]);
         if (p.finite && p.m) d.add_element(p.m, p.pos, p.negative);
         f |= exact_scan_flags<kOp>(p);
     }
@@ -327,7 +360,7 @@ __device__ __noinline__ void exact_slow_tile(ExactScanStorage<T> &st, int64_t (*
     for (int i = 0; i < F::kDigits; i++) d.digit[i] = lanes[lane][i];
     f = unsigned(lanes[lane][F::kDigits]);
     for (int k = first; k < first + kRun && k < count; k++) {
-        const ExactParts<T> p = exact_parts(st.tile[k]);
+        const ExactParts<T> p = exact_parts(st.tile[exact_tile_index(k)]);
         const bool empty = exclusive && r0 + k == 0;
         Bits bits;
         if (exclusive) {
@@ -342,8 +375,82 @@ __device__ __noinline__ void exact_slow_tile(ExactScanStorage<T> &st, int64_t (*
             if (!exact_prefix_special<Target>(f, empty, &bits))
                 bits = exact_prefix_bits_from_digits<Target, T>(copy, 0, 0);
         }
-        result[k] = bits;
+        result[exact_tile_index(k)] = bits;
     }
+}
+
+// A tile whose prefixes fit 128 bits: thread t's kItems consecutive elements summed in L (int64_t where the tile is
+// narrow, else __int128) from the tile's start, a block scan of the sums and flags, then each element's prefix
+// P + l x 2^a rounded (narrow: exact_split_prefix_bits, else exact_prefix_bits), an element left undecided from
+// P's digits.
+template <gr_op kOp, class T, class Target, class L>
+__device__ __forceinline__ void exact_tile_fits(ExactScanStorage<T> &st, typename Target::Bits *result, int count,
+                                                int64_t r0, bool exclusive, unsigned p_flags) {
+    using S = ExactScanShape<T>;
+    using Bits = typename Target::Bits;
+    const int a = st.anchor;
+    const int first = threadIdx.x * S::kItems;
+    L mine = 0;
+    unsigned mine_flags = 0;
+    for (int k = 0; k < S::kItems && first + k < count; k++) {
+        const ExactParts<T> p = exact_parts(st.tile[exact_tile_index(first + k)]);
+        mine += exact_scan_value<L>(p, a);
+        mine_flags |= exact_scan_flags<kOp>(p);
+    }
+    L incl = mine;
+    unsigned incl_flags = mine_flags;
+    for (int offset = 1; offset < kWarp; offset *= 2) {
+        const L o = exact_shfl_up(incl, offset);
+        const unsigned of = __shfl_up_sync(0xffffffffu, incl_flags, offset);
+        if (threadIdx.x % kWarp >= offset) {
+            incl += o;
+            incl_flags |= of;
+        }
+    }
+    const int warp = threadIdx.x / kWarp;
+    if (threadIdx.x % kWarp == kWarp - 1) {
+        const __int128 wide = incl;
+        st.warp_lo[warp] = uint64_t(wide);
+        st.warp_hi[warp] = uint64_t((unsigned __int128)wide >> 64);
+        st.warp_flags[warp] = incl_flags;
+    }
+    __syncthreads();
+    const unsigned up_flags = __shfl_up_sync(0xffffffffu, incl_flags, 1);
+    L l = incl - mine;  // the tile's elements before this thread's
+    unsigned f = p_flags | (threadIdx.x % kWarp ? up_flags : 0u);
+    for (int w = 0; w < warp; w++) {
+        l += L((__int128)(((unsigned __int128)st.warp_hi[w] << 64) | st.warp_lo[w]));
+        f |= st.warp_flags[w];
+    }
+    const ExactTileSplit split = st.split;
+    const bool frac = st.frac;
+    const __int128 pq = (__int128)(((unsigned __int128)st.q_hi << 64) | st.q_lo);
+    for (int k = 0; k < S::kItems && first + k < count; k++) {
+        const ExactParts<T> p = exact_parts(st.tile[exact_tile_index(first + k)]);
+        const L l_before = l;
+        const unsigned f_before = f;
+        l += exact_scan_value<L>(p, a);
+        f |= exact_scan_flags<kOp>(p);
+        const L q = exclusive ? l_before : l;
+        const unsigned flags = exclusive ? f_before : f;
+        const bool empty = exclusive && r0 + first + k == 0;
+        Bits bits;
+        if (!exact_prefix_special<Target>(flags, empty, &bits)) {
+            bool decided;
+            if constexpr (sizeof(L) == 8) decided = exact_split_prefix_bits<Target, T>(split, q, frac, a, &bits);
+            else decided = exact_prefix_bits<Target, T>(pq + q, frac, a, &bits);
+            if (!decided) bits = exact_undecided_bits<Target, T>(st.p, __int128(q), a);  // P's digits and the tile's part
+        }
+        result[exact_tile_index(first + k)] = bits;
+    }
+}
+
+// A float32 tile too wide for 64-bit sums (its exponents spread over 25 binades or more): out of line, so that the
+// 128-bit registers stay out of the narrow path's.
+template <gr_op kOp, class T, class Target>
+__device__ __noinline__ void exact_tile_fits_wide(ExactScanStorage<T> &st, typename Target::Bits *result, int count,
+                                                  int64_t r0, bool exclusive, unsigned p_flags) {
+    exact_tile_fits<kOp, T, Target, __int128>(st, result, count, r0, exclusive, p_flags);
 }
 
 // Every tile of every segment from its prefix P (words, scanned; null for one tile a segment): see the top.
@@ -356,7 +463,7 @@ __global__ void __launch_bounds__(ExactScanShape<T>::kThreads, ExactScanShape<T>
     using Bits = typename Target::Bits;
     static_assert(sizeof(Bits) == sizeof(In), "the result's bits");
     __shared__ ExactScanStorage<T> st;
-    __shared__ Bits result[S::kTile];
+    __shared__ Bits result[ExactPadded<S::kTile>::kSize];  // element i at exact_tile_index(i)
     __shared__ int64_t lanes[S::kSlowLanes][S::kWords];  // the slow tile's lanes: their starting digits and flags
     const int64_t units = g.c0 * g.c1 * g.tiles;
     for (int64_t u = blockIdx.x; u < units; u += gridDim.x) {
@@ -368,58 +475,13 @@ __global__ void __launch_bounds__(ExactScanShape<T>::kThreads, ExactScanShape<T>
         const unsigned p_flags = unsigned(st.p[F::kDigits]);
         if (threadIdx.x == 0) exact_tile_prefix(st);
         __syncthreads();
-        const int a = st.anchor;
         const bool exclusive = g.exclusive != 0;
         if (st.fits) {
-            // this thread's elements' sum and flags, then the block's exclusive scan of both
-            const int first = threadIdx.x * S::kItems;
-            __int128 mine = 0;
-            unsigned mine_flags = 0;
-            for (int k = 0; k < S::kItems && first + k < count; k++) {
-                const ExactParts<T> p = exact_parts(st.tile[first + k]);
-                mine += exact_scan_value(p, a);
-                mine_flags |= exact_scan_flags<kOp>(p);
-            }
-            __int128 incl = mine;
-            unsigned incl_flags = mine_flags;
-            for (int offset = 1; offset < kWarp; offset *= 2) {
-                const __int128 o = exact_shfl_up(incl, offset);
-                const unsigned of = __shfl_up_sync(0xffffffffu, incl_flags, offset);
-                if (threadIdx.x % kWarp >= offset) {
-                    incl += o;
-                    incl_flags |= of;
-                }
-            }
-            const int warp = threadIdx.x / kWarp;
-            if (threadIdx.x % kWarp == kWarp - 1) {
-                st.warp_lo[warp] = uint64_t(incl);
-                st.warp_hi[warp] = uint64_t((unsigned __int128)incl >> 64);
-                st.warp_flags[warp] = incl_flags;
-            }
-            __syncthreads();
-            const __int128 pq = (__int128)(((unsigned __int128)st.q_hi << 64) | st.q_lo);
-            const unsigned up_flags = __shfl_up_sync(0xffffffffu, incl_flags, 1);
-            __int128 l = pq + incl - mine;  // Pq and the elements before this thread's
-            unsigned f = p_flags | (threadIdx.x % kWarp ? up_flags : 0u);
-            for (int w = 0; w < warp; w++) {
-                l += (__int128)(((unsigned __int128)st.warp_hi[w] << 64) | st.warp_lo[w]);
-                f |= st.warp_flags[w];
-            }
-            const bool frac = st.frac;
-            for (int k = 0; k < S::kItems && first + k < count; k++) {
-                const ExactParts<T> p = exact_parts(st.tile[first + k]);
-                const __int128 l_before = l;
-                const unsigned f_before = f;
-                l += exact_scan_value(p, a);
-                f |= exact_scan_flags<kOp>(p);
-                const __int128 q = exclusive ? l_before : l;
-                const unsigned flags = exclusive ? f_before : f;
-                const bool empty = exclusive && r0 + first + k == 0;
-                Bits bits;
-                if (!exact_prefix_special<Target>(flags, empty, &bits) &&
-                    !exact_prefix_bits<Target, T>(q, frac, a, &bits))
-                    bits = exact_undecided_bits<Target, T>(st.p, q - pq, a);  // P's digits and the tile's part
-                result[first + k] = bits;
+            if constexpr (sizeof(T) == 4) {
+                if (st.split.narrow) exact_tile_fits<kOp, T, Target, int64_t>(st, result, count, r0, exclusive, p_flags);
+                else exact_tile_fits_wide<kOp, T, Target>(st, result, count, r0, exclusive, p_flags);
+            } else {
+                exact_tile_fits<kOp, T, Target, __int128>(st, result, count, r0, exclusive, p_flags);
             }
         } else if (threadIdx.x < S::kSlowLanes) {
             exact_slow_tile<kOp, T, Target>(st, lanes, result, count, r0, exclusive, p_flags);
@@ -427,7 +489,7 @@ __global__ void __launch_bounds__(ExactScanShape<T>::kThreads, ExactScanShape<T>
         __syncthreads();
         const int64_t base = exact_segment_base(g, s, g.os0, g.os1);
         Bits *o = reinterpret_cast<Bits *>(out);
-        for (int k = threadIdx.x; k < count; k += S::kThreads) o[base + (r0 + k) * g.orr] = result[k];
+        for (int k = threadIdx.x; k < count; k += S::kThreads) o[base + (r0 + k) * g.orr] = result[exact_tile_index(k)];
         __syncthreads();  // the storage is the next tile's
     }
 }

@@ -63,6 +63,141 @@ __host__ __device__ __forceinline__ bool exact_fixed_bits(ExactU128 m, int lsb, 
     return true;
 }
 
+// The bits of any sum of a tile's elements at anchor a: below 2^(this) (at most 2^13 elements, each below
+// 2^(max_pos - a + kMantissa)); 0 for a tile of zeros.
+template <class T>
+__host__ __device__ __forceinline__ int exact_tile_sum_bits(int max_pos, bool any, int a) {
+    return any ? max_pos - a + ExactFormat<T>::kMantissa + 13 : 0;
+}
+// Whether they fit int64 with a bit to spare, so the tile sums in 64-bit integers: typical float32 data (exponents
+// spread over less than 25 binades); never float64 (53 + 11 bits and more).
+template <class T>
+__host__ __device__ __forceinline__ bool exact_tile_sums_narrow(int max_pos, bool any, int a) {
+    return sizeof(T) == 4 && exact_tile_sum_bits<T>(max_pos, any, a) <= 61;
+}
+
+// exact_fixed_bits of a magnitude below 2^64 (the tile's fast path, exact_prefix_bits64): 64-bit shifts only.
+template <class Target>
+__host__ __device__ __forceinline__ bool exact_fixed_bits64(uint64_t m, int lsb, bool sticky,
+                                                            typename Target::Bits *bits) {
+    using Bits = typename Target::Bits;
+    if (m == 0) {
+        *bits = 0;
+        return !sticky;
+    }
+#ifdef __CUDA_ARCH__
+    const int top = 63 - __clzll((long long)m);
+#else
+    const int top = 63 - __builtin_clzll(m);
+#endif
+    int e_low = lsb + top - (Target::kMantissa - 1);  // the exponent of the lowest bit the result keeps
+    if (e_low < Target::kLsb) e_low = Target::kLsb;
+    const int low = e_low - lsb;  // that bit's index in m
+    uint64_t kept;
+    if (low <= 0) {
+        if (sticky) return false;
+        kept = m << -low;  // every bit of m kept, exactly (at most kMantissa of them)
+    } else if (low > 64) {
+        kept = 0;  // m is below half the smallest subnormal: zero
+    } else {
+        kept = low == 64 ? 0 : m >> low;
+        const bool half = (m >> (low - 1)) & 1u;
+        const bool rest = sticky || (low >= 2 && (m & ((uint64_t(1) << (low - 1)) - 1)) != 0);
+        if (half && (rest || (kept & 1u))) kept++;
+    }
+    const uint64_t encoded = (uint64_t(e_low - Target::kLsb) << (Target::kMantissa - 1)) + kept;
+    const uint64_t infinity = uint64_t(Target::kMaxField) << (Target::kMantissa - 1);
+    *bits = Bits(encoded < infinity ? encoded : infinity);
+    return true;
+}
+
+// The tile's fast path: a prefix as M x 2^lsb plus, where `sticky`, something in (0, 2^lsb) (M = the floor, so a
+// negative M with `sticky` is a prefix in (M, M + 1) x 2^lsb), |M| < 2^62, rounded to nearest-even in Target, its
+// bits with the sign.  A float32 or float64 result is the hardware's correctly rounded conversion of an int64
+// (cvt.rn, as C's conversion on the host), its exponent moved by lsb where the result is normal: with `sticky`,
+// 2M + 1 at 2^(lsb - 1) lies on the same side of every rounding boundary as the prefix wherever the result's unit
+// is 2^(lsb + 1) or more (|M| > 2^kMantissa: a negative prefix in (M, M + 1) is then above 2^kMantissa too).  Everything else (a half format, a subnormal or small result) takes
+// exact_fixed_bits64.  False where the bits below 2^lsb would decide the rounding (as exact_prefix_bits).
+template <class Target, class T>
+__host__ __device__ __forceinline__ bool exact_prefix_bits64(int64_t m, bool sticky, int lsb,
+                                                             typename Target::Bits *bits) {
+    using Bits = typename Target::Bits;
+    constexpr Bits kSign = Bits(Bits(1) << (8 * sizeof(Bits) - 1));
+    const bool negative = m < 0;
+    const uint64_t magnitude = negative ? uint64_t(0) - uint64_t(m) : uint64_t(m);
+    constexpr bool kFloat = sizeof(Bits) == 4 && Target::kMantissa == 24;
+    constexpr bool kDouble = sizeof(Bits) == 8 && Target::kMantissa == 53;
+    if constexpr (kFloat || kDouble) {
+        if (m != 0 && (!sticky || magnitude > (uint64_t(1) << Target::kMantissa))) {
+            const int64_t v = sticky ? 2 * m + 1 : m;
+            const int shift = sticky ? lsb - 1 : lsb;
+            constexpr int kFraction = Target::kMantissa - 1;
+            uint64_t b;
+            if constexpr (kFloat) {
+                const float f = float(v);
+                uint32_t u;
+                memcpy(&u, &f, sizeof u);
+                b = u;
+            } else {
+                const double d = double(v);
+                memcpy(&b, &d, sizeof b);
+            }
+            const int field = int((b >> kFraction) & uint64_t(Target::kMaxField)) + shift;
+            if (field >= 1) {
+                const uint64_t sign = b & uint64_t(kSign);
+                *bits = field >= Target::kMaxField
+                            ? Bits(sign | (uint64_t(Target::kMaxField) << kFraction))
+                            : Bits((b & ~(uint64_t(Target::kMaxField) << kFraction)) | (uint64_t(field) << kFraction));
+                return true;
+            }
+        }
+    }
+    // |prefix|: m >= 0: m x 2^lsb + low bits; m < 0: (-m - 1) x 2^lsb + (2^lsb - low bits) where there are low bits
+    Bits mag_bits;
+    if (!exact_fixed_bits64<Target>(negative ? magnitude - (sticky ? 1 : 0) : magnitude, lsb, sticky, &mag_bits))
+        return false;
+    *bits = negative ? Bits(mag_bits | kSign) : mag_bits;
+    return true;
+}
+
+// How a float32 tile's prefixes reach exact_prefix_bits64: P's floor at the anchor, pq, split at bit k into
+// pq_hi x 2^k + pq_lo (0 <= pq_lo < 2^k); a prefix pq + l is then (pq_hi + floor((pq_lo + l) / 2^k)) x 2^(a + k)
+// plus the remainder's bits and P's below the anchor as `sticky`.  k is the smallest that keeps |M| below 2^62 for
+// every l of the tile (|l| < 2^exact_tile_sum_bits); `narrow` where the tile's sums fit int64
+// (exact_tile_sums_narrow) and pq_lo + l does: the tile then sums and rounds in 64 bits, else in 128 bits
+// (exact_prefix_bits).  Where k > 0, M holds about 60 bits of any prefix that does not cancel P, so a float32 or
+// half result is decided from it (a float64 one would not be: float64 tiles are never narrow).
+struct ExactTileSplit {
+    int64_t pq_hi, pq_lo;
+    int k;
+    bool narrow;
+};
+template <class T>
+__host__ __device__ __forceinline__ ExactTileSplit exact_tile_split(__int128 pq, int max_pos, bool any, int a) {
+    const int l_bits = exact_tile_sum_bits<T>(max_pos, any, a);
+    const ExactU128 u = pq < 0 ? ExactU128(-pq) : ExactU128(pq);
+    const int pq_bits = u ? exact_top_bit128(u) + 1 : 0;
+    const int b = pq_bits > l_bits ? pq_bits : l_bits;
+    ExactTileSplit s;
+    s.k = b > 60 ? b - 60 : 0;
+    const __int128 hi = pq >> s.k;  // (arithmetic: the floor)
+    s.pq_hi = int64_t(hi);
+    s.pq_lo = int64_t(pq - (hi << s.k));
+    s.narrow = exact_tile_sums_narrow<T>(max_pos, any, a) && s.k <= 61;
+    return s;
+}
+
+// The bits of prefix pq + l of a narrow tile split by exact_tile_split, P's bits below the anchor a in `frac`; false
+// where they are undecided (exact_prefix_bits's contract).
+template <class Target, class T>
+__host__ __device__ __forceinline__ bool exact_split_prefix_bits(const ExactTileSplit &s, int64_t l, bool frac, int a,
+                                                                 typename Target::Bits *bits) {
+    const int64_t t = s.pq_lo + l;
+    const int64_t m = s.pq_hi + (t >> s.k);
+    const bool sticky = frac || (t & ((int64_t(1) << s.k) - 1)) != 0;
+    return exact_prefix_bits64<Target, T>(m, sticky, a + s.k + ExactTarget<T>::kLsb, bits);
+}
+
 // A prefix P (normalized digits: every word in [0, 2^32) but the top one, signed) split at bit `a` (units of 2^kLsb):
 // P = q x 2^a + r, 0 <= r < 2^a (q = floor(P / 2^a)), `frac` = (r != 0); `top` the highest set bit of |P| (-1: P = 0).
 // q is exact where top < a + 126 (the caller's test: exact_prefix_fits).
@@ -120,11 +255,14 @@ __host__ __device__ __forceinline__ bool exact_prefix_fits(int top, int max_pos,
 
 // The anchor of a tile: its smallest element's lowest bit (`min_pos`; any element: `any`), lowered to P's lowest
 // set bit where 128 bits still hold the prefixes (then P has no bits below it and no rounding is left
-// undecided); a tile of zeros alone takes P's top 100 bits.
+// undecided) and the tile's sums stay in 64 bits if they were (P's bits below the anchor are then `frac`, which
+// leaves only a small prefix undecided); a tile of zeros alone takes P's top 100 bits.
 template <class T>
 __host__ __device__ __forceinline__ int exact_tile_anchor(int p_top, int p_low, int min_pos, int max_pos, bool any) {
     const int a = any ? min_pos : p_top > 100 ? p_top - 100 : 0;
-    return p_low >= 0 && p_low < a && exact_prefix_fits<T>(p_top, max_pos, any, p_low) ? p_low : a;
+    const bool lower = p_low >= 0 && p_low < a && exact_prefix_fits<T>(p_top, max_pos, any, p_low) &&
+                       (exact_tile_sums_narrow<T>(max_pos, any, p_low) || !exact_tile_sums_narrow<T>(max_pos, any, a));
+    return lower ? p_low : a;
 }
 
 // A prefix decided by its flags alone (kExact* | kExactNotNegativeZero) or its emptiness: true and *bits set for

@@ -13,9 +13,25 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
 #include <vector>
 
 using namespace gr;
+
+// A prefix P + l x 2^a as the kernels round it (exact_tile_fits): a narrow tile through its split, l in int64
+// (checked to hold it: the bound exact_tile_sum_bits promises), else in 128 bits.
+template <class Target, class T>
+static bool prefix_bits(const ExactTileSplit &tile_split, const ExactSplit &split, __int128 l, int a,
+                        typename Target::Bits *bits) {
+    if (!tile_split.narrow) return exact_prefix_bits<Target, T>(split.q + l, split.frac, a, bits);
+    if (l >= (__int128(1) << 61) || l <= -(__int128(1) << 61)) {
+        fprintf(stderr, "a narrow tile's sum left 62 bits\n");
+        exit(3);
+    }
+    return exact_split_prefix_bits<Target, T>(tile_split, int64_t(l), split.frac, a, bits);
+}
 
 template <class T, class Target>
 static void scan(const std::vector<T> &x, int64_t tile, bool exclusive, bool nan_form) {
@@ -43,6 +59,7 @@ static void scan(const std::vector<T> &x, int64_t tile, bool exclusive, bool nan
         const int a = exact_tile_anchor<T>(top, exact_low_bit<F::kDigits>(normalized.digit), min_pos, max_pos, any);
         const bool fits = exact_prefix_fits<T>(top, max_pos, any, a);
         const ExactSplit split = exact_split<F::kDigits>(normalized.digit, a);
+        const ExactTileSplit tile_split = exact_tile_split<T>(split.q, max_pos, any, a);
         __int128 l = 0;
         unsigned flags = p_flags;
         ExactDigits<T> running = normalized;  // the slow path's
@@ -65,7 +82,7 @@ static void scan(const std::vector<T> &x, int64_t tile, bool exclusive, bool nan
             typename Target::Bits bits;
             if (exact_prefix_special<Target>(f, empty, &bits)) {
                 fast++;
-            } else if (fits && exact_prefix_bits<Target, T>(split.q + (exclusive ? l_before : l), split.frac, a, &bits)) {
+            } else if (fits && prefix_bits<Target, T>(tile_split, split, exclusive ? l_before : l, a, &bits)) {
                 fast++;
             } else if (fits) {
                 undecided++;
@@ -101,7 +118,43 @@ static void one(FILE *in, int64_t tile, int flags, int64_t n) {
     scan<T, ExactTarget<T>>(x, tile, exclusive, nan_form);
 }
 
+// `--rounding`: the 64-bit rounding of narrow tiles (exact_prefix_bits64) against the 128-bit one
+// (exact_prefix_bits) on prefixes around 2^e, 2^kMantissa and 2^62, both signs, with and without sticky bits, over
+// anchors from the subnormals to beyond the largest finite value: the same bits, decided in the same cases.
+// Prints "<disagreements> <undecided> <cases>" per target.
+template <class Target, class T>
+static void rounding(std::mt19937_64 &g, long cases) {
+    long bad = 0, undecided = 0;
+    for (long i = 0; i < cases; i++) {
+        int64_t m;
+        switch (g() % 4) {
+        case 0: m = (int64_t(1) << (g() % 62)) + int64_t(g() % 5) - 2; break;
+        case 1: m = int64_t(g() >> (2 + g() % 62)); break;
+        case 2: m = (int64_t(1) << (Target::kMantissa + int(g() % 3) - 1)) + int64_t(g() % 7) - 3; break;
+        default: m = int64_t(g() >> 2);
+        }
+        if (m >= (int64_t(1) << 62)) m = (int64_t(1) << 62) - 1;
+        if (g() & 1) m = -m;
+        const bool sticky = g() & 1;
+        const int a = int(g() % 400);
+        typename Target::Bits fast = 0, wide = 0;
+        const bool decided = exact_prefix_bits64<Target, T>(m, sticky, a + ExactTarget<T>::kLsb, &fast);
+        const bool wide_decided = exact_prefix_bits<Target, T>(__int128(m), sticky, a, &wide);
+        bad += decided != wide_decided || (decided && fast != wide);
+        undecided += !decided;
+    }
+    printf("%ld %ld %ld\n", bad, undecided, cases);
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && std::string(argv[1]) == "--rounding") {
+        std::mt19937_64 g(7);
+        rounding<ExactTarget<float>, float>(g, 2000000);
+        rounding<ExactHalf, float>(g, 500000);
+        rounding<ExactBfloat16, float>(g, 500000);
+        rounding<ExactTarget<double>, double>(g, 2000000);
+        return 0;
+    }
     FILE *in = argc > 1 ? fopen(argv[1], "rb") : stdin;
     if (!in) return 2;
     int32_t head[3];
