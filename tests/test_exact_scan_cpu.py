@@ -132,3 +132,55 @@ def test_narrow_tiles_round_as_the_128_bit_path(scan_check):
     rows = [tuple(map(int, line.split())) for line in done.stdout.split("\n") if line]
     assert len(rows) == 4 and all(bad == 0 and 0 < undecided < cases for bad, undecided, cases in rows), rows
 
+
+
+def test_complex_scans_are_each_parts_exact_scan():
+    """gpureduce/_planning/exact_complex.py's scans (no GPU: `scan` is the rational reference of a real part): the
+    parts go to the real exact scan as float32 or float64 in NumPy's accumulate dtype (dtype=, else out='s, else
+    the input's), exclusive passed on, nancumsum's elements with a NaN part zeroed first, the result assembled part
+    by part (an infinite part leaves the other alone), out= written and returned, the wrong out= refused as NumPy."""
+    from gpureduce._planning.exact_complex import scan_exact_complex, scans_exact_complex
+    from gpureduce._planning.operands import intake
+
+    calls = []
+
+    def real_scan(op, part, axis, dtype, out, exclusive, variant):
+        calls.append((op, np.dtype(dtype), exclusive, variant))
+        assert op == "sum" and out is None and axis is None
+        return correctly_rounded_cumsum(np.asarray(part).reshape(-1), np.dtype(dtype), exclusive=exclusive)
+
+    x = np.array([[1 + 2j, np.nan + 1j, 3 - 1j], [np.inf + 2j, 2 + np.nan * 1j, 1e-30 + 1e30j]], np.complex64)
+    operand = intake(x)
+    assert scans_exact_complex("sum", operand, None, "exact") and scans_exact_complex("nansum", operand, None, "exact")
+    assert not scans_exact_complex("sum", operand, None, "auto")
+    assert not scans_exact_complex("max", operand, None, "exact")
+    assert not scans_exact_complex("sum", operand, np.float32, "exact")  # the planner's refusal
+    assert not scans_exact_complex("sum", intake(x.real.copy()), None, "exact")
+
+    def expect(z, dtype, exclusive=False):
+        part = np.float32 if np.dtype(dtype) == np.complex64 else np.float64
+        want = np.empty(z.size, dtype)
+        want.real = correctly_rounded_cumsum(z.real.reshape(-1).astype(part), part, exclusive=exclusive)
+        want.imag = correctly_rounded_cumsum(z.imag.reshape(-1).astype(part), part, exclusive=exclusive)
+        return want
+
+    def same(got, want):
+        return got.dtype == want.dtype and all(
+            np.array_equal(g, w, equal_nan=True) and np.array_equal(np.signbit(g), np.signbit(w))
+            for g, w in ((got.real, want.real), (got.imag, want.imag)))
+
+    got = scan_exact_complex(real_scan, "sum", x, operand, None, None, None, False, "exact")
+    assert same(got, expect(x, np.complex64)) and calls[-1] == ("sum", np.dtype(np.float32), False, "exact")
+    assert got[3].imag == 4 and np.isnan(got[3].real)  # the NaN real part left the imaginary sums alone
+    zeroed = np.where(np.isnan(x), 0, x)
+    got = scan_exact_complex(real_scan, "nansum", x, operand, None, None, None, True, "exact")
+    assert same(got, expect(zeroed, np.complex64, exclusive=True)) and calls[-1][2] is True
+    got = scan_exact_complex(real_scan, "sum", x, operand, None, np.complex128, None, False, "exact")
+    assert same(got, expect(x, np.complex128)) and calls[-1][1] == np.float64
+    out = np.zeros(6, np.complex128)
+    assert scan_exact_complex(real_scan, "sum", x, operand, None, None, out, False, "exact") is out
+    assert same(out, expect(x, np.complex128))
+    with pytest.raises(TypeError, match="same_kind"):
+        scan_exact_complex(real_scan, "sum", x, operand, None, None, np.zeros(6, np.float64), False, "exact")
+    with pytest.raises(ValueError, match="wrong size"):
+        scan_exact_complex(real_scan, "sum", x, operand, None, None, np.zeros(5, np.complex64), False, "exact")

@@ -157,6 +157,58 @@ def test_minima_and_maxima_of_every_dtype(op, dtype):
         assert same_bits(got, ufunc.accumulate(x, axis=0)).size == 0
 
 
+def complex_reference(x, axis=-1, exclusive=False, nan_form=False, dtype=None):
+    """Each part's reference scan (nan form: an element with a NaN part is 0, NumPy's nancumsum of complex)."""
+    x = np.asarray(x)
+    dtype = np.dtype(dtype or x.dtype)
+    if nan_form:
+        x = np.where(np.isnan(x), 0, x)
+    part = np.float32 if dtype == np.complex64 else np.float64
+    out = np.empty(x.shape, dtype)
+    out.real = reference(x.real.astype(part), axis, exclusive)
+    out.imag = reference(x.imag.astype(part), axis, exclusive)
+    return out
+
+
+def same_complex_bits(got, want):
+    got = to_numpy(got)
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, want.dtype, got.shape, want.shape)
+    return same_bits(np.ascontiguousarray(got.real), np.ascontiguousarray(want.real)).size == 0 and \
+        same_bits(np.ascontiguousarray(got.imag), np.ascontiguousarray(want.imag)).size == 0
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_each_part_its_exact_scan(dtype):
+    """complex64 and complex128: each part of each element its own exact prefix sum rounded once (one exact scan of
+    each part, gpureduce/_planning/exact_complex.py), for NumPy, CuPy and PyTorch inputs, whole and along an axis,
+    exclusive, nancumsum (an element with a NaN part counts as 0), dtype= and out=."""
+    rng = np.random.default_rng(37)
+    part = np.float32 if dtype == "complex64" else np.float64
+    x = np.empty(3 * 5001, dtype)
+    x.real, x.imag = draw("normal", part, x.size, rng), draw("full range", part, x.size, rng)
+    x = x.reshape(3, 5001)
+    inputs = [x, cupy.asarray(x)] + ([DEVICE_LIBRARIES["torch"](x)] if "torch" in DEVICE_LIBRARIES else [])
+    for arg in inputs:
+        assert same_complex_bits(gpureduce.cumsum(arg, variant="exact"), complex_reference(x.reshape(-1)))
+        assert same_complex_bits(gpureduce.cumsum(arg, axis=1, exclusive=True, variant="exact"),
+                                 complex_reference(x, 1, exclusive=True))
+        assert same_complex_bits(gpureduce.cumsum(arg, axis=0, variant="exact"), complex_reference(x, 0))
+    holes = x.copy()
+    holes.real[0, ::7] = np.nan
+    holes.imag[1, ::11] = np.nan
+    got = gpureduce.nancumsum(cupy.asarray(holes), axis=1, variant="exact")
+    assert same_complex_bits(got, complex_reference(holes, 1, nan_form=True))
+    assert same_complex_bits(gpureduce.cumsum(cupy.asarray(holes), axis=1, variant="exact"), complex_reference(holes, 1))
+    if dtype == "complex64":
+        got = gpureduce.cumsum(cupy.asarray(x), axis=1, dtype=np.complex128, variant="exact")
+        assert same_complex_bits(got, complex_reference(x.astype(np.complex128), 1))
+    out = cupy.full(x.shape, np.nan, dtype)
+    assert gpureduce.cumsum(cupy.asarray(x), axis=1, out=out, variant="exact") is out
+    assert same_complex_bits(out, complex_reference(x, 1))
+    with pytest.raises(TypeError, match="same_kind"):
+        gpureduce.cumsum(cupy.asarray(x), out=cupy.zeros(x.size, part), variant="exact")
+
+
 def test_repeatable_and_in_place():
     rng = np.random.default_rng(23)
     x = cupy.asarray(draw("full range", np.float64, 50000, rng))

@@ -2,7 +2,7 @@
 
 It is the public functions' work after their Dask dispatch, each chunk's work under gpureduce.dask, and the real
 implementation of the PyTorch custom operators.  ``reduce``: a numpy.ma or memmap input (subclasses.py), mean's
-two rewrites (mean.py), an exact sum of a complex array (exact_complex.py: one of each part), else one plan
+two rewrites (mean.py), an exact sum or cumsum of a complex array (exact_complex.py: one of each part), else one plan
 (plan.py) run by the C runner, then its post and NumPy's warnings and errors around the kernels (numpy_rules.py).
 ``scan`` likewise; ``logsumexp`` adds SciPy's weights and sign.
 """
@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from .. import _core
-from .exact_complex import reduce_exact_complex, runs_exact_complex
+from .exact_complex import reduce_exact_complex, runs_exact_complex, scan_exact_complex, scans_exact_complex
 from .mean import integer_mean, mean_by_sum, streams_as_sum
 from .numpy_rules import CHECKED_OPS, NoValue, check_like_numpy, operator_for_dtype
 from .operands import intake, to_host
@@ -60,7 +60,7 @@ def reduce(op, a, axis=None, dtype=None, out=None, keepdims=False, initial=NoVal
 
 def scan(op, a, axis=None, dtype=None, out=None, exclusive=False, variant="auto"):
     """``gpureduce.scan(op, a, ...)`` of an array that is not a Dask array."""
-    x = a
+    x = None
     if axis is None and dtype is None and out is None and (exclusive is False or exclusive is True) and \
             type(variant) is str:
         done = _core.call_whole(_core.KIND_SCAN, op, variant, exclusive, a)  # planned before: run from C
@@ -70,6 +70,10 @@ def scan(op, a, axis=None, dtype=None, out=None, exclusive=False, variant="auto"
             return done
     if type(a) is not np.ndarray and isinstance(a, np.ndarray):  # a subclass: memmap, masked array, or refused
         return scan_subclass(scan, op, a, axis, dtype, out, exclusive, variant)
+    if x is None:
+        x = intake(a)
+    if scans_exact_complex(op, x, dtype, variant):
+        return scan_exact_complex(scan, op, a, x, axis, dtype, out, exclusive, variant)
     return run(prepare_scan(op, x, axis, dtype, out, exclusive, variant))
 
 

@@ -1,4 +1,5 @@
-"""variant="exact" of complex arrays (issue 41): sum, mean, nansum and nanmean, each part correctly rounded.
+"""variant="exact" of complex arrays (issue 41): sum, mean, nansum and nanmean, each part correctly rounded, and
+cumsum and nancumsum, each part of each element its exact prefix sum rounded once.
 
 A complex sum is the sum of the real parts and the sum of the imaginary parts, so each part is its own exact sum
 (or exact mean: the part's exact sum over the count), rounded once: the bits NumPy's float64 reference of each part
@@ -7,13 +8,16 @@ library gives (NumPy, CuPy, PyTorch; JAX copies them), one exact reduction each,
 them by that library, part by part with no arithmetic (an infinite part leaves the other alone).  nansum and
 nanmean drop an element whose real or imaginary part is NaN, as NumPy's (its isnan of a complex number): a where=
 mask the library makes, since each part alone cannot see the other's NaN.  Cost: two launches, and each reads all
-of the input's memory once (the parts interleave), where a real exact sum reads it once.
+of the input's memory once (the parts interleave), where a real exact sum reads it once.  The scans likewise: one
+exact scan of each part, assembled; nancumsum scans a copy with each element that has a NaN part set to 0 (NumPy's).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .._registry import EXACT_OPS
+
+EXACT_SCAN_OPS = ("sum", "nansum")  # cumsum and nancumsum: the exact scan's (GR_OPS_EXACT_SCAN_KERNEL)
 from .libraries import library_of
 from .numpy_rules import NoValue, given
 from .operands import COMPLEX_PART, intake
@@ -28,6 +32,43 @@ def runs_exact_complex(op, x, dtype, variant):
     if dtype is not None and np.dtype(dtype) not in COMPLEX_PART:
         return False  # a real dtype= of complex input: the planner's own refusal
     return is_exact_variant(variant)
+
+
+def scans_exact_complex(op, x, dtype, variant):
+    """Whether scan(op, ...) of operand `x` is an exact cumsum or nancumsum of a complex array (dtype=, where
+    given, a complex one)."""
+    if x.dtype.kind != "c" or op not in EXACT_SCAN_OPS:
+        return False
+    if dtype is not None and np.dtype(dtype) not in COMPLEX_PART:
+        return False  # a real dtype= of complex input: the planner's own refusal
+    return is_exact_variant(variant)
+
+
+def scan_exact_complex(scan, op, a, x, axis, dtype, out, exclusive, variant):
+    """scan(op, a, ...) of complex operand `x` (read from `a`) under an exact variant, by `scan` of each part.
+    The result's dtype is NumPy's accumulate's: dtype=, else out='s, else the input's."""
+    whole = x.array if x.host else a
+    name = "cumsum" if op == "sum" else "nancumsum"
+    lib = library_of(whole, f"gpureduce.{name}(..., variant={variant!r}) of a complex array",
+                     "it takes the parts from the input's own library")
+    out_dtype = None if out is None else intake(out, "out=").dtype
+    if out_dtype is not None and out_dtype.kind != "c":
+        raise TypeError(f"Cannot cast the complex result of {name} to out's dtype {out_dtype} with casting rule "
+                        "'same_kind'")
+    result_dtype = np.dtype(dtype) if dtype is not None else out_dtype if out_dtype is not None else x.dtype
+    if op == "nansum":
+        whole = lib.zero_where(lib.is_nan(whole), whole)  # a copy: each part alone cannot see the other's NaN
+    parts = [scan("sum", part, axis, COMPLEX_PART[result_dtype], None, exclusive, variant)
+             for part in lib.parts(whole)]
+    if x.host:
+        parts = [np.asarray(p) for p in parts]
+    result = lib.complex_of(*parts)
+    if out is None:
+        return result
+    if tuple(out.shape) != tuple(result.shape):
+        raise ValueError(f"provided out is the wrong size for the accumulation: found {tuple(out.shape)}, expected "
+                         f"{tuple(result.shape)}")
+    return _copy_into(out, result, lib)
 
 
 def reduce_exact_complex(reduce, op, a, x, axis, dtype, out, keepdims, initial, where, variant):
@@ -70,6 +111,10 @@ def _into(out, out_dtype, result, lib, op):
     if tuple(out.shape) != tuple(result.shape):
         raise ValueError(f"output parameter for reduction operation {op} has the wrong shape: found "
                          f"{tuple(out.shape)}, expected {tuple(result.shape)}")
+    return _copy_into(out, result, lib)
+
+
+def _copy_into(out, result, lib):
     if lib.name == "torch":
         out.copy_(result)
     else:

@@ -100,6 +100,10 @@ class _ArrayModule:
         """Where `a` is NaN (a complex element: where either part is)."""
         return self.xp.isnan(a)
 
+    def zero_where(self, mask, a):
+        """A copy of `a` with 0 where `mask` is True."""
+        return self.xp.where(mask, self.xp.zeros((), a.dtype), a)
+
     def float64_vector(self, a):
         """`a`'s elements in C order as a new 1-d float64 array (a real `a`: every float16, bfloat16 and float32
         value is a float64 one exactly)."""
@@ -212,6 +216,9 @@ class _Torch:
 
     def is_nan(self, a):
         return self.torch.isnan(a)
+
+    def zero_where(self, mask, a):
+        return self.torch.where(mask, self.torch.zeros((), dtype=a.dtype, device=a.device), a)
 
     def float64_vector(self, a):
         return a.reshape(-1).to(self.torch.float64)
