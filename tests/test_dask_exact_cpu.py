@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import count_example
-from gpureduce._bounds import exact_result
+from gpureduce._bounds import correctly_rounded_cumsum, exact_result
 from test_dask_cpu import NUMPY_KERNELS
 
 da = pytest.importorskip("dask.array")
@@ -143,3 +143,101 @@ def test_complex_arrays_each_part(exact_kernels):
     wide = gd.sum(da.from_array(x, chunks=4), axis=0, dtype=np.complex128, initial=1 - 2j, variant="exact").compute()
     want = reference("sum", x.astype(np.complex128), 0, initial=1 - 2j)
     assert wide.dtype == np.complex128 and np.array_equal(wide, want, equal_nan=True)
+
+
+# ---------------------------------------------------------------- exact cumsum and nancumsum (exact_scans.py)
+
+def _exact_scan_kernel(nan):
+    """The eager exact scan along `axis` stood in for by gpureduce._bounds.correctly_rounded_cumsum of each line
+    (checked against fractions in tests/test_exact_scan_cpu.py); NumPy's otherwise."""
+    def scan(x, axis=None, variant="auto", **options):
+        if variant != "exact":
+            return (np.nancumsum if nan else np.cumsum)(x, axis=axis, **options)
+        assert axis is not None and not options and x.dtype.kind == "f"
+        return exact_cumsum(x, axis, nan)
+    return scan
+
+
+@pytest.fixture
+def exact_scan_kernels(monkeypatch):
+    scans = {"cumsum": _exact_scan_kernel(False), "nancumsum": _exact_scan_kernel(True)}
+    monkeypatch.setattr(gd.chunks, "kernels", types.SimpleNamespace(**{**vars(NUMPY_KERNELS), "sum": _sum, **scans}))
+
+
+def exact_cumsum(x, axis=None, nan=False):
+    """The eager exact cumsum's bits: each line's exact prefixes rounded once (axis None: flattened in C order)."""
+    if axis is None:
+        x, axis = x.reshape(-1), 0
+    if x.size == 0:
+        return x.copy()
+    return np.apply_along_axis(lambda line: correctly_rounded_cumsum(line, x.dtype, nan_form=nan), axis, x)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("kind", ["normal", "cancellation", "wide"])
+def test_exact_cumsum_is_the_eager_ones_under_any_chunking(exact_scan_kernels, dtype, kind):
+    """Each block's exact scan from its carry, the exact sum of the blocks before it kept as float64 terms and put
+    before the block as elements of its dtype: the whole array's exact prefixes, whatever the chunking."""
+    rng = np.random.default_rng(5)
+    x = hard(dtype, 600, rng, kind).reshape(20, 30)
+    for chunks in [(20, 30), (7, 11), (1, 30), (20, 1), (3, (5, 0, 25))]:
+        a = da.from_array(x, chunks=chunks)
+        for axis in (None, 0, 1, -1):
+            got = gd.cumsum(a, axis=axis, variant="exact").compute()
+            assert same_bits(got, exact_cumsum(x, axis)), (chunks, axis)
+
+
+def test_exact_cumsum_specials_zeros_nan_form_dtype_and_complex(exact_scan_kernels):
+    rng = np.random.default_rng(7)
+    # NaN and infinities through the carry, NaN as +0.0 in the nan form
+    x = rng.standard_normal(40).astype(np.float32)
+    x[[5, 17]], x[30] = np.nan, np.inf
+    for op, nan in (("cumsum", False), ("nancumsum", True)):
+        got = getattr(gd, op)(da.from_array(x, chunks=7), variant="exact").compute()
+        assert same_bits(got, exact_cumsum(x, nan=nan)), op
+    y = np.array([1e30, -np.inf, 2.0, np.inf, 3.0], np.float32)
+    assert same_bits(gd.cumsum(da.from_array(y, chunks=2), variant="exact").compute(), exact_cumsum(y))
+    # -0.0 where every element of the prefix is -0.0, across blocks; +0.0 once any other element came
+    z = np.array([-0.0] * 9 + [0.0, -0.0, -0.0], np.float64)
+    assert same_bits(gd.cumsum(da.from_array(z, chunks=4), variant="exact").compute(), exact_cumsum(z))
+    assert same_bits(gd.cumsum(da.from_array(z[:8], chunks=3), variant="exact").compute(), np.full(8, -0.0))
+    # dtype=: the input cast first, as the eager exact scan
+    w = hard("float32", 300, rng, "cancellation")
+    got = gd.cumsum(da.from_array(w, chunks=40), dtype=np.float64, variant="exact").compute()
+    assert same_bits(got, exact_cumsum(w.astype(np.float64)))
+    # complex: each part's exact scan; nancumsum zeroes an element with a NaN part in both parts
+    c = (rng.standard_normal(90) + 1j * hard("float64", 90, rng, "wide")).astype(np.complex128)
+    c[[4, 50]] = np.nan + 1j, 2 + 1j * np.nan
+    for op, nan in (("cumsum", False), ("nancumsum", True)):
+        got = getattr(gd, op)(da.from_array(c, chunks=13), variant="exact").compute()
+        src = np.where(np.isnan(c), 0, c) if nan else c
+        want = exact_cumsum(src.real) + 1j * exact_cumsum(src.imag)
+        assert got.dtype == np.complex128 and same_bits(got.real, exact_cumsum(src.real)) and \
+            same_bits(got.imag, exact_cumsum(src.imag)), (op, want)
+
+
+def test_exact_cumsum_carry_elements_sum_exactly():
+    """A carry written as elements of the block's dtype (exact_scans._elements) sums exactly to its terms' sum, in
+    rationals: large (many elements at the dtype's largest power of two), tiny (subnormal) and mixed terms."""
+    from fractions import Fraction
+    from gpureduce.dask.exact_scans import _elements
+
+    # (the terms of a dtype's sums are multiples of its smallest subnormal: so are these)
+    cases = {np.float32: [[3e38, float(np.float32(2.5e-40))], [2.0**130, 2.0**-149], [1.0 + 2.0**-40, -2.0**-60]],
+             np.float16: [[65504.0 * 3, 2.0**-24], [1.0 + 2.0**-24, 0.0], [-1000.5, 3.0 * 2.0**-24]],
+             np.float64: [[1e308, 1e-300], [2.0**1000, -5e-324]]}
+    for dtype, rows in cases.items():
+        terms = np.array(rows, np.float64)
+        elements = _elements(terms, np.zeros(len(rows), bool), dtype)
+        assert elements.dtype == dtype
+        for t, e in zip(terms, elements):
+            assert sum(map(Fraction, e.astype(np.float64).tolist())) == sum(map(Fraction, t.tolist())), (dtype, t, e)
+
+
+def test_what_exact_cumsum_refuses(exact_scan_kernels):
+    """A carry beyond 64 elements of the dtype: OverflowError naming the way out (the eager exact scan)."""
+    fine = np.full(8, 60000.0, np.float16)  # the last carry, 7 x 60000, is 13 elements of 2^15: taken
+    assert same_bits(gd.cumsum(da.from_array(fine, chunks=1), variant="exact").compute(), exact_cumsum(fine))
+    x = np.full(40, 60000.0, np.float16)  # 39 x 60000 needs 72
+    with pytest.raises(OverflowError, match="compute the array"):
+        gd.cumsum(da.from_array(x, chunks=1), variant="exact").compute()

@@ -149,6 +149,32 @@ def test_exact_is_the_whole_arrays_correctly_rounded_result_under_any_chunking(k
 
 
 @pytest.mark.parametrize("kind", ["numpy", "cupy"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "complex64"])
+def test_exact_cumsum_is_the_eager_ones_under_any_chunking(kind, dtype):
+    """variant="exact" cumsum and nancumsum (gpureduce/dask/exact_scans.py): each block's exact scan from its exact
+    carry, so every chunking gives the eager exact scan's bits (tests/test_exact_scan_gpu.py holds those to the
+    rational reference)."""
+    rng = np.random.default_rng()
+    part = np.float32 if dtype == "complex64" else dtype
+    half = rng.standard_normal((40, 250)) * (1e2 if dtype == "float16" else 1e6)
+    x = (np.concatenate([half, -half[:, ::-1]], axis=1) + rng.standard_normal((40, 500))).astype(part)
+    if dtype == "complex64":
+        x = (x + 1j * rng.standard_normal(x.shape)).astype(np.complex64)
+    x[rng.random(x.shape) < 0.01] = np.nan
+    for op in ("cumsum", "nancumsum"):
+        for axis in (None, 0, 1):
+            eager = host(getattr(gpureduce, op)(x, axis=axis, variant="exact"))
+            for chunks in ((40, 500), (7, 61), (40, 13)):
+                got = host(getattr(gd, op)(chunks_of(kind, x, chunks), axis=axis, variant="exact").compute())
+                assert got.dtype == eager.dtype and got.shape == eager.shape, (op, axis, chunks)
+                pairs = ((got.real, eager.real), (got.imag, eager.imag)) if dtype == "complex64" else ((got, eager),)
+                for g, e in pairs:
+                    number = ~np.isnan(e)  # (a zero's sign counts; a NaN's does not)
+                    assert np.array_equal(g, e, equal_nan=True) and \
+                        np.array_equal(np.signbit(g[number]), np.signbit(e[number])), (op, axis, chunks)
+
+
+@pytest.mark.parametrize("kind", ["numpy", "cupy"])
 def test_exact_of_complex_chunks_is_each_parts(kind):
     from gpureduce._bounds import exact_result
 

@@ -109,8 +109,8 @@ class _ArrayModule:
         value is a float64 one exactly)."""
         return self.xp.reshape(self.xp.asarray(a), (-1,)).astype(np.float64)
 
-    def concatenate(self, vectors):
-        return self.xp.concatenate(vectors)
+    def concatenate(self, arrays, axis=0):
+        return self.xp.concatenate(arrays, axis=axis)
 
     def is_finite(self, a):
         return self.xp.isfinite(a)
@@ -223,8 +223,8 @@ class _Torch:
     def float64_vector(self, a):
         return a.reshape(-1).to(self.torch.float64)
 
-    def concatenate(self, vectors):
-        return self.torch.cat(vectors)
+    def concatenate(self, arrays, axis=0):
+        return self.torch.cat(arrays, dim=axis)
 
     def is_finite(self, a):
         return self.torch.isfinite(a)

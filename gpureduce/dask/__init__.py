@@ -27,7 +27,8 @@ returns a lazy ``dask.array.Array``, NumPy's signature and result dtype, built o
 
 * variant="exact" of sum, nansum, mean and nanmean (gpureduce/dask/exact.py): each chunk's exact sums kept
   exactly as a few float64 terms, the partials' terms summed exactly again, the result rounded once: the eager
-  exact call's bits under any chunking.
+  exact call's bits under any chunking; cumsum and nancumsum (gpureduce/dask/exact_scans.py): each block's exact
+  scan from the exact sum of the blocks before it, put before the block as a few elements of its dtype.
 
 Integer and bool inputs hold no NaN: a nan function of them is the plain one, as NumPy's.  The tree of partial
 results is fixed by the chunks and ``split_every``, never by scheduling, so the result is the same run after run

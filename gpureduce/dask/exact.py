@@ -37,7 +37,7 @@ from .chunks import axes_of, checked_array, one_level, result_meta, scalar_if_0d
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
 # the most terms a partial can need: the exact sums of float64 elements span 2^-1074 .. 2^1084 (2^60 elements), of
 # float32, bfloat16 and float16 ones 2^-149 .. 2^188: 53 bits a term
-_MOST_TERMS = {True: 42, False: 8}
+MOST_TERMS = {True: 42, False: 8}
 
 
 def exact_reduction(op, a, axis, dtype, keepdims, split_every, out, variant, initial=NoValue):
@@ -55,7 +55,7 @@ def exact_reduction(op, a, axis, dtype, keepdims, split_every, out, variant, ini
         raise TypeError(f"variant {variant!r} of a Dask array: dtype={result_dtype} is not a floating dtype")
     # elements of a narrower dtype= are rounded into it first, as NumPy's sum casts them
     element_dtype = result_dtype if result_dtype.itemsize < a.dtype.itemsize else None
-    most = _MOST_TERMS[a.dtype == np.float64 and element_dtype is None]
+    most = MOST_TERMS[a.dtype == np.float64 and element_dtype is None]
     return da.reduction(a, partial(exact_chunk, variant, most, op.startswith("nan"), element_dtype),
                         partial(exact_aggregate, variant, most, mean, result_dtype, initial),
                         combine=partial(exact_combine, variant, most), axis=axis, keepdims=keepdims,
@@ -79,11 +79,12 @@ def _complex_reduction(op, a, axis, dtype, keepdims, split_every, out, variant, 
         (complex(initial).real, complex(initial).imag)
     parts = [exact_reduction(op, part, axis, part_dtype, keepdims, split_every, None, variant, first)
              for part, first in zip((real, imag), start)]
-    joined = da.map_blocks(_joined, *parts, dtype=result_dtype, meta=result_meta(a, axis, keepdims, result_dtype))
+    joined = da.map_blocks(joined_parts, *parts, dtype=result_dtype,
+                           meta=result_meta(a, axis, keepdims, result_dtype))
     return handle_out(out, joined)
 
 
-def _joined(real, imag):
+def joined_parts(real, imag):
     """The complex array of parts `real` and `imag` (one block of each), in their library."""
     if isinstance(real, np.generic):  # a 0-d result's block: a NumPy scalar
         real, imag = np.asarray(real), np.asarray(imag)

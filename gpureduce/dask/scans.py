@@ -23,6 +23,7 @@ Dask's own ``cumreduction`` chains the carries block after block, each link a ta
 it: a chain of as many dependent tasks as blocks, crossing between workers as the blocks do.  Here no block moves
 and the carries are one task.  The folds are done in the block order of the chain before, so the result is the
 same bits, run after run and whatever the scheduling; float16 and bfloat16 are carried in float32 and rounded once.
+An exact variant's floating cumsum and nancumsum carry exact sums instead (exact_scans.py).
 """
 from __future__ import annotations
 
@@ -41,9 +42,10 @@ from dask.highlevelgraph import HighLevelGraph
 
 from .. import _registry
 from .._planning.operands import dtype_kind
-from .._planning.plan import variant_for
+from .._planning.plan import is_exact_variant, variant_for
 from . import chunks
 from .chunks import carried_dtype, checked_array, kernel_options
+from .exact_scans import EXACT_SCANS, exact_scan
 
 # the scans that take dtype= (those of the operators whose NumPy function takes it: ops.def)
 _DTYPED_SCANS = {_registry.scan_function_name(op.name) for op in _registry.OPERATORS if op.scans and "dtype" in op.keywords}
@@ -87,22 +89,32 @@ def block_scan(op, a, axis, dtype, out, variant):
     a = checked_array(a)
     _check_scan_variant(op, variant)
     result_dtype = _result_dtype(op, a.dtype, dtype)
+    if op in EXACT_SCANS and is_exact_variant(variant) and dtype_kind(result_dtype) in "fc":
+        # a floating or complex cumsum under an exact variant: exact carries (exact_scans.py); the input cast to
+        # dtype= first, as the eager exact scan's
+        a = a if a.dtype == result_dtype else a.astype(result_dtype)
+        a, axis = _flattened(a) if axis is None else (a, validate_axis(operator.index(axis), a.ndim))
+        return handle_out(out, exact_scan(op, a, axis, variant))
     # a half dtype's scan carried in float32 and rounded once at the end (carried_dtype); a running extreme rounds
     # nothing
     carry_dtype = result_dtype if op in ("cummax", "cummin") else \
         carried_dtype(result_dtype, _registry.SCAN_FUNCTIONS[op], variant, kind="scan")
     if axis is None:
-        # Flattened here, keeping about as many blocks as the input has: Dask 2026.8's own flattening for a scan
-        # rechunks to chunks of `npartitions` elements (15 elements a chunk for 15 blocks), a graph whose ordering
-        # alone takes about a minute for 10^6 elements.  Its ravel fails on chunks of no extent: dropped first.
-        if a.ndim > 1 and any(0 in sizes for sizes in a.chunks):
-            a = a.rechunk(tuple(tuple(c for c in sizes if c) or (0,) for sizes in a.chunks))
-        a, axis = a.ravel(), 0
+        a, axis = _flattened(a)
     else:
         axis = validate_axis(operator.index(axis), a.ndim)  # NumPy's TypeError for a tuple or a float
     func = partial(_kernel_scan, op, variant, dtype=carry_dtype, cast=carry_dtype != result_dtype)
     scanned = _carried_scan(op, func, _FOLDS[op], a, axis, carry_dtype)
     return handle_out(out, scanned if carry_dtype == result_dtype else scanned.astype(result_dtype))
+
+
+def _flattened(a):
+    """(a flattened in C order, 0), keeping about as many blocks as `a` has: Dask 2026.8's own flattening for a
+    scan rechunks to chunks of `npartitions` elements (15 elements a chunk for 15 blocks), a graph whose ordering
+    alone takes about a minute for 10^6 elements.  Its ravel fails on chunks of no extent: dropped first."""
+    if a.ndim > 1 and any(0 in sizes for sizes in a.chunks):
+        a = a.rechunk(tuple(tuple(c for c in sizes if c) or (0,) for sizes in a.chunks))
+    return a.ravel(), 0
 
 
 def _carried_scan(op, func, ufunc, a, axis, dtype):
