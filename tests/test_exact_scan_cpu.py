@@ -184,3 +184,25 @@ def test_complex_scans_are_each_parts_exact_scan():
         scan_exact_complex(real_scan, "sum", x, operand, None, None, np.zeros(6, np.float64), False, "exact")
     with pytest.raises(ValueError, match="wrong size"):
         scan_exact_complex(real_scan, "sum", x, operand, None, None, np.zeros(5, np.complex64), False, "exact")
+
+
+def test_complex_exact_scans_are_routed_to_the_parts(monkeypatch):
+    """gpureduce.cumsum / nancumsum of a complex array under variant="exact" reach exact_complex.py's scan (no
+    GPU: the route alone), with the call's arguments; another variant, or a real array, does not."""
+    import gpureduce
+    from gpureduce._planning import calls
+
+    seen = []
+    monkeypatch.setattr(calls, "scan_exact_complex",
+                        lambda scan, op, a, x, axis, dtype, out, exclusive, variant: seen.append(
+                            (op, axis, dtype, out, exclusive, variant)) or "routed")
+    z = np.ones((2, 3), np.complex64)
+    assert gpureduce.cumsum(z, variant="exact") == "routed"
+    assert gpureduce.nancumsum(z, axis=1, dtype=np.complex128, exclusive=True, variant="exact") == "routed"
+    assert seen == [("sum", None, None, None, False, "exact"), ("nansum", 1, np.complex128, None, True, "exact")]
+    for call in (lambda: gpureduce.cumsum(z), lambda: gpureduce.cumsum(z.real.copy(), variant="exact")):
+        try:
+            call()
+        except Exception:  # (no GPU here: the kernels' error)
+            pass
+    assert len(seen) == 2
