@@ -234,10 +234,15 @@ def test_exact_cumsum_carry_elements_sum_exactly():
             assert sum(map(Fraction, e.astype(np.float64).tolist())) == sum(map(Fraction, t.tolist())), (dtype, t, e)
 
 
-def test_what_exact_cumsum_refuses(exact_scan_kernels):
-    """A carry beyond 64 elements of the dtype: OverflowError naming the way out (the eager exact scan)."""
-    fine = np.full(8, 60000.0, np.float16)  # the last carry, 7 x 60000, is 13 elements of 2^15: taken
-    assert same_bits(gd.cumsum(da.from_array(fine, chunks=1), variant="exact").compute(), exact_cumsum(fine))
-    x = np.full(40, 60000.0, np.float16)  # 39 x 60000 needs 72
+def test_what_exact_cumsum_refuses(exact_scan_kernels, monkeypatch):
+    """A float16 running sum past 65504 is carried as that many of 2^15 (the eager scan's infinities, then finite
+    values again where the sum comes back); a carry beyond what a block can be given: OverflowError naming the way
+    out (the eager exact scan)."""
+    import gpureduce.dask.exact_scans as exact_scans
+
+    x = np.concatenate([np.full(40, 60000.0), np.full(40, -60000.0), [3.0]]).astype(np.float16)
+    got = gd.cumsum(da.from_array(x, chunks=3), variant="exact").compute()
+    assert same_bits(got, exact_cumsum(x)) and got[-1] == 3 and np.isinf(got[5])
+    monkeypatch.setattr(exact_scans, "_CARRY_ELEMENTS_A_CALL", 64)  # (2.4e6 / 2^15: 73 elements)
     with pytest.raises(OverflowError, match="compute the array"):
-        gd.cumsum(da.from_array(x, chunks=1), variant="exact").compute()
+        gd.cumsum(da.from_array(x, chunks=3), variant="exact").compute()

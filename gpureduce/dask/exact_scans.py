@@ -14,9 +14,10 @@ along the axis:
   prefix, rounded once by the kernel; -0.0 where the carry is -0.0 (every element before was) and the block's
   elements up to it are.  The first block's result is its own exact scan.
 
-NaN and infinities pass through the carry as one element.  A carry beyond what 64 elements of the dtype can hold
-(float16: 64 x 65504 = 4.2e6; float32 and bfloat16: 64 x 2^127) raises OverflowError, as a float64 carry beyond
-float64's range does (exact_terms): the eager exact scan of the array computed whole has no such limit.
+NaN and infinities pass through the carry as one element.  A carry past the dtype's range takes as many of its
+largest power of two as it holds (a float16 running sum past 65504: one element each 32768), up to 2^22 a block
+(a 1-d float16 array: a carry of 1.4e11); beyond, OverflowError, as a float64 carry beyond float64's range
+(exact_terms): the eager exact scan of the array computed whole has no such limit.
 """
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ from . import chunks
 from .exact import MOST_TERMS, exact_terms, joined_parts
 
 EXACT_SCANS = ("cumsum", "nancumsum")
-_MOST_CARRY_ELEMENTS = 64
+_MOST_CARRY_ELEMENTS = 64  # elements a line's carry may take beyond its largest powers of two (a few: 53-bit terms)
+_CARRY_ELEMENTS_A_CALL = 1 << 22  # the largest powers of two all of a block's lines' carries may take together
 
 
 def exact_scan(op, a, axis, variant):
@@ -95,15 +97,27 @@ def carry_elements(variant, most, dtype, *parts):
 
 def _elements(terms, negative_zero, dtype):
     """Elements of `dtype` (last axis) whose exact sum is each line's sum of float64 `terms` (a NaN or an infinity:
-    that value alone), -0.0 where `negative_zero`.  Each pass takes the rest rounded to `dtype` (at most its largest
-    power of two), which leaves the rest exact in float64: the terms of `dtype`'s sums are multiples of its
-    smallest subnormal, as is every rest."""
+    that value alone), -0.0 where `negative_zero`.  First as many of the dtype's largest power of two as the
+    leading term holds (a float16 running sum past 65504), then each pass the rest rounded to `dtype`, which
+    leaves the rest exact in float64: the terms of `dtype`'s sums are multiples of its smallest subnormal, as is
+    every rest."""
     info = _finfo(dtype)
     largest = float(np.ldexp(1.0, info.maxexp - 1))  # the largest power of two of the dtype
     finite = np.isfinite(terms[..., 0])
     first = np.where(finite, 0.0, terms[..., 0])  # NaN or an infinity: the first element, nothing after
     rest = np.where(finite[..., None], terms, 0.0)
+    lead = _leading(rest)
+    many = np.trunc(lead / largest)  # whole largest powers of two in the leading term (exactly: a power of two)
+    count = int(np.abs(many).max(initial=0))
+    if count > max(_MOST_CARRY_ELEMENTS, _CARRY_ELEMENTS_A_CALL // max(many.size, 1)):
+        raise OverflowError(f"variant 'exact' of a Dask array's cumsum: the exact sum of the blocks before one is "
+                            f"{count} times {np.dtype(dtype)}'s largest power of two, more elements than a block can "
+                            "be given; compute the array into one NumPy or device array first")
     columns = [first.astype(dtype)]
+    if count:
+        below = np.arange(count) < np.abs(many)[..., None]
+        columns += list(np.moveaxis(np.where(below, np.copysign(largest, many)[..., None], 0.0).astype(dtype), -1, 0))
+        rest = _subtract(rest, many * largest)  # exact: a multiple of the term's unit, below `largest`
     for _ in range(_MOST_CARRY_ELEMENTS):
         if not (rest != 0).any():
             break
@@ -112,9 +126,8 @@ def _elements(terms, negative_zero, dtype):
         columns.append(element)
     else:
         if (rest != 0).any():
-            raise OverflowError("variant 'exact' of a Dask array's cumsum: the exact sum of the blocks before one "
-                                f"needs more than {_MOST_CARRY_ELEMENTS} elements of {np.dtype(dtype)} (it is beyond "
-                                "the dtype's range); compute the array into one NumPy or device array first")
+            raise RuntimeError(f"variant 'exact' of a Dask array's cumsum: a carry needed more than "
+                               f"{_MOST_CARRY_ELEMENTS} elements of {np.dtype(dtype)} below its largest power of two")
     elements = np.stack(columns, axis=-1)
     return np.where(negative_zero[..., None], np.array(-0.0, dtype), elements)
 
