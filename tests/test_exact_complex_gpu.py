@@ -125,6 +125,23 @@ def test_batch_invariant_and_held_to_zero_ulps():
     assert_matches_numpy("sum", m, variant="exact", axis=1)
 
 
+def test_a_real_dtype_keeps_the_real_parts():
+    """NumPy casts a complex input to a real dtype= first (ComplexWarning), keeping the real parts; a nan form drops
+    an element with a NaN in either part."""
+    from numpy.exceptions import ComplexWarning
+
+    x = cupy.asarray(np.array([1 + 2j, complex(2, np.nan), 3 - 1j, complex(np.nan, 1)], np.complex64))
+    with pytest.warns(ComplexWarning):
+        got = to_numpy(run("nansum", x, dtype=np.float64))
+    assert got.dtype == np.float64 and got == 4.0
+    with pytest.warns(ComplexWarning):
+        got = to_numpy(gpureduce.nancumsum(x, dtype=np.float32, variant="exact"))
+    assert got.dtype == np.float32 and np.array_equal(got, [1, 1, 4, 4])
+    with pytest.warns(ComplexWarning):
+        got = to_numpy(gpureduce.cumsum(x, dtype=np.float32, variant="exact"))
+    assert np.array_equal(got, [1, 3, 6, np.nan], equal_nan=True)
+
+
 def test_what_it_refuses():
     x = cupy.ones(4, cupy.complex64)
     with pytest.raises(ValueError, match="exact"):

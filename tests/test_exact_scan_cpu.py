@@ -154,7 +154,7 @@ def test_complex_scans_are_each_parts_exact_scan():
     assert scans_exact_complex("sum", operand, None, "exact") and scans_exact_complex("nansum", operand, None, "exact")
     assert not scans_exact_complex("sum", operand, None, "auto")
     assert not scans_exact_complex("max", operand, None, "exact")
-    assert not scans_exact_complex("sum", operand, np.float32, "exact")  # the planner's refusal
+    assert scans_exact_complex("sum", operand, np.float32, "exact")  # (the real parts': the next test)
     assert not scans_exact_complex("sum", intake(x.real.copy()), None, "exact")
 
     def expect(z, dtype, exclusive=False):
@@ -206,3 +206,33 @@ def test_complex_exact_scans_are_routed_to_the_parts(monkeypatch):
         except Exception:  # (no GPU here: the kernels' error)
             pass
     assert len(seen) == 2
+
+
+def test_complex_input_with_a_real_dtype_keeps_the_real_parts():
+    """NumPy's cumsum / sum of a complex array with a real dtype= casts the elements first (ComplexWarning) and keeps
+    their real parts; a nan form zeroes (drops) an element with a NaN in either part first.  Under variant="exact":
+    the exact scan (reduction) of the real parts, in that dtype, the warning pointing at the caller's line."""
+    from numpy.exceptions import ComplexWarning
+
+    from gpureduce._planning.exact_complex import reduce_exact_complex, scan_exact_complex
+    from gpureduce._planning.operands import intake
+
+    x = np.array([1 + 2j, complex(np.nan, 1), complex(3, np.nan), 0.5 - 1j], np.complex64)
+    operand = intake(x)
+    calls = []
+
+    def real_call(op, part, axis, dtype, out, *rest):
+        calls.append((op, np.asarray(part).copy(), dtype, rest[-1]))
+        return "done"
+
+    for op, want in (("sum", [1, np.nan, 3, 0.5]), ("nansum", [1, 0, 0, 0.5])):
+        with pytest.warns(ComplexWarning, match="discards the imaginary part") as caught:
+            assert scan_exact_complex(real_call, op, x, operand, None, np.float32, None, False, "exact") == "done"
+        assert caught[0].filename == __file__
+        got_op, part, dtype, variant = calls[-1]
+        assert got_op == "sum" and dtype == np.float32 and variant == "exact"
+        assert np.array_equal(part, np.array(want, np.float32), equal_nan=True)
+    with pytest.warns(ComplexWarning):
+        reduce_exact_complex(real_call, "nansum", x, operand, None, np.float64, None, False, None, True, "exact")
+    got_op, part, dtype, variant = calls[-1]
+    assert got_op == "sum" and dtype == np.float64 and np.array_equal(part, x.real.astype(np.float32), equal_nan=True)

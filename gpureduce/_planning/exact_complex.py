@@ -10,10 +10,16 @@ nanmean drop an element whose real or imaginary part is NaN, as NumPy's (its isn
 mask the library makes, since each part alone cannot see the other's NaN.  Cost: two launches, and each reads all
 of the input's memory once (the parts interleave), where a real exact sum reads it once.  The scans likewise: one
 exact scan of each part, assembled; nancumsum scans a copy with each element that has a NaN part set to 0 (NumPy's).
+A real dtype= keeps the real parts alone, with NumPy's ComplexWarning (NumPy casts the elements first).
 """
 from __future__ import annotations
 
+import os
+import sys
+import warnings
+
 import numpy as np
+from numpy.exceptions import ComplexWarning
 
 from .._registry import EXACT_OPS
 
@@ -25,23 +31,35 @@ from .plan import is_exact_variant
 
 
 def runs_exact_complex(op, x, dtype, variant):
-    """Whether reduce(op, ...) of operand `x` is an exact reduction of a complex array (dtype=, where given, a
-    complex one: the result's)."""
-    if x.dtype.kind != "c" or op not in EXACT_OPS:
-        return False
-    if dtype is not None and np.dtype(dtype) not in COMPLEX_PART:
-        return False  # a real dtype= of complex input: the planner's own refusal
-    return is_exact_variant(variant)
+    """Whether reduce(op, ...) of operand `x` is an exact reduction of a complex array (a real dtype= too: the
+    real part's, as NumPy casts)."""
+    return x.dtype.kind == "c" and op in EXACT_OPS and is_exact_variant(variant)
 
 
 def scans_exact_complex(op, x, dtype, variant):
-    """Whether scan(op, ...) of operand `x` is an exact cumsum or nancumsum of a complex array (dtype=, where
-    given, a complex one)."""
-    if x.dtype.kind != "c" or op not in EXACT_SCAN_OPS:
+    """Whether scan(op, ...) of operand `x` is an exact cumsum or nancumsum of a complex array (a real dtype= too:
+    the real part's, as NumPy casts)."""
+    return x.dtype.kind == "c" and op in EXACT_SCAN_OPS and is_exact_variant(variant)
+
+
+def _real_dtype(dtype):
+    """Whether dtype= asks a complex input for a real result: NumPy casts the elements first, with its
+    ComplexWarning, and keeps their real parts."""
+    if dtype is None or np.dtype(dtype).kind == "c":
         return False
-    if dtype is not None and np.dtype(dtype) not in COMPLEX_PART:
-        return False  # a real dtype= of complex input: the planner's own refusal
-    return is_exact_variant(variant)
+    warnings.warn("Casting complex values to real discards the imaginary part", ComplexWarning,
+                  stacklevel=_outside_the_package())
+    return True
+
+
+def _outside_the_package():
+    """The stacklevel, for a warning issued by the caller of this function, of the first frame outside gpureduce:
+    the user's line, however many of the package's functions lie between (the public function, Dask's chunk)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(root + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def scan_exact_complex(scan, op, a, x, axis, dtype, out, exclusive, variant):
@@ -51,6 +69,9 @@ def scan_exact_complex(scan, op, a, x, axis, dtype, out, exclusive, variant):
     name = "cumsum" if op == "sum" else "nancumsum"
     lib = library_of(whole, f"gpureduce.{name}(..., variant={variant!r}) of a complex array",
                      "it takes the parts from the input's own library")
+    if _real_dtype(dtype):  # (a nan form: an element with a NaN part is 0, then its real part)
+        return scan("sum", lib.parts(lib.zero_where(lib.is_nan(whole), whole) if op == "nansum" else whole)[0],
+                    axis, dtype, out, exclusive, variant)
     out_dtype = None if out is None else intake(out, "out=").dtype
     if out_dtype is not None and out_dtype.kind != "c":
         raise TypeError(f"Cannot cast the complex result of {name} to out's dtype {out_dtype} with casting rule "
@@ -77,6 +98,10 @@ def reduce_exact_complex(reduce, op, a, x, axis, dtype, out, keepdims, initial, 
     lib = library_of(whole, f"gpureduce.{op}(..., variant={variant!r}) of a complex array",
                      "it takes the parts from the input's own library")
     real, imag = lib.parts(whole)
+    if _real_dtype(dtype):  # (a nan form drops an element with a NaN part, then sums real parts)
+        if op.startswith("nan"):
+            where = lib.both(~lib.is_nan(whole), where)
+        return reduce(op.removeprefix("nan"), real, axis, dtype, out, keepdims, initial, where, variant)
     out_dtype = None if out is None else intake(out, "out=").dtype
     if dtype is not None:
         result_dtype = np.dtype(dtype)
