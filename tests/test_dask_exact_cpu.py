@@ -246,3 +246,24 @@ def test_what_exact_cumsum_refuses(exact_scan_kernels, monkeypatch):
     monkeypatch.setattr(exact_scans, "_CARRY_ELEMENTS_A_CALL", 64)  # (2.4e6 / 2^15: 73 elements)
     with pytest.raises(OverflowError, match="compute the array"):
         gd.cumsum(da.from_array(x, chunks=3), variant="exact").compute()
+
+
+def test_a_complex_array_with_a_real_dtype_keeps_the_real_parts(exact_scan_kernels):
+    """As NumPy, which casts the elements first (ComplexWarning): the real parts' exact sum and cumsum; a nan form
+    drops (zeroes) an element with a NaN in either part first."""
+    from numpy.exceptions import ComplexWarning
+
+    x = np.array([1 + 2j, complex(2, np.nan), 3 - 1j, complex(np.nan, 1), 0.25 + 0j], np.complex64)
+    a = da.from_array(x, chunks=2)
+    with pytest.warns(ComplexWarning):
+        got = gd.nansum(a, dtype=np.float64, variant="exact").compute()
+    assert np.asarray(got).dtype == np.float64 and got == 4.25
+    with pytest.warns(ComplexWarning):
+        got = gd.sum(a, dtype=np.float32, variant="exact").compute()
+    assert np.isnan(got)
+    with pytest.warns(ComplexWarning):
+        got = gd.nancumsum(a, dtype=np.float32, variant="exact").compute()
+    assert got.dtype == np.float32 and np.array_equal(got, [1, 1, 4, 4, 4.25])
+    with pytest.warns(ComplexWarning):
+        got = gd.cumsum(a, dtype=np.float32, variant="exact").compute()
+    assert np.array_equal(got, [1, 3, 6, np.nan, np.nan], equal_nan=True)

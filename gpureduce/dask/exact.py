@@ -22,6 +22,7 @@ from functools import partial
 
 import numpy as np
 import dask.array as da
+from numpy.exceptions import ComplexWarning
 from dask.array import reductions as _reductions
 from dask.array.core import handle_out
 from dask.core import flatten
@@ -66,15 +67,17 @@ def exact_reduction(op, a, axis, dtype, keepdims, split_every, out, variant, ini
 def _complex_reduction(op, a, axis, dtype, keepdims, split_every, out, variant, initial):
     """A complex array's: each part's exact reduction, the parts joined block by block with no arithmetic (an
     infinite part leaves the other alone), as the eager call's (gpureduce/_planning/exact_complex.py).  A nan form
-    drops an element where either part is NaN: both parts are NaN there, so each part's drops the same ones."""
+    drops an element where either part is NaN: both parts are NaN there, so each part's drops the same ones.  A
+    real dtype=: the real parts' alone."""
     result_dtype = np.dtype(dtype) if dtype is not None else a.dtype
-    if result_dtype.kind != "c":
-        raise TypeError(f"variant {variant!r} of a complex Dask array: dtype={result_dtype} is not a complex dtype")
-    part_dtype = COMPLEX_PART[result_dtype]
     real, imag = da.real(a), da.imag(a)
     if op.startswith("nan"):
         either = da.isnan(a)
         real, imag = da.where(either, np.nan, real), da.where(either, np.nan, imag)
+    if result_dtype.kind != "c":  # NumPy casts the elements first: the real parts, with its warning
+        warnings.warn("Casting complex values to real discards the imaginary part", ComplexWarning, stacklevel=3)
+        return exact_reduction(op, real, axis, result_dtype, keepdims, split_every, out, variant, initial)
+    part_dtype = COMPLEX_PART[result_dtype]
     start = (initial, initial) if initial is NoValue or initial is None else \
         (complex(initial).real, complex(initial).imag)
     parts = [exact_reduction(op, part, axis, part_dtype, keepdims, split_every, None, variant, first)

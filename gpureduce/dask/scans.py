@@ -92,6 +92,8 @@ def block_scan(op, a, axis, dtype, out, variant):
     if op in EXACT_SCANS and is_exact_variant(variant) and dtype_kind(result_dtype) in "fc":
         # a floating or complex cumsum under an exact variant: exact carries (exact_scans.py); the input cast to
         # dtype= first, as the eager exact scan's
+        if a.dtype.kind == "c" and dtype_kind(result_dtype) != "c":  # a real dtype= (NumPy warned above)
+            a = da.real(da.where(da.isnan(a), 0, a) if op == "nancumsum" else a)  # NaN elements zeroed first
         a = a if a.dtype == result_dtype else a.astype(result_dtype)
         a, axis = _flattened(a) if axis is None else (a, validate_axis(operator.index(axis), a.ndim))
         return handle_out(out, exact_scan(op, a, axis, variant))
