@@ -31,19 +31,29 @@ __host__ __device__ __forceinline__ int exact_top_bit128(ExactU128 m) {  // m !=
 #endif
 }
 
+__host__ __device__ __forceinline__ int exact_top_bit(ExactU128 m) { return exact_top_bit128(m); }
+__host__ __device__ __forceinline__ int exact_top_bit(uint64_t m) {  // m != 0
+#ifdef __CUDA_ARCH__
+    return 63 - __clzll((long long)m);
+#else
+    return 63 - __builtin_clzll(m);
+#endif
+}
+
 // M x 2^lsb plus, where `sticky`, something in (0, 2^lsb), rounded to nearest-even in Target, as its magnitude's
 // bits (an infinity beyond the largest finite value): true and *bits set, or false where the bits below 2^lsb
 // would decide it (the rounding's last kept bit at or below 2^lsb with `sticky`, or M = 0 with `sticky`).
-// lsb: an exponent of 2 (ExactTarget<T>::kLsb + the anchor).  Same encoding as exact_round_magnitude.
-template <class Target>
-__host__ __device__ __forceinline__ bool exact_fixed_bits(ExactU128 m, int lsb, bool sticky,
-                                                          typename Target::Bits *bits) {
+// lsb: an exponent of 2 (ExactTarget<T>::kLsb + the anchor).  Same encoding as exact_round_magnitude.  U: the
+// 128-bit path's ExactU128, or uint64_t for a narrow tile (exact_prefix_bits64: 64-bit shifts only).
+template <class Target, class U>
+__host__ __device__ __forceinline__ bool exact_fixed_bits(U m, int lsb, bool sticky, typename Target::Bits *bits) {
     using Bits = typename Target::Bits;
+    constexpr int kWidth = 8 * sizeof(U);
     if (m == 0) {
         *bits = 0;
         return !sticky;
     }
-    const int top = exact_top_bit128(m);
+    const int top = exact_top_bit(m);
     int e_low = lsb + top - (Target::kMantissa - 1);  // the exponent of the lowest bit the result keeps
     if (e_low < Target::kLsb) e_low = Target::kLsb;
     const int low = e_low - lsb;  // that bit's index in m
@@ -51,15 +61,32 @@ __host__ __device__ __forceinline__ bool exact_fixed_bits(ExactU128 m, int lsb, 
     if (low <= 0) {
         if (sticky) return false;
         kept = uint64_t(m) << -low;  // every bit of m kept, exactly (at most kMantissa of them)
+    } else if (low > kWidth) {
+        kept = 0;  // m is below half the smallest subnormal: zero
     } else {
-        kept = uint64_t(m >> low);
+        kept = low == kWidth ? 0 : uint64_t(m >> low);
         const bool half = (m >> (low - 1)) & 1u;
-        const bool rest = sticky || (low >= 2 && (m & ((ExactU128(1) << (low - 1)) - 1)) != 0);
+        const bool rest = sticky || (low >= 2 && (m & ((U(1) << (low - 1)) - 1)) != 0);
         if (half && (rest || (kept & 1u))) kept++;
     }
     const uint64_t encoded = (uint64_t(e_low - Target::kLsb) << (Target::kMantissa - 1)) + kept;
     const uint64_t infinity = uint64_t(Target::kMaxField) << (Target::kMantissa - 1);
     *bits = Bits(encoded < infinity ? encoded : infinity);
+    return true;
+}
+
+// A prefix's floor q (signed: __int128 or int64_t, its magnitude's type U) at 2^lsb plus, where `sticky`,
+// something in (0, 2^lsb), rounded by exact_fixed_bits, with the sign: |S| is q x 2^lsb + low bits for q >= 0,
+// (-q - 1) x 2^lsb + (2^lsb - low bits) for q < 0 with low bits.  (A negative sum rounded to zero: -0.0, as IEEE 754.)
+template <class Target, class U, class S>
+__host__ __device__ __forceinline__ bool exact_floor_bits(S q, bool sticky, int lsb, typename Target::Bits *bits) {
+    using Bits = typename Target::Bits;
+    constexpr Bits kSign = Bits(Bits(1) << (8 * sizeof(Bits) - 1));
+    const bool negative = q < 0;
+    const U m = negative ? U(0) - U(q) - U(sticky ? 1 : 0) : U(q);
+    Bits magnitude;
+    if (!exact_fixed_bits<Target>(m, lsb, sticky, &magnitude)) return false;
+    *bits = negative ? Bits(magnitude | kSign) : magnitude;
     return true;
 }
 
@@ -76,58 +103,22 @@ __host__ __device__ __forceinline__ bool exact_tile_sums_narrow(int max_pos, boo
     return sizeof(T) == 4 && exact_tile_sum_bits<T>(max_pos, any, a) <= 61;
 }
 
-// exact_fixed_bits of a magnitude below 2^64 (the tile's fast path, exact_prefix_bits64): 64-bit shifts only.
-template <class Target>
-__host__ __device__ __forceinline__ bool exact_fixed_bits64(uint64_t m, int lsb, bool sticky,
-                                                            typename Target::Bits *bits) {
-    using Bits = typename Target::Bits;
-    if (m == 0) {
-        *bits = 0;
-        return !sticky;
-    }
-#ifdef __CUDA_ARCH__
-    const int top = 63 - __clzll((long long)m);
-#else
-    const int top = 63 - __builtin_clzll(m);
-#endif
-    int e_low = lsb + top - (Target::kMantissa - 1);  // the exponent of the lowest bit the result keeps
-    if (e_low < Target::kLsb) e_low = Target::kLsb;
-    const int low = e_low - lsb;  // that bit's index in m
-    uint64_t kept;
-    if (low <= 0) {
-        if (sticky) return false;
-        kept = m << -low;  // every bit of m kept, exactly (at most kMantissa of them)
-    } else if (low > 64) {
-        kept = 0;  // m is below half the smallest subnormal: zero
-    } else {
-        kept = low == 64 ? 0 : m >> low;
-        const bool half = (m >> (low - 1)) & 1u;
-        const bool rest = sticky || (low >= 2 && (m & ((uint64_t(1) << (low - 1)) - 1)) != 0);
-        if (half && (rest || (kept & 1u))) kept++;
-    }
-    const uint64_t encoded = (uint64_t(e_low - Target::kLsb) << (Target::kMantissa - 1)) + kept;
-    const uint64_t infinity = uint64_t(Target::kMaxField) << (Target::kMantissa - 1);
-    *bits = Bits(encoded < infinity ? encoded : infinity);
-    return true;
-}
-
 // The tile's fast path: a prefix as M x 2^lsb plus, where `sticky`, something in (0, 2^lsb) (M = the floor, so a
 // negative M with `sticky` is a prefix in (M, M + 1) x 2^lsb), |M| < 2^62, rounded to nearest-even in Target, its
 // bits with the sign.  A float32 or float64 result is the hardware's correctly rounded conversion of an int64
 // (cvt.rn, as C's conversion on the host), its exponent moved by lsb where the result is normal: with `sticky`,
 // 2M + 1 at 2^(lsb - 1) lies on the same side of every rounding boundary as the prefix wherever the result's unit
-// is 2^(lsb + 1) or more (|M| > 2^kMantissa: a negative prefix in (M, M + 1) is then above 2^kMantissa too).  Everything else (a half format, a subnormal or small result) takes
-// exact_fixed_bits64.  False where the bits below 2^lsb would decide the rounding (as exact_prefix_bits).
+// is 2^(lsb + 1) or more (|M| > 2^kMantissa: a negative prefix in (M, M + 1) is then above 2^kMantissa too).
+// Everything else (a half format, a subnormal or small result) takes exact_floor_bits in 64 bits.  False where the
+// bits below 2^lsb would decide the rounding (as exact_prefix_bits).
 template <class Target, class T>
 __host__ __device__ __forceinline__ bool exact_prefix_bits64(int64_t m, bool sticky, int lsb,
                                                              typename Target::Bits *bits) {
     using Bits = typename Target::Bits;
-    constexpr Bits kSign = Bits(Bits(1) << (8 * sizeof(Bits) - 1));
-    const bool negative = m < 0;
-    const uint64_t magnitude = negative ? uint64_t(0) - uint64_t(m) : uint64_t(m);
     constexpr bool kFloat = sizeof(Bits) == 4 && Target::kMantissa == 24;
     constexpr bool kDouble = sizeof(Bits) == 8 && Target::kMantissa == 53;
     if constexpr (kFloat || kDouble) {
+        const uint64_t magnitude = m < 0 ? uint64_t(0) - uint64_t(m) : uint64_t(m);
         if (m != 0 && (!sticky || magnitude > (uint64_t(1) << Target::kMantissa))) {
             const int64_t v = sticky ? 2 * m + 1 : m;
             const int shift = sticky ? lsb - 1 : lsb;
@@ -144,7 +135,7 @@ __host__ __device__ __forceinline__ bool exact_prefix_bits64(int64_t m, bool sti
             }
             const int field = int((b >> kFraction) & uint64_t(Target::kMaxField)) + shift;
             if (field >= 1) {
-                const uint64_t sign = b & uint64_t(kSign);
+                const uint64_t sign = b & (uint64_t(1) << (8 * sizeof(Bits) - 1));
                 *bits = field >= Target::kMaxField
                             ? Bits(sign | (uint64_t(Target::kMaxField) << kFraction))
                             : Bits((b & ~(uint64_t(Target::kMaxField) << kFraction)) | (uint64_t(field) << kFraction));
@@ -152,12 +143,7 @@ __host__ __device__ __forceinline__ bool exact_prefix_bits64(int64_t m, bool sti
             }
         }
     }
-    // |prefix|: m >= 0: m x 2^lsb + low bits; m < 0: (-m - 1) x 2^lsb + (2^lsb - low bits) where there are low bits
-    Bits mag_bits;
-    if (!exact_fixed_bits64<Target>(negative ? magnitude - (sticky ? 1 : 0) : magnitude, lsb, sticky, &mag_bits))
-        return false;
-    *bits = negative ? Bits(mag_bits | kSign) : mag_bits;
-    return true;
+    return exact_floor_bits<Target, uint64_t>(m, sticky, lsb, bits);
 }
 
 // How a float32 tile's prefixes reach exact_prefix_bits64: P's floor at the anchor, pq, split at bit k into
@@ -288,15 +274,7 @@ __host__ __device__ __forceinline__ bool exact_prefix_special(unsigned flags, bo
 template <class Target, class T>
 __host__ __device__ __forceinline__ bool exact_prefix_bits(__int128 q, bool frac, int a,
                                                            typename Target::Bits *bits) {
-    using Bits = typename Target::Bits;
-    constexpr Bits kSign = Bits(Bits(1) << (8 * sizeof(Bits) - 1));
-    const bool negative = q < 0;
-    // |S|: q >= 0: q x 2^a + low bits; q < 0: (-q - 1) x 2^a + (2^a - low bits) where there are low bits
-    const ExactU128 m = negative ? ExactU128(-q) - (frac ? 1 : 0) : ExactU128(q);
-    Bits magnitude;
-    if (!exact_fixed_bits<Target>(m, a + ExactTarget<T>::kLsb, frac, &magnitude)) return false;
-    *bits = negative ? Bits(magnitude | kSign) : magnitude;  // (a negative sum rounded to zero: -0.0, as IEEE 754)
-    return true;
+    return exact_floor_bits<Target, ExactU128>(q, frac, a + ExactTarget<T>::kLsb, bits);
 }
 
 // The same finite prefix P + L x 2^a from P's digits: the slow, always decided path.  `digits` holds a value equal

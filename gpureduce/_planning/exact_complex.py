@@ -47,9 +47,14 @@ def _real_dtype(dtype):
     ComplexWarning, and keeps their real parts."""
     if dtype is None or np.dtype(dtype).kind == "c":
         return False
+    warn_discarded_imaginary()
+    return True
+
+
+def warn_discarded_imaginary():
+    """NumPy's ComplexWarning of a complex input cast to a real dtype, at the caller's line (eager and Dask)."""
     warnings.warn("Casting complex values to real discards the imaginary part", ComplexWarning,
                   stacklevel=_outside_the_package())
-    return True
 
 
 def _outside_the_package():

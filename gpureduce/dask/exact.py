@@ -22,12 +22,12 @@ from functools import partial
 
 import numpy as np
 import dask.array as da
-from numpy.exceptions import ComplexWarning
 from dask.array import reductions as _reductions
 from dask.array.core import handle_out
 from dask.core import flatten
 
 from .._bounds import rational_rounded
+from .._planning.exact_complex import warn_discarded_imaginary
 from .._planning.numpy_rules import NoValue
 from .._planning.libraries import library_of
 from .._planning.operands import COMPLEX_PART, to_host
@@ -75,7 +75,7 @@ def _complex_reduction(op, a, axis, dtype, keepdims, split_every, out, variant, 
         either = da.isnan(a)
         real, imag = da.where(either, np.nan, real), da.where(either, np.nan, imag)
     if result_dtype.kind != "c":  # NumPy casts the elements first: the real parts, with its warning
-        warnings.warn("Casting complex values to real discards the imaginary part", ComplexWarning, stacklevel=3)
+        warn_discarded_imaginary()
         return exact_reduction(op, real, axis, result_dtype, keepdims, split_every, out, variant, initial)
     part_dtype = COMPLEX_PART[result_dtype]
     start = (initial, initial) if initial is NoValue or initial is None else \

@@ -106,7 +106,7 @@ def _elements(terms, negative_zero, dtype):
     finite = np.isfinite(terms[..., 0])
     first = np.where(finite, 0.0, terms[..., 0])  # NaN or an infinity: the first element, nothing after
     rest = np.where(finite[..., None], terms, 0.0)
-    lead = _leading(rest)
+    first_term, lead = _leading(rest)
     many = np.trunc(lead / largest)  # whole largest powers of two in the leading term (exactly: a power of two)
     count = int(np.abs(many).max(initial=0))
     if count > max(_MOST_CARRY_ELEMENTS, _CARRY_ELEMENTS_A_CALL // max(many.size, 1)):
@@ -117,12 +117,13 @@ def _elements(terms, negative_zero, dtype):
     if count:
         below = np.arange(count) < np.abs(many)[..., None]
         columns += list(np.moveaxis(np.where(below, np.copysign(largest, many)[..., None], 0.0).astype(dtype), -1, 0))
-        rest = _subtract(rest, many * largest)  # exact: a multiple of the term's unit, below `largest`
+        rest = _subtract(rest, first_term, many * largest)  # exact: a multiple of the term's unit, below `largest`
     for _ in range(_MOST_CARRY_ELEMENTS):
         if not (rest != 0).any():
             break
-        element = np.clip(_leading(rest), -largest, largest).astype(dtype)
-        rest = _subtract(rest, element.astype(np.float64))
+        first_term, lead = _leading(rest)
+        element = np.clip(lead, -largest, largest).astype(dtype)
+        rest = _subtract(rest, first_term, element.astype(np.float64))
         columns.append(element)
     else:
         if (rest != 0).any():
@@ -133,21 +134,17 @@ def _elements(terms, negative_zero, dtype):
 
 
 def _leading(rest):
-    """Each line's largest term in magnitude (the terms are exact_terms': the first is the sum rounded, the rest
-    each far smaller, so the first nonzero one leads)."""
-    nonzero = rest != 0
-    first = np.argmax(nonzero, axis=-1)
-    return np.take_along_axis(rest, first[..., None], axis=-1)[..., 0]
+    """(the index, the value) of each line's largest term in magnitude (the terms are exact_terms': the first is
+    the sum rounded, the rest each far smaller, so the first nonzero one leads)."""
+    first = np.argmax(rest != 0, axis=-1)[..., None]
+    return first, np.take_along_axis(rest, first, axis=-1)[..., 0]
 
 
-def _subtract(rest, element):
-    """The terms `rest` less `element` from their leading term (exact: the element is that term rounded, or the
-    dtype's largest power of two below it)."""
-    nonzero = rest != 0
-    first = np.argmax(nonzero, axis=-1)[..., None]
-    lead = np.take_along_axis(rest, first, axis=-1)
+def _subtract(rest, first, element):
+    """The terms `rest` less `element` from their leading term at `first` (exact: the element is that term
+    rounded, or the dtype's largest power of two below it)."""
     out = rest.copy()
-    np.put_along_axis(out, first, lead - element[..., None], axis=-1)
+    np.put_along_axis(out, first, np.take_along_axis(rest, first, axis=-1) - element[..., None], axis=-1)
     return out
 
 
